@@ -1,0 +1,200 @@
+package traffic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/netip"
+	"os/exec"
+	"strconv"
+	"time"
+
+	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/harness/traffic/inns"
+)
+
+// Server is a one-shot iperf3 server (`iperf3 -s -1 -J -B ip -p port`).
+type Server struct {
+	name   string
+	cmd    *exec.Cmd
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	done   chan struct{}
+	err    error
+}
+
+// IperfServer starts a one-shot iperf3 server bound to bindIP:port inside
+// the namespace (name under /run/netns or path) and returns once its TCP
+// control socket is listening in that namespace.
+func IperfServer(ctx context.Context, netns string, bindIP netip.Addr, port uint16) (*Server, error) {
+	s := &Server{name: fmt.Sprintf("iperf3 server %s [%s]:%d", netns, bindIP, port), done: make(chan struct{})}
+	if !bindIP.IsValid() || port == 0 {
+		return nil, fmt.Errorf("%s: bind address and port are required", s.name)
+	}
+	args := []string{"-s", "-1", "-J", "-B", bindIP.String(), "-p", strconv.Itoa(int(port))}
+	s.cmd = inns.Command(context.Background(), netns, "iperf3", args...) // lives until Wait/Close, not ctx
+	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start: %w", s.name, err)
+	}
+	go func() { s.err = s.cmd.Wait(); close(s.done) }()
+	if err := s.awaitListening(ctx, netns, port); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) awaitListening(ctx context.Context, netns string, port uint16) error {
+	want, err := inns.Inode(netns)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = poll(ctx, 10*time.Millisecond, func() (bool, error) {
+		select {
+		case <-s.done:
+			return false, fmt.Errorf("exited early: %v: %s", s.err, s.stderr.String()+s.stdout.String())
+		default:
+		}
+		pid := s.cmd.Process.Pid
+		got, err := inns.Inode(fmt.Sprintf("/proc/%d/ns/net", pid))
+		if err != nil || got != want {
+			return false, nil // nsenter has not switched namespace yet
+		}
+		return pidListens(pid, port)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: not listening: %w", s.name, err)
+	}
+	return nil
+}
+
+// Wait waits for the server to finish its one test and decodes its report.
+func (s *Server) Wait(ctx context.Context) (*IperfReport, error) {
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%s: wait: %w", s.name, ctx.Err())
+	}
+	return decodeReport(s.name, s.stdout.Bytes(), s.stderr.String(), s.err)
+}
+
+// Close kills the server if it is still running and reaps it.
+func (s *Server) Close() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	return nil
+}
+
+// IperfOptions are client knobs that are not part of the flow itself.
+type IperfOptions struct {
+	Length int           // -l: UDP datagram / TCP write size; 0 = iperf3 default
+	Grace  time.Duration // extra time beyond the test duration; default 15s
+}
+
+// IperfResult is the client's decoded report with both sides' figures.
+type IperfResult struct {
+	Report   *IperfReport
+	Sender   IperfSum // client (sender) side
+	Receiver IperfSum // server (receiver) side, as reported back to the client
+}
+
+// IperfArgs returns the iperf3 client arguments for a flow.
+func IperfArgs(spec flow.Spec, opts IperfOptions) ([]string, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if spec.Protocol == flow.ICMP || spec.DstPort == 0 || spec.Duration <= 0 {
+		return nil, fmt.Errorf("flow %q: iperf3 needs protocol tcp/udp/sctp, field DstPort and field Duration", spec.Name)
+	}
+	secs := int(math.Ceil(spec.Duration.Seconds()))
+	args := []string{"-c", spec.DstIP.String(), "-p", strconv.Itoa(int(spec.DstPort)), "-B", spec.SrcIP.String(),
+		"-t", strconv.Itoa(secs), "-J"}
+	switch spec.Protocol {
+	case flow.UDP:
+		args = append(args, "-u")
+	case flow.SCTP:
+		args = append(args, "--sctp")
+	}
+	if spec.Rate > 0 { // iperf3 -b is per stream; Spec.Rate is the flow's total
+		args = append(args, "-b", strconv.FormatUint(spec.Rate/uint64(max(1, spec.Parallel)), 10))
+	}
+	if spec.Parallel > 1 {
+		args = append(args, "-P", strconv.Itoa(spec.Parallel))
+	}
+	if spec.SrcPort != 0 {
+		args = append(args, "--cport", strconv.Itoa(int(spec.SrcPort)))
+	}
+	if opts.Length > 0 {
+		args = append(args, "-l", strconv.Itoa(opts.Length))
+	}
+	return args, nil
+}
+
+// IperfClient runs an iperf3 client for the flow inside the namespace and
+// returns its decoded report. The server must already be listening.
+func IperfClient(ctx context.Context, netns string, spec flow.Spec, opts IperfOptions) (*IperfResult, error) {
+	args, err := IperfArgs(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 15 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, spec.Duration+opts.Grace)
+	defer cancel()
+	name := fmt.Sprintf("iperf3 client flow %q in %s", spec.Name, netns)
+	cmd := inns.Command(ctx, netns, "iperf3", args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	rep, err := decodeReport(name, stdout.Bytes(), stderr.String(), runErr)
+	if err != nil {
+		return nil, err
+	}
+	return &IperfResult{Report: rep, Sender: rep.End.SumSent, Receiver: rep.End.SumReceived}, nil
+}
+
+func decodeReport(name string, out []byte, stderr string, runErr error) (*IperfReport, error) {
+	var rep IperfReport
+	decErr := json.Unmarshal(out, &rep)
+	switch {
+	case decErr == nil && rep.Error != "":
+		return nil, fmt.Errorf("%s: iperf3 error: %s", name, rep.Error)
+	case runErr != nil:
+		return nil, fmt.Errorf("%s: %w: %s", name, runErr, stderr)
+	case decErr != nil:
+		return nil, fmt.Errorf("%s: decode JSON: %w", name, decErr)
+	}
+	return &rep, nil
+}
+
+// poll calls cond every interval until it returns true, an error, or ctx ends.
+func poll(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		ok, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), errors.New("condition not met before deadline"))
+		case <-t.C:
+		}
+	}
+}
