@@ -1,0 +1,254 @@
+package ovnnb
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sort"
+	"strings"
+
+	"github.com/ovn-kubernetes/libovsdb/model"
+	"github.com/ovn-kubernetes/libovsdb/ovsdb"
+
+	"github.com/nqos/nqos/internal/ovnnb/nbdb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// ObjectRows is every row one NetworkQoS should own.
+type ObjectRows struct {
+	PortGroups  []qos.PortGroup
+	AddressSets []qos.AddressSet
+	QoS         []qos.QoSRow
+}
+
+// ApplyResult tells what Apply could not do and whether it wrote.
+type ApplyResult struct {
+	// MissingPorts are wanted port-group members with no LSP in the NB
+	// yet; they were left out and the caller should retry later.
+	MissingPorts []string
+	// MissingSwitches are switches named by wanted QoS rows that do not
+	// exist; Apply then wrote nothing and returned ErrMissingSwitch.
+	MissingSwitches []string
+	// Changed is true when a transaction was committed.
+	Changed bool
+}
+
+// Apply moves the rows owned by key to want in one transaction. Owned rows
+// are found by external_ids (owner-type NetworkQoS, k8s.ovn.org/name);
+// QoS rows are matched by k8s.ovn.org/id and updated in place, port groups
+// and address sets by name. When nothing differs no transaction is sent.
+func (c *Client) Apply(ctx context.Context, key Key, want ObjectRows) (ApplyResult, error) {
+	if err := validate(key, want); err != nil {
+		return ApplyResult{}, err
+	}
+	p, err := c.plan(ctx, key, want)
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("NetworkQoS %s: plan: %w", key, err)
+	}
+	res := ApplyResult{MissingPorts: sortedKeys(p.missingPorts), MissingSwitches: sortedKeys(p.missingSwitches)}
+	if len(res.MissingSwitches) > 0 {
+		return res, fmt.Errorf("NetworkQoS %s: %w: %s", key, ErrMissingSwitch, strings.Join(res.MissingSwitches, ", "))
+	}
+	ops := p.operations()
+	if len(ops) == 0 {
+		return res, nil
+	}
+	if err := c.commit(ctx, ops); err != nil {
+		return res, fmt.Errorf("NetworkQoS %s: apply: %w", key, err)
+	}
+	res.Changed = true
+	return res, nil
+}
+
+// planner accumulates the operations of one transaction.
+type planner struct {
+	c               *Client
+	key             Key
+	sw              switchIndex
+	named           int
+	ops             []ovsdb.Operation // creates, updates, port mutations
+	bind            map[string]*switchMutation
+	deleteQoS       []ovsdb.Operation
+	deleteNamed     []ovsdb.Operation
+	missingPorts    map[string]bool
+	missingSwitches map[string]bool
+}
+
+// switchMutation is the QoS UUIDs to insert into / delete from a switch.
+type switchMutation struct{ ins, del []string }
+
+func (c *Client) newPlanner(ctx context.Context, key Key) (*planner, error) {
+	sw, err := c.switchIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &planner{c: c, key: key, sw: sw, bind: map[string]*switchMutation{},
+		missingPorts: map[string]bool{}, missingSwitches: map[string]bool{}}, nil
+}
+
+func (c *Client) plan(ctx context.Context, key Key, want ObjectRows) (*planner, error) {
+	have, err := c.ownedBy(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.newPlanner(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.portGroups(ctx, want.PortGroups, have.pgs); err != nil {
+		return nil, err
+	}
+	if err := p.addressSets(ctx, want.AddressSets, have.ases); err != nil {
+		return nil, err
+	}
+	if err := p.qosRows(want.QoS, have.qos); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// operations is the transaction in a safe order: creates and updates,
+// switch bindings, then deletions.
+func (p *planner) operations() []ovsdb.Operation {
+	ops := append([]ovsdb.Operation{}, p.ops...)
+	for _, uuid := range sortedKeys(p.bind) {
+		m := p.bind[uuid]
+		ops = append(ops, p.mutateSwitch(uuid, ovsdb.MutateOperationInsert, m.ins)...)
+		ops = append(ops, p.mutateSwitch(uuid, ovsdb.MutateOperationDelete, m.del)...)
+	}
+	ops = append(ops, p.deleteQoS...)
+	return append(ops, p.deleteNamed...)
+}
+
+func (p *planner) mutateSwitch(uuid string, mutator ovsdb.Mutator, qosUUIDs []string) []ovsdb.Operation {
+	if len(qosUUIDs) == 0 {
+		return nil
+	}
+	ls := &nbdb.LogicalSwitch{UUID: uuid}
+	ops, err := p.c.cli.Where(ls).Mutate(ls, model.Mutation{Field: &ls.QOSRules, Mutator: mutator, Value: qosUUIDs})
+	if err != nil {
+		// Mutate only fails on a model/field mismatch, a programming error.
+		panic(fmt.Sprintf("ovnnb: mutate Logical_Switch.qos_rules: %v", err))
+	}
+	return ops
+}
+
+func (p *planner) newName(prefix string) string {
+	p.named++
+	return fmt.Sprintf("nqos_%s_%d", prefix, p.named)
+}
+
+func (p *planner) switchMut(uuid string) *switchMutation {
+	m, ok := p.bind[uuid]
+	if !ok {
+		m = &switchMutation{}
+		p.bind[uuid] = m
+	}
+	return m
+}
+
+// qosRows plans creates, in-place updates, switch (re)binding and deletes.
+func (p *planner) qosRows(want []qos.QoSRow, have []nbdb.QoS) error {
+	haveByID := map[string]nbdb.QoS{}
+	var stale []nbdb.QoS
+	for _, h := range have {
+		id := h.ExternalIDs[qos.PrimaryIDKey]
+		if _, dup := haveByID[id]; dup || id == "" {
+			stale = append(stale, h)
+			continue
+		}
+		haveByID[id] = h
+	}
+	for _, w := range want {
+		id := w.ExternalIDs[qos.PrimaryIDKey]
+		h, existed := haveByID[id]
+		delete(haveByID, id)
+		lsUUID, ok := p.sw.byName[w.Switch]
+		if !ok {
+			p.missingSwitches[w.Switch] = true
+			continue
+		}
+		if err := p.qosRow(w, h, existed, lsUUID); err != nil {
+			return err
+		}
+	}
+	for _, id := range sortedKeys(haveByID) {
+		stale = append(stale, haveByID[id])
+	}
+	for _, h := range stale {
+		p.unbindAll(h.UUID)
+		ops, err := p.c.cli.Where(&nbdb.QoS{UUID: h.UUID}).Delete()
+		if err != nil {
+			return fmt.Errorf("delete QoS %s: %w", h.UUID, err)
+		}
+		p.deleteQoS = append(p.deleteQoS, ops...)
+	}
+	return nil
+}
+
+func (p *planner) qosRow(w qos.QoSRow, h nbdb.QoS, existed bool, lsUUID string) error {
+	desired := toNBQoS(w)
+	if !existed {
+		desired.UUID = p.newName("qos")
+		ops, err := p.c.cli.Create(&desired)
+		if err != nil {
+			return fmt.Errorf("create QoS %s: %w", w.ExternalIDs[qos.PrimaryIDKey], err)
+		}
+		p.ops = append(p.ops, ops...)
+		m := p.switchMut(lsUUID)
+		m.ins = append(m.ins, desired.UUID)
+		return nil
+	}
+	if !sameQoS(h, desired) {
+		desired.UUID = h.UUID
+		ops, err := p.c.cli.Where(&nbdb.QoS{UUID: h.UUID}).Update(&desired, &desired.Direction,
+			&desired.Match, &desired.Priority, &desired.Action, &desired.Bandwidth, &desired.ExternalIDs)
+		if err != nil {
+			return fmt.Errorf("update QoS %s: %w", w.ExternalIDs[qos.PrimaryIDKey], err)
+		}
+		p.ops = append(p.ops, ops...)
+	}
+	p.rebind(h.UUID, w.Switch, lsUUID)
+	return nil
+}
+
+// rebind makes sw the only switch referencing the QoS row.
+func (p *planner) rebind(qosUUID, sw, lsUUID string) {
+	bound := false
+	for _, name := range p.sw.refs[qosUUID] {
+		if name == sw {
+			bound = true
+			continue
+		}
+		m := p.switchMut(p.sw.byName[name])
+		m.del = append(m.del, qosUUID)
+	}
+	if !bound {
+		m := p.switchMut(lsUUID)
+		m.ins = append(m.ins, qosUUID)
+	}
+}
+
+func (p *planner) unbindAll(qosUUID string) {
+	for _, name := range p.sw.refs[qosUUID] {
+		m := p.switchMut(p.sw.byName[name])
+		m.del = append(m.del, qosUUID)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// cloneIDs copies external_ids so the caller's map is never aliased.
+func cloneIDs(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
+}

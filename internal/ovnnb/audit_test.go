@@ -1,0 +1,60 @@
+package ovnnb_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// TestAudit seeds broken owned rows with ovn-nbctl and expects exactly
+// the violations they carry; a foreign row with the same defects is not
+// reported, and an implicit $<pg>_ip4 set of an existing group is fine.
+func TestAudit(t *testing.T) {
+	f := newFixture(t, "p1")
+	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
+	good := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	f.apply(key, good)
+	pg := good.PortGroups[0].Name
+	if v := f.c.Audit(); len(v) != 0 {
+		t.Fatalf("Audit of a clean NB = %+v", v)
+	}
+
+	owned := func(id string) map[string]string {
+		return map[string]string{qos.OwnerTypeKey: qos.OwnerType, qos.ObjectNameKey: "ns1:gold", qos.PrimaryIDKey: id}
+	}
+	var args []string
+	for i, row := range []struct {
+		match string
+		ext   map[string]string
+	}{
+		{"inport == @missing_pg && ip4.dst == {$missing_as}", owned("x:dangling")},
+		{"inport == @" + pg + " && ip4.src == $" + pg + "_ip4", owned("x:implicit")},
+		{"ip4", owned("x:dup")},
+		{"ip6", owned("x:dup")},
+		{"inport == @foreign_missing", map[string]string{qos.OwnerTypeKey: "EgressQoS", qos.PrimaryIDKey: "x:dup"}},
+	} {
+		ref := "@q" + string(rune('a'+i))
+		args = append(args, "--", "--id="+ref, "create", "QoS", "priority=100", "direction=to-lport",
+			"match="+quote(row.match), "action:dscp=1")
+		args = append(args, extArgs(row.ext)...)
+		args = append(args, "--", "add", "Logical_Switch", testSwitch, "qos_rules", ref)
+	}
+	args = append(args, "--", "create", "Port_Group", "name=badname",
+		`external_ids:"k8s.ovn.org/owner-type"=NetworkQoS`, `external_ids:"k8s.ovn.org/name"=nocolon`)
+	f.srv.MustNBCtl(args...)
+	f.waitUntil("seeded rows in cache", func() bool { return len(f.c.Audit()) >= 4 })
+
+	want := []ovnnb.Violation{
+		{Row: "Port_Group badname", Problem: `external_ids k8s.ovn.org/name="nocolon" does not name a NetworkQoS`},
+		{Row: "QoS x:dangling", Problem: "match references missing address set $missing_as"},
+		{Row: "QoS x:dangling", Problem: "match references missing port group @missing_pg"},
+		{Row: "QoS x:dup", Problem: "2 owned QoS rows share this k8s.ovn.org/id"},
+	}
+	if got := f.c.Audit(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Audit = %+v\nwant %+v", got, want)
+	}
+}
+
+func quote(s string) string { return `"` + s + `"` }

@@ -1,0 +1,225 @@
+// Package ovnnb owns every access to the OVN Northbound database: it is
+// the only importer of libovsdb. A Client keeps a monitored cache of the
+// QoS, Port_Group, Address_Set, Logical_Switch and Logical_Switch_Port
+// tables and moves the rows owned by one NetworkQoS (external_ids
+// owner-type=NetworkQoS, k8s.ovn.org/name=<ns>:<name>) to a desired state in
+// single transactions, tears them down in order, migrates upstream's legacy
+// address-set source matches to port-group matches, and audits invariants.
+// Rows with any other ownership are never modified.
+package ovnnb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/go-logr/logr"
+	"github.com/ovn-kubernetes/libovsdb/cache"
+	"github.com/ovn-kubernetes/libovsdb/client"
+	"github.com/ovn-kubernetes/libovsdb/model"
+
+	"github.com/nqos/nqos/internal/ovnnb/nbdb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// Timeouts of the connection to the Northbound server.
+const (
+	connectTimeout  = 10 * time.Second
+	reconnectCap    = 2 * time.Second
+	reconnectFirst  = 50 * time.Millisecond
+	parkedAfterStop = 24 * time.Hour
+	readTimeout     = 5 * time.Second
+)
+
+// Client is a Northbound connection with a monitored cache.
+type Client struct {
+	cli client.Client
+	log *slog.Logger
+
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced on every cache event
+	portAdded []func(lspName string)
+	stop      *stoppableBackOff
+}
+
+// Dial connects to addr ("unix:/path" or "tcp:host:port"), monitors the
+// five tables nqos reads, and reconnects by itself when the server goes
+// away (transactions then block until the cache is back or ctx ends).
+func Dial(ctx context.Context, addr string, log *slog.Logger) (*Client, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dbModel, err := model.NewClientDBModel("OVN_Northbound", map[string]model.Model{
+		nbdb.QoSTable:               &nbdb.QoS{},
+		nbdb.PortGroupTable:         &nbdb.PortGroup{},
+		nbdb.AddressSetTable:        &nbdb.AddressSet{},
+		nbdb.LogicalSwitchTable:     &nbdb.LogicalSwitch{},
+		nbdb.LogicalSwitchPortTable: &nbdb.LogicalSwitchPort{},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("NB client model: %w", err)
+	}
+	// Non-unique client indexes: an object's rows are found without
+	// scanning every row of the table.
+	byObject := []model.ClientIndex{{Columns: []model.ColumnKey{{Column: "external_ids", Key: qos.ObjectNameKey}}}}
+	dbModel.SetIndexes(map[string][]model.ClientIndex{
+		nbdb.QoSTable: byObject, nbdb.PortGroupTable: byObject, nbdb.AddressSetTable: byObject,
+	})
+	bo := newStoppableBackOff()
+	lg := logr.FromSlogHandler(log.Handler())
+	cli, err := client.NewOVSDBClient(dbModel, client.WithEndpoint(addr),
+		client.WithReconnect(connectTimeout, bo), client.WithLogger(&lg))
+	if err != nil {
+		return nil, fmt.Errorf("NB client for %s: %w", addr, err)
+	}
+	c := &Client{cli: cli, log: log, changed: make(chan struct{}), stop: bo}
+	if err := cli.Connect(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("connect NB %s: %w", addr, err)
+	}
+	// The cache exists once connected and survives reconnects.
+	cli.Cache().AddEventHandler(&cache.EventHandlerFuncs{
+		AddFunc:    c.onAdd,
+		UpdateFunc: func(string, model.Model, model.Model) { c.notify() },
+		DeleteFunc: func(string, model.Model) { c.notify() },
+	})
+	mon := cli.NewMonitor(
+		client.WithTable(&nbdb.QoS{}), client.WithTable(&nbdb.PortGroup{}),
+		client.WithTable(&nbdb.AddressSet{}), client.WithTable(&nbdb.LogicalSwitch{}),
+		client.WithTable(&nbdb.LogicalSwitchPort{}))
+	if _, err := cli.Monitor(ctx, mon); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("monitor NB %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// Close ends the connection and stops reconnecting.
+func (c *Client) Close() {
+	c.stop.Stop()
+	c.cli.Close()
+}
+
+// OnLogicalSwitchPortAdd registers fn to be called with the name of every
+// Logical_Switch_Port that appears in the cache (also after a reconnect).
+// fn runs on the cache goroutine and must not block or call back into c.
+func (c *Client) OnLogicalSwitchPortAdd(fn func(lspName string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.portAdded = append(c.portAdded, fn)
+}
+
+// HasPort reports whether a Logical_Switch_Port with this name is in the
+// cache. It never blocks; while reconnecting it answers from the last
+// known state.
+func (c *Client) HasPort(name string) bool {
+	t := c.cli.Cache().Table(nbdb.LogicalSwitchPortTable)
+	if t == nil {
+		return false
+	}
+	_, found, err := t.RowByModel(&nbdb.LogicalSwitchPort{Name: name})
+	return err == nil && found != nil
+}
+
+// portUUID resolves an LSP name through the cache's name index, waiting
+// (bounded by ctx) for the cache to be consistent.
+func (c *Client) portUUID(ctx context.Context, name string) (string, bool) {
+	lsp := &nbdb.LogicalSwitchPort{Name: name}
+	if err := c.cli.Get(ctx, lsp); err != nil {
+		return "", false
+	}
+	return lsp.UUID, true
+}
+
+// readCtx bounds the cache reads of the methods without a context: libovsdb
+// waits for a consistent cache, which never comes while disconnected.
+func readCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), readTimeout)
+}
+
+func (c *Client) onAdd(table string, m model.Model) {
+	if lsp, ok := m.(*nbdb.LogicalSwitchPort); ok && table == nbdb.LogicalSwitchPortTable {
+		c.mu.Lock()
+		fns := append([]func(string){}, c.portAdded...)
+		c.mu.Unlock()
+		for _, fn := range fns {
+			fn(lsp.Name)
+		}
+	}
+	c.notify()
+}
+
+func (c *Client) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// waitFor re-checks cond after every cache event until it holds or ctx
+// ends; a slow ticker covers events this client cannot see.
+func (c *Client) waitFor(ctx context.Context, what string, cond func() bool) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		c.mu.Lock()
+		ch := c.changed
+		c.mu.Unlock()
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for NB cache: %s: %w", what, ctx.Err())
+		case <-ch:
+		case <-tick.C:
+		}
+	}
+}
+
+// stoppableBackOff is an exponential reconnect backoff that parks the
+// reconnect goroutine once the client is closed: libovsdb panics when a
+// backoff gives up, and keeps reconnecting after Close if a reconnect was
+// already under way.
+type stoppableBackOff struct {
+	mu      sync.Mutex
+	stopped bool
+	exp     *backoff.ExponentialBackOff
+}
+
+func newStoppableBackOff() *stoppableBackOff {
+	exp := backoff.NewExponentialBackOff()
+	exp.InitialInterval = reconnectFirst
+	exp.MaxInterval = reconnectCap
+	exp.MaxElapsedTime = 0
+	return &stoppableBackOff{exp: exp}
+}
+
+func (b *stoppableBackOff) NextBackOff() time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return parkedAfterStop
+	}
+	return b.exp.NextBackOff()
+}
+
+func (b *stoppableBackOff) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.exp.Reset()
+}
+
+func (b *stoppableBackOff) Stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+}
+
+// ErrMissingSwitch is wrapped by Apply when a row's Logical_Switch does not
+// exist; nothing is applied and ApplyResult.MissingSwitches names them.
+var ErrMissingSwitch = errors.New("logical switch not in NB")

@@ -1,0 +1,247 @@
+package ovnnb_test
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+const (
+	testNet    = "tenantblue"
+	testSwitch = "tenantblue_ovn_localnet_switch"
+	deadline   = 20 * time.Second
+)
+
+// fixture is a real NB ovsdb-server with one localnet switch and ports,
+// and a Client connected to it.
+type fixture struct {
+	t   testing.TB
+	srv *nbtest.Server
+	c   *ovnnb.Client
+	ctx context.Context
+}
+
+func newFixture(t testing.TB, ports ...string) *fixture {
+	t.Helper()
+	srv := nbtest.Start(t)
+	srv.MustNBCtl("ls-add", testSwitch)
+	addPorts(t, srv, testSwitch, ports...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := ovnnb.Dial(ctx, srv.Addr(), log)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(c.Close)
+	f := &fixture{t: t, srv: srv, c: c, ctx: ctx}
+	for _, p := range ports {
+		f.waitPort(p)
+	}
+	return f
+}
+
+// addPorts adds LSPs in batches of one ovn-nbctl call.
+func addPorts(t testing.TB, srv *nbtest.Server, sw string, ports ...string) {
+	t.Helper()
+	const batch = 200
+	for len(ports) > 0 {
+		n := min(batch, len(ports))
+		var args []string
+		for _, p := range ports[:n] {
+			args = append(args, "--", "lsp-add", sw, p)
+		}
+		srv.MustNBCtl(args...)
+		ports = ports[n:]
+	}
+}
+
+// waitPort polls the client's cache for an LSP, with a deadline.
+func (f *fixture) waitPort(name string) {
+	f.t.Helper()
+	f.waitUntil("port "+name+" in cache", func() bool { return f.c.HasPort(name) })
+}
+
+func (f *fixture) waitUntil(what string, cond func() bool) {
+	f.t.Helper()
+	end := time.Now().Add(deadline)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(end) {
+			f.t.Fatalf("timed out after %s waiting for %s", deadline, what)
+		}
+		<-tick.C
+	}
+}
+
+func (f *fixture) apply(key ovnnb.Key, want ovnnb.ObjectRows) ovnnb.ApplyResult {
+	f.t.Helper()
+	res, err := f.c.Apply(f.ctx, key, want)
+	if err != nil {
+		f.t.Fatalf("Apply(%s): %v", key, err)
+	}
+	return res
+}
+
+// rule is one egress rule of a test object.
+type rule struct {
+	dscp        int
+	rate, burst uint32
+	dest        string // match fragment after the source, "" for none
+}
+
+// object builds the rows a NetworkQoS with these rules owns, spelled as
+// the contract's external_ids and naming say (independently of the
+// compiler's helpers).
+func object(key ovnnb.Key, priority int, ports []string, rules ...rule) ovnnb.ObjectRows {
+	ctrl := testNet + "-network-controller"
+	objID := ctrl + ":NetworkQoS:" + key.Namespace + ":" + key.Name
+	pg := hashName(objID)
+	rows := ovnnb.ObjectRows{PortGroups: []qos.PortGroup{{Name: pg, Ports: ports, ExternalIDs: ids(key, objID)}}}
+	for i, r := range rules {
+		ext := ids(key, objID+":"+strconv.Itoa(i))
+		ext[qos.RuleIndexKey] = strconv.Itoa(i)
+		match := "inport == @" + pg + " && (ip4 || ip6)"
+		if r.dest != "" {
+			match = "inport == @" + pg + " && " + r.dest
+		}
+		row := qos.QoSRow{Switch: testSwitch, Direction: qos.DirectionToLport, Priority: 10000 + priority*10 + i,
+			Match: match, Action: qos.Action{DSCP: r.dscp}, ExternalIDs: ext}
+		if r.rate > 0 || r.burst > 0 {
+			row.Bandwidth = &qos.Bandwidth{Rate: r.rate, Burst: r.burst}
+		}
+		rows.QoS = append(rows.QoS, row)
+	}
+	return rows
+}
+
+// destSet adds a destination address set for rule i and returns its name.
+func destSet(key ovnnb.Key, rows *ovnnb.ObjectRows, rule int, addrs ...string) string {
+	id := fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%d:0:v4", testNet, key.Namespace, key.Name, rule)
+	ext := ids(key, id)
+	ext[qos.RuleIndexKey], ext[qos.IPBlockIndexKey], ext[qos.IPFamilyKey] = strconv.Itoa(rule), "0", "v4"
+	name := hashName(id)
+	rows.AddressSets = append(rows.AddressSets, qos.AddressSet{Name: name, Addresses: addrs, ExternalIDs: ext})
+	return name
+}
+
+func ids(key ovnnb.Key, id string) map[string]string {
+	return map[string]string{
+		qos.OwnerControllerKey: testNet + "-network-controller",
+		qos.OwnerTypeKey:       qos.OwnerType,
+		qos.ObjectNameKey:      key.Namespace + ":" + key.Name,
+		qos.PrimaryIDKey:       id,
+		qos.NetworkKey:         testNet,
+	}
+}
+
+func hashName(s string) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	return "a" + strconv.FormatUint(h.Sum64(), 10)
+}
+
+func portNames(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s_vm%03d", prefix, i)
+	}
+	return out
+}
+
+// nbState is the whole NB as ovn-nbctl --format=json reports it.
+type nbState struct {
+	QoS      []nbtest.QoS
+	PGs      []nbtest.PortGroup
+	ASes     []nbtest.AddressSet
+	Switches []nbtest.LogicalSwitch
+	Ports    map[string]string // uuid -> name
+}
+
+func (f *fixture) state() nbState {
+	f.t.Helper()
+	var s nbState
+	var err error
+	check := func(e error) {
+		if e != nil && err == nil {
+			err = e
+		}
+	}
+	s.QoS, err = f.srv.ListQoS()
+	var e error
+	s.PGs, e = f.srv.ListPortGroups()
+	check(e)
+	s.ASes, e = f.srv.ListAddressSets()
+	check(e)
+	s.Switches, e = f.srv.ListSwitches()
+	check(e)
+	ports, e := f.srv.ListPorts()
+	check(e)
+	if err != nil {
+		f.t.Fatalf("read NB with ovn-nbctl: %v", err)
+	}
+	s.Ports = map[string]string{}
+	for _, p := range ports {
+		s.Ports[p.UUID] = p.Name
+	}
+	return s
+}
+
+func (s nbState) qosByID(id string) (nbtest.QoS, bool) {
+	for _, q := range s.QoS {
+		if q.ExternalIDs[qos.PrimaryIDKey] == id {
+			return q, true
+		}
+	}
+	return nbtest.QoS{}, false
+}
+
+func (s nbState) pg(name string) (nbtest.PortGroup, bool) {
+	for _, p := range s.PGs {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nbtest.PortGroup{}, false
+}
+
+func (s nbState) as(name string) (nbtest.AddressSet, bool) {
+	for _, a := range s.ASes {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return nbtest.AddressSet{}, false
+}
+
+// switchesOf names the switches whose qos_rules hold uuid.
+func (s nbState) switchesOf(uuid string) []string {
+	var out []string
+	for _, ls := range s.Switches {
+		for _, q := range ls.QoSRules {
+			if q == uuid {
+				out = append(out, ls.Name)
+			}
+		}
+	}
+	return out
+}
+
+func (s nbState) portNamesOf(pg nbtest.PortGroup) string {
+	names := make([]string, 0, len(pg.Ports))
+	for _, u := range pg.Ports {
+		names = append(names, s.Ports[u])
+	}
+	return strings.Join(sortedCopy(names), ",")
+}

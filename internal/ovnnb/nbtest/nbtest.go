@@ -1,0 +1,192 @@
+// Package nbtest owns a throw-away OVN Northbound database for tests: a real
+// ovsdb-server process serving /usr/share/ovn/ovn-nb.ovsschema on a unix
+// socket in a per-run temporary directory, plus ovn-nbctl access to it.
+package nbtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// SchemaPath is the Northbound schema the server is created from.
+const SchemaPath = "/usr/share/ovn/ovn-nb.ovsschema"
+
+// readyTimeout bounds how long Start and Restart wait for the server.
+const readyTimeout = 15 * time.Second
+
+// Server is a running ovsdb-server holding one OVN_Northbound database.
+type Server struct {
+	t      testing.TB
+	dir    string
+	db     string
+	sock   string
+	runID  string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Start creates a fresh Northbound database and serves it. It skips the
+// test when ovsdb-server, ovsdb-tool, ovn-nbctl or the schema is missing,
+// and registers a cleanup that stops the server and removes its files.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-nbctl"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("nbtest: %s not installed (Debian packages openvswitch-switch, ovn-central): %v", bin, err)
+		}
+	}
+	if _, err := os.Stat(SchemaPath); err != nil {
+		t.Skipf("nbtest: OVN NB schema missing: %v", err)
+	}
+	runID := newRunID(t)
+	// A short directory under the system temp dir: unix socket paths are
+	// limited to 107 bytes and t.TempDir() embeds the (long) test name.
+	dir, err := os.MkdirTemp("", "nqos-nb-"+runID+"-")
+	if err != nil {
+		t.Fatalf("nbtest: temp dir: %v", err)
+	}
+	s := &Server{t: t, dir: dir, runID: runID,
+		db: filepath.Join(dir, "nb.db"), sock: filepath.Join(dir, "nb.sock")}
+	t.Cleanup(func() {
+		s.Stop()
+		if !t.Failed() {
+			_ = os.RemoveAll(dir)
+			return
+		}
+		t.Logf("nbtest: kept %s for inspection (ovsdb-server.log)", dir)
+	})
+	out, err := exec.Command("ovsdb-tool", "create", s.db, SchemaPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nbtest: ovsdb-tool create %s: %v: %s", s.db, err, out)
+	}
+	if err := s.start(); err != nil {
+		t.Fatalf("nbtest: %v", err)
+	}
+	if out, err := s.NBCtl("init"); err != nil {
+		t.Fatalf("nbtest: ovn-nbctl init: %v: %s", err, out)
+	}
+	return s
+}
+
+func newRunID(t testing.TB) string {
+	b := make([]byte, 4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatalf("nbtest: run id: %v", err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// Addr is the libovsdb/ovn-nbctl address of the server ("unix:<path>").
+func (s *Server) Addr() string { return "unix:" + s.sock }
+
+// Dir is the server's working directory (database, socket, log).
+func (s *Server) Dir() string { return s.dir }
+
+// RunID is the random identifier in this server's directory name.
+func (s *Server) RunID() string { return s.runID }
+
+func (s *Server) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		return errors.New("ovsdb-server already running")
+	}
+	_ = os.Remove(s.sock)
+	cmd := exec.Command("ovsdb-server", s.db,
+		"--remote=punix:"+s.sock,
+		"--unixctl="+filepath.Join(s.dir, "ovsdb-server.ctl"),
+		"--log-file="+filepath.Join(s.dir, "ovsdb-server.log"),
+		"--no-chdir", "-vconsole:off")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	// Killed with the test binary even when a timeout skips t.Cleanup.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start ovsdb-server for %s: %w", s.db, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.cmd, s.exited = cmd, exited
+	return s.waitReady(exited, &stderr)
+}
+
+// waitReady polls the socket until ovsdb-server accepts a connection.
+func (s *Server) waitReady(exited <-chan struct{}, stderr *bytes.Buffer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "unix", s.sock)
+		if err == nil {
+			_ = conn.Close()
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("ovsdb-server for %s exited during start: %s", s.db, strings.TrimSpace(stderr.String()))
+		case <-ctx.Done():
+			return fmt.Errorf("ovsdb-server for %s not answering on %s: %w", s.db, s.sock, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop kills the server and waits for it; the database file stays.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.cmd, s.exited = nil, nil
+}
+
+// Restart stops the server and serves the same database file again, so
+// clients see a dropped connection and the same data afterwards.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("nbtest: restart: %v", err)
+	}
+}
+
+// NBCtl runs ovn-nbctl against this database and returns its stdout.
+func (s *Server) NBCtl(args ...string) (string, error) {
+	full := append([]string{"--db=" + s.Addr(), "--timeout=20"}, args...)
+	cmd := exec.Command("ovn-nbctl", full...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("ovn-nbctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// MustNBCtl is NBCtl that fails the test on error.
+func (s *Server) MustNBCtl(args ...string) string {
+	s.t.Helper()
+	out, err := s.NBCtl(args...)
+	if err != nil {
+		s.t.Fatalf("nbtest: %v", err)
+	}
+	return out
+}

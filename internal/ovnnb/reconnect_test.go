@@ -1,0 +1,59 @@
+package ovnnb_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+)
+
+// TestReconnect: the client survives an NB ovsdb-server restart: an Apply
+// while the server is down fails by its context, after the restart the
+// cache is back (ports, owned rows), Apply works and is idempotent again,
+// and port-add callbacks keep coming.
+func TestReconnect(t *testing.T) {
+	f := newFixture(t, "p1", "p2")
+	added := make(chan string, 64)
+	f.c.OnLogicalSwitchPortAdd(func(name string) { added <- name })
+	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
+	v1 := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	f.apply(key, v1)
+
+	f.srv.Stop()
+	short, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)
+	start := time.Now()
+	_, err := f.c.Apply(short, key, object(key, 60, []string{"p1", "p2"}, rule{dscp: 40}))
+	cancel()
+	// Either the write hits the dead socket or, once the client noticed,
+	// the transaction waits for the reconnect until the deadline.
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("Apply with the server down: err = %v after %s, want an error within the context deadline", err, time.Since(start))
+	}
+	f.srv.Restart()
+
+	v2 := object(key, 60, []string{"p1", "p2"}, rule{dscp: 40, rate: 5000})
+	if res := f.apply(key, v2); !res.Changed {
+		t.Fatalf("Apply after restart = %+v, want Changed", res)
+	}
+	f.requireApplied(key, v2)
+	if res := f.apply(key, v2); res.Changed {
+		t.Fatal("second Apply after restart committed a transaction")
+	}
+	f.srv.MustNBCtl("lsp-add", testSwitch, "p3")
+	f.waitUntil("add callback for p3 after reconnect", func() bool {
+		for {
+			select {
+			case name := <-added:
+				if name == "p3" {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+	if keys := f.c.OwnedKeys(); len(keys) != 1 || keys[0] != key {
+		t.Fatalf("OwnedKeys after reconnect = %v, want [%v]", keys, key)
+	}
+}

@@ -1,0 +1,93 @@
+package ovnnb
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/nqos/nqos/internal/ovnnb/nbdb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// Teardown removes every row key owns, in order: first its QoS rows are
+// unbound from their switches and deleted (one transaction), then, once
+// that committed, its port groups and address sets (a second one). No
+// committed state ever has a QoS row referencing a deleted group or set.
+func (c *Client) Teardown(ctx context.Context, key Key) error {
+	have, err := c.ownedBy(ctx, key)
+	if err != nil {
+		return fmt.Errorf("NetworkQoS %s: teardown: %w", key, err)
+	}
+	p, err := c.newPlanner(ctx, key)
+	if err != nil {
+		return fmt.Errorf("NetworkQoS %s: teardown: %w", key, err)
+	}
+	if err := p.qosRows(nil, have.qos); err != nil {
+		return fmt.Errorf("NetworkQoS %s: teardown: %w", key, err)
+	}
+	if ops := p.operations(); len(ops) > 0 {
+		if err := c.commit(ctx, ops); err != nil {
+			return fmt.Errorf("NetworkQoS %s: teardown QoS rows: %w", key, err)
+		}
+	}
+	// Re-read: the first transaction is in the cache now (commit waits).
+	have, err = c.ownedBy(ctx, key)
+	if err != nil {
+		return fmt.Errorf("NetworkQoS %s: teardown: %w", key, err)
+	}
+	if len(have.qos) > 0 {
+		return fmt.Errorf("NetworkQoS %s: teardown: %d QoS rows reappeared, keeping port groups and address sets", key, len(have.qos))
+	}
+	for _, pg := range have.pgs {
+		if err := p.deleteRow(&nbdb.PortGroup{UUID: pg.UUID}); err != nil {
+			return fmt.Errorf("NetworkQoS %s: teardown port group %s: %w", key, pg.Name, err)
+		}
+	}
+	for _, as := range have.ases {
+		if err := p.deleteRow(&nbdb.AddressSet{UUID: as.UUID}); err != nil {
+			return fmt.Errorf("NetworkQoS %s: teardown address set %s: %w", key, as.Name, err)
+		}
+	}
+	if len(p.deleteNamed) == 0 {
+		return nil
+	}
+	if err := c.commit(ctx, p.deleteNamed); err != nil {
+		return fmt.Errorf("NetworkQoS %s: teardown port groups and address sets: %w", key, err)
+	}
+	return nil
+}
+
+// OwnedKeys lists the NetworkQoS objects owning any QoS row, port group
+// or address set, sorted.
+func (c *Client) OwnedKeys() []Key {
+	rs, _, ok := c.ownedView()
+	if !ok {
+		return nil
+	}
+	seen := map[Key]bool{}
+	add := func(ext map[string]string) {
+		if k, ok := keyFromOwnerName(ext[qos.ObjectNameKey]); ok {
+			seen[k] = true
+		}
+	}
+	for _, q := range rs.qos {
+		add(q.ExternalIDs)
+	}
+	for _, pg := range rs.pgs {
+		add(pg.ExternalIDs)
+	}
+	for _, as := range rs.ases {
+		add(as.ExternalIDs)
+	}
+	keys := make([]Key, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Namespace != keys[j].Namespace {
+			return keys[i].Namespace < keys[j].Namespace
+		}
+		return keys[i].Name < keys[j].Name
+	})
+	return keys
+}

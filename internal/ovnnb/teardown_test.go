@@ -1,0 +1,150 @@
+package ovnnb_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+)
+
+// refWatcher replays every committed transaction seen by an independent
+// monitor connection and checks after each one that no QoS row references
+// a missing port group or address set.
+type refWatcher struct {
+	m     *nbtest.Monitor
+	qos   map[string]string // uuid -> match
+	names map[string]map[string]string
+	seen  int
+}
+
+func watchRefs(t *testing.T, srv *nbtest.Server) *refWatcher {
+	w := &refWatcher{qos: map[string]string{}, names: map[string]map[string]string{
+		"Port_Group": {}, "Address_Set": {}}}
+	w.m = srv.Monitor(t, map[string][]string{"QoS": {"match"}, "Port_Group": {"name"}, "Address_Set": {"name"}})
+	if err := w.apply(w.m.Initial); err != nil {
+		t.Fatalf("initial state: %v", err)
+	}
+	return w
+}
+
+// apply folds one update into the state and checks the invariant.
+func (w *refWatcher) apply(u nbtest.Update) error {
+	for uuid, ru := range u["QoS"] {
+		if ru.New == nil {
+			delete(w.qos, uuid)
+		} else if _, ok := ru.New["match"]; ok {
+			w.qos[uuid] = nbtest.String(ru.New, "match")
+		}
+	}
+	for _, table := range []string{"Port_Group", "Address_Set"} {
+		for uuid, ru := range u[table] {
+			if ru.New == nil {
+				delete(w.names[table], uuid)
+			} else {
+				w.names[table][uuid] = nbtest.String(ru.New, "name")
+			}
+		}
+	}
+	w.seen++
+	return w.check()
+}
+
+func (w *refWatcher) check() error {
+	has := func(table, name string) bool {
+		for _, n := range w.names[table] {
+			if n == name {
+				return true
+			}
+		}
+		return false
+	}
+	for uuid, match := range w.qos {
+		for _, pg := range nbtest.Refs(match, "@") {
+			if !has("Port_Group", pg) {
+				return fmt.Errorf("transaction %d: QoS %s references missing port group @%s", w.seen, uuid, pg)
+			}
+		}
+		for _, as := range nbtest.Refs(match, "$") {
+			if !has("Address_Set", as) {
+				return fmt.Errorf("transaction %d: QoS %s references missing address set $%s", w.seen, uuid, as)
+			}
+		}
+	}
+	return nil
+}
+
+// until consumes updates (checking each) until done holds.
+func (w *refWatcher) until(t *testing.T, what string, done func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	for !done() {
+		u, err := w.m.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if err := w.apply(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestTeardownOrder: a watcher seeing every committed transaction never
+// sees a QoS row whose @port group or $address set is gone, and the QoS
+// rows disappear in an earlier transaction than the port group.
+func TestTeardownOrder(t *testing.T) {
+	ports := portNames("ns1.net1_ns1", 4)
+	f := newFixture(t, ports...)
+	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
+	want := object(key, 60, ports, rule{dscp: 46, rate: 10000}, rule{dscp: 10})
+	set := destSet(key, &want, 1, "198.51.100.1")
+	want.QoS[1].Match += " && ip4.dst == {$" + set + "}"
+	pg := want.PortGroups[0].Name
+
+	w := watchRefs(t, f.srv)
+	f.apply(key, want)
+	w.until(t, "rows applied", func() bool { return len(w.qos) == 2 })
+
+	if err := f.c.Teardown(f.ctx, key); err != nil {
+		t.Fatalf("Teardown: %v", err)
+	}
+	var qosGoneAt, pgGoneAt int
+	w.until(t, "teardown", func() bool {
+		if qosGoneAt == 0 && len(w.qos) == 0 {
+			qosGoneAt = w.seen
+		}
+		if pgGoneAt == 0 && len(w.names["Port_Group"]) == 0 && len(w.names["Address_Set"]) == 0 {
+			pgGoneAt = w.seen
+		}
+		return qosGoneAt > 0 && pgGoneAt > 0
+	})
+	if !(qosGoneAt < pgGoneAt) {
+		t.Fatalf("QoS rows gone in transaction %d, port group %s in %d: want QoS strictly first", qosGoneAt, pg, pgGoneAt)
+	}
+	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
+		t.Fatalf("teardown left rows: %v", d)
+	}
+	if err := f.c.Teardown(f.ctx, key); err != nil {
+		t.Fatalf("second Teardown: %v", err)
+	}
+}
+
+// TestApplyShrinkIsAtomic: dropping a rule and its address set in one
+// Apply is one transaction in which the set and its only reference go
+// together.
+func TestApplyShrinkIsAtomic(t *testing.T) {
+	f := newFixture(t, "p1")
+	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
+	full := object(key, 60, []string{"p1"}, rule{dscp: 46}, rule{dscp: 10})
+	set := destSet(key, &full, 1, "198.51.100.1")
+	full.QoS[1].Match += " && ip4.dst == {$" + set + "}"
+	f.apply(key, full)
+	w := watchRefs(t, f.srv)
+	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	w.until(t, "rule 1 removed", func() bool { return len(w.qos) == 1 && len(w.names["Address_Set"]) == 0 })
+	if w.seen != 2 { // initial state + one transaction
+		t.Fatalf("watcher saw %d states, want initial + 1 transaction", w.seen)
+	}
+}
