@@ -1,0 +1,93 @@
+package ovntrace
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+)
+
+// dbAddrRE is an OVSDB active connection method ovn-trace accepts.
+var dbAddrRE = regexp.MustCompile(`^(unix:/[^\s,]+|(tcp|ssl):[A-Za-z0-9.:\[\]-]+)$`)
+
+// Trace asks ovn-trace, against the Southbound database at sbAddr
+// (unix:/path, tcp:host:port or ssl:host:port), what happens to mf on its
+// logical switch. The prediction keeps the microflow, the expression and
+// the raw trace.
+func Trace(ctx context.Context, sbAddr string, mf Microflow) (Prediction, error) {
+	expr, err := mf.Expr()
+	if err != nil {
+		return Prediction{}, err
+	}
+	if !dbAddrRE.MatchString(sbAddr) {
+		return Prediction{}, fmt.Errorf("trace %s: southbound address %q: want unix:/path, tcp:host:port or ssl:host:port", mf, sbAddr)
+	}
+	stdout, err := run(ctx, "ovn-trace", "--db="+sbAddr, "--detailed", mf.Datapath, expr)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("trace %s: %w", mf, err)
+	}
+	pred, err := Parse(stdout)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("trace %s: %w", mf, err)
+	}
+	pred.Flow, pred.Expr = mf, expr
+	return pred, nil
+}
+
+// run executes a tool and returns its stdout; a failure carries stderr.
+func run(ctx context.Context, name string, args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// Version returns the installed OVN version, such as "23.03.1": the
+// first of ovn-northd, ovn-nbctl and ovn-trace installed answers.
+func Version(ctx context.Context) (string, error) {
+	versionTools := []string{"ovn-northd", "ovn-nbctl", "ovn-trace"}
+	for _, tool := range versionTools {
+		if _, err := exec.LookPath(tool); err != nil {
+			continue
+		}
+		out, err := run(ctx, tool, "--version")
+		if err != nil {
+			return "", fmt.Errorf("ovn version: %w", err)
+		}
+		return ParseVersion(tool, out)
+	}
+	return "", fmt.Errorf("ovn version: none of %s installed", strings.Join(versionTools, ", "))
+}
+
+// ParseVersion reads the version from `<tool> --version` output, whose
+// first line is "<tool> 23.03.1".
+func ParseVersion(tool, out string) (string, error) {
+	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	f := strings.Fields(first)
+	if len(f) != 2 || f[0] != tool || !versionRE.MatchString(f[1]) {
+		return "", fmt.Errorf("%s --version: first line %q is not %q", tool, first, tool+" <major>.<minor>.<patch>")
+	}
+	return f[1], nil
+}
+
+var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?\S*$`)
+
+// SplitQoSStages reports whether OVN version v marks and meters in two
+// separate stages (before 24.09), where the highest-priority marking row
+// and the highest-priority metering row can differ.
+func SplitQoSStages(v string) (bool, error) {
+	m := versionRE.FindStringSubmatch(v)
+	if m == nil {
+		return false, fmt.Errorf("ovn version %q: not <major>.<minor>[.<patch>]", v)
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(m[1]+" "+m[2], "%d %d", &major, &minor); err != nil {
+		return false, fmt.Errorf("ovn version %q: %w", v, err)
+	}
+	return major < 24 || (major == 24 && minor < 9), nil
+}
