@@ -1,0 +1,66 @@
+package kubeapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+)
+
+// startEtcd runs a single-member etcd without fsync and returns its client
+// URL once /health reports healthy.
+func (s *Server) startEtcd(ctx context.Context, bin, logDir string) (string, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return "", err
+	}
+	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
+	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	p, err := startProcess("etcd", filepath.Join(bin, "etcd"), logPath(logDir, "etcd"),
+		"--name=nqos",
+		"--data-dir="+filepath.Join(s.dir, "etcd"),
+		"--listen-client-urls="+client,
+		"--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer,
+		"--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=nqos="+peer,
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	)
+	if err != nil {
+		return "", err
+	}
+	s.etcd = p
+	return client, p.poll(ctx, "healthy", func(ctx context.Context) error { return etcdHealthy(ctx, client) })
+}
+
+// etcdHealth is the body of etcd's /health endpoint.
+type etcdHealth struct {
+	Health string `json:"health"`
+}
+
+func etcdHealthy(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var h etcdHealth
+	if err := json.Unmarshal(body, &h); err != nil {
+		return fmt.Errorf("etcd /health: %w", err)
+	}
+	if h.Health != "true" {
+		return fmt.Errorf("etcd /health: %s", body)
+	}
+	return nil
+}

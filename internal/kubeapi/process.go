@@ -1,0 +1,126 @@
+package kubeapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// process is one child daemon whose output goes to a log file.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	log    *os.File
+	exited chan struct{}
+	err    error // valid after exited is closed
+}
+
+// stopGrace is how long a daemon gets after SIGTERM before SIGKILL.
+const stopGrace = 10 * time.Second
+
+func startProcess(name, bin, logPath string, args ...string) (*process, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("kubeapi: %s log: %w", name, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// The daemon dies with its parent even if Close is never reached.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("kubeapi: start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, log: logf, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// alive reports an error when the process has already exited.
+func (p *process) alive() error {
+	select {
+	case <-p.exited:
+		return fmt.Errorf("kubeapi: %s exited early (%v); see %s", p.name, p.err, p.log.Name())
+	default:
+		return nil
+	}
+}
+
+// stop sends SIGTERM, escalates to SIGKILL after stopGrace and waits.
+func (p *process) stop() error {
+	defer p.log.Close()
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(stopGrace):
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kubeapi: kill %s: %w", p.name, err)
+	}
+	<-p.exited
+	return nil
+}
+
+// poll calls check every interval until it returns nil, the process dies
+// or ctx ends; the last check error is reported on timeout.
+func (p *process) poll(ctx context.Context, what string, check func(context.Context) error) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if err := p.alive(); err != nil {
+			return err
+		}
+		if last = check(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kubeapi: %s not %s: %w (last: %v); see %s", p.name, what, ctx.Err(), last, p.log.Name())
+		case <-p.exited:
+		case <-tick.C:
+		}
+	}
+}
+
+// freePorts reserves n distinct loopback TCP ports by binding :0, then
+// releases them for the daemons to bind.
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("kubeapi: free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func logPath(dir, name string) string { return filepath.Join(dir, name+".log") }
+
+func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }

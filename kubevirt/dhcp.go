@@ -1,0 +1,134 @@
+package kubevirt
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// DHCPRequest runs a DHCPv4 DISCOVER/OFFER/REQUEST/ACK exchange from
+// ifname inside the guest namespace (the machine has no DHCP client) and
+// returns the leased address with its prefix length. It does not
+// configure the address.
+func DHCPRequest(ctx context.Context, netns, ifname, mac string, timeout time.Duration) (netip.Prefix, error) {
+	hw, err := net.ParseMAC(mac)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s: MAC %q: %w", ifname, mac, err)
+	}
+	conn, err := dhcpSocket(netns, ifname)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: %w", ifname, netns, err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = conn.SetDeadline(deadline)
+	var xb [4]byte
+	_, _ = rand.Read(xb[:])
+	xid := binary.BigEndian.Uint32(xb[:])
+	offer, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeDiscover, nil, nil), xid, layers.DHCPMsgTypeOffer)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: discover: %w", ifname, netns, err)
+	}
+	server := dhcpOption(offer, layers.DHCPOptServerID)
+	ack, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeRequest, offer.YourClientIP.To4(), server), xid, layers.DHCPMsgTypeAck)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: request: %w", ifname, netns, err)
+	}
+	addr, _ := netip.AddrFromSlice(ack.YourClientIP.To4())
+	bits := 24
+	if m := dhcpOption(ack, layers.DHCPOptSubnetMask); len(m) == 4 {
+		bits, _ = net.IPMask(m).Size()
+	}
+	return netip.PrefixFrom(addr, bits), nil
+}
+
+// dhcpSocket opens UDP port 68 bound to ifname inside netns.
+func dhcpSocket(netns, ifname string) (net.PacketConn, error) {
+	var fd int
+	err := localnet.InNetns(netns, func() error {
+		var err error
+		if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
+			return err
+		}
+		for _, o := range []int{unix.SO_REUSEADDR, unix.SO_BROADCAST} {
+			if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, o, 1); err != nil {
+				return err
+			}
+		}
+		if err := unix.BindToDevice(fd, ifname); err != nil {
+			return err
+		}
+		return unix.Bind(fd, &unix.SockaddrInet4{Port: 68})
+	})
+	if err != nil {
+		if fd > 0 {
+			unix.Close(fd)
+		}
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "dhcp")
+	defer f.Close()
+	return net.FilePacketConn(f)
+}
+
+func dhcpMessage(xid uint32, hw net.HardwareAddr, t layers.DHCPMsgType, reqIP net.IP, server []byte) []byte {
+	d := &layers.DHCPv4{Operation: layers.DHCPOpRequest, HardwareType: layers.LinkTypeEthernet, HardwareLen: 6,
+		Xid: xid, Flags: 0x8000, ClientHWAddr: hw}
+	d.Options = append(d.Options, layers.NewDHCPOption(layers.DHCPOptMessageType, []byte{byte(t)}))
+	if reqIP != nil {
+		d.Options = append(d.Options, layers.NewDHCPOption(layers.DHCPOptRequestIP, reqIP))
+	}
+	if server != nil {
+		d.Options = append(d.Options, layers.NewDHCPOption(layers.DHCPOptServerID, server))
+	}
+	d.Options = append(d.Options, layers.NewDHCPOption(layers.DHCPOptParamsRequest, []byte{byte(layers.DHCPOptSubnetMask)}),
+		layers.NewDHCPOption(layers.DHCPOptEnd, nil))
+	buf := gopacket.NewSerializeBuffer()
+	_ = d.SerializeTo(buf, gopacket.SerializeOptions{FixLengths: true})
+	return buf.Bytes()
+}
+
+// dhcpExchange broadcasts msg and returns the first reply of type want
+// for xid.
+func dhcpExchange(conn net.PacketConn, msg []byte, xid uint32, want layers.DHCPMsgType) (*layers.DHCPv4, error) {
+	if _, err := conn.WriteTo(msg, &net.UDPAddr{IP: net.IPv4bcast, Port: 67}); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, _, err := conn.ReadFrom(buf)
+		if err != nil {
+			return nil, fmt.Errorf("waiting for DHCP %s: %w", want, err)
+		}
+		var d layers.DHCPv4
+		if d.DecodeFromBytes(buf[:n], gopacket.NilDecodeFeedback) != nil || d.Xid != xid {
+			continue
+		}
+		if t := dhcpOption(&d, layers.DHCPOptMessageType); len(t) == 1 && layers.DHCPMsgType(t[0]) == want {
+			return &d, nil
+		}
+	}
+}
+
+func dhcpOption(d *layers.DHCPv4, t layers.DHCPOpt) []byte {
+	for _, o := range d.Options {
+		if o.Type == t {
+			return o.Data
+		}
+	}
+	return nil
+}

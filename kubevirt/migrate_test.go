@@ -1,0 +1,114 @@
+package kubevirt
+
+import (
+	"context"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// migrateAndMeasure migrates vm to target while UDP probes run in both
+// directions between the guest and the backup server (500 packets/s
+// each) and the target's uplink is watched; it records loss per
+// direction and the time to the first marked packet on the target.
+func migrateAndMeasure(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM, target string, mode MigrationMode, late bool) {
+	ctx := context.Background()
+	backup, _ := tb.Host("backup")
+	guest := m.Guest(vm)
+	vmIP := netip.MustParseAddr("10.20.1.1")
+	bIP := netip.MustParseAddr(backup.IPv4)
+	up, err := localnet.StartProbe(ctx, guest, netip.AddrPortFrom(vmIP, 7001), backup.Netns, netip.AddrPortFrom(bIP, 7001), 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { up.Stop() })
+	down, err := localnet.StartProbe(ctx, backup.Netns, netip.AddrPortFrom(bIP, 7002), guest, netip.AddrPortFrom(vmIP, 7002), 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { down.Stop() })
+	waitReceived(t, up, 50)
+	waitReceived(t, down, 50)
+	w := watchUplink(t, tb, target)
+	// The controller's job, done by hand: the target port joins the
+	// source port group before the switch, or, when its LSP appears only
+	// after the switch, as soon as it exists.
+	joinPG := func(ctx context.Context, rep MigrationReport) error {
+		if rep.TargetLSP == rep.SourceLSP {
+			return nil
+		}
+		_, err := tb.NBCtl(ctx, "--", "--id=@lsp", "get", "Logical_Switch_Port", rep.TargetLSP, "--", "add", "Port_Group", qosPG, "ports", "@lsp")
+		return err
+	}
+	opts := MigrateOptions{Mode: mode, LateTargetLSP: late, BeforeSwitch: joinPG}
+	if late {
+		opts.BeforeSwitch = nil
+	}
+	rep, err := m.Migrate(ctx, vm.Namespace, vm.Name, target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if late {
+		if err := joinPG(ctx, rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitReceived(t, up, up.Received()+100)
+	waitReceived(t, down, down.Received()+100)
+	ru, rd := up.Stop(), down.Stop()
+	first, ok := w.FirstMarked(vmIP, qosDSCP, rep.SwitchAt)
+	if !ok {
+		t.Fatalf("no DSCP %d packet from %s on %s's uplink after the switch", qosDSCP, vmIP, target)
+	}
+	if late {
+		mode += " (late target LSP)"
+	}
+	t.Logf("%s %s->%s: prepared %v, source LSP removed %v after switch, target up %v, done %v",
+		mode, rep.Source, rep.Target, rep.Prepared.Round(time.Millisecond), rep.SourceLSPRemoved.Round(time.Millisecond),
+		rep.TargetUp.Round(time.Millisecond), rep.Done.Round(time.Millisecond))
+	t.Logf("%s loss VM->backup %d/%d (longest gap %v), backup->VM %d/%d (longest gap %v), first marked on %s %v after switch",
+		mode, ru.Lost, ru.Sent, ru.LongestGap.Round(time.Millisecond), rd.Lost, rd.Sent, rd.LongestGap.Round(time.Millisecond),
+		target, first.At.Sub(rep.SwitchAt).Round(time.Millisecond))
+	for dir, r := range map[string]localnet.ProbeResult{"VM->backup": ru, "backup->VM": rd} {
+		if r.LongestGap > 2*time.Second {
+			t.Errorf("%s: %s gap %v, want < 2s", mode, dir, r.LongestGap)
+		}
+	}
+	reach(t, endpoint{guest, vmIP.String()}, endpoint{backup.Netns, backup.IPv4}, 20)
+	if got := tb.GuestNodes(m.guest(vm)); len(got) != 1 || got[0] != target {
+		t.Fatalf("guest plugged into %v after migration, want [%s]", got, target)
+	}
+}
+
+// restartDaemons restarts ovn-controller, ovs-vswitchd, northd and the NB
+// ovsdb-server on the VM's node and checks the guest reaches dst again.
+func restartDaemons(t *testing.T, tb *localnet.Testbed, from, to endpoint) {
+	ctx := context.Background()
+	for _, r := range []struct {
+		node, daemon string
+		mode         localnet.RestartMode
+	}{
+		{"node1", localnet.DaemonOVNController, localnet.RestartKill},
+		{"node1", localnet.DaemonOVNController, localnet.RestartGraceful},
+		{"node1", localnet.DaemonVSwitchd, localnet.RestartKill},
+		{"", localnet.DaemonNorthd, localnet.RestartGraceful},
+		{"", localnet.DaemonNB, localnet.RestartKill},
+	} {
+		before, _ := tb.DaemonPid(r.node, r.daemon)
+		start := time.Now()
+		if err := tb.RestartDaemon(ctx, r.node, r.daemon, r.mode); err != nil {
+			t.Fatal(err)
+		}
+		after, err := tb.DaemonPid(r.node, r.daemon)
+		if err != nil || after == before {
+			t.Fatalf("%s %s: pid %d -> %d (%v)", r.node, r.daemon, before, after, err)
+		}
+		if err := tb.WaitHVSync(ctx); err != nil {
+			t.Fatalf("after %s restart: %v", r.daemon, err)
+		}
+		reachEventually(t, from, to)
+		t.Logf("%s %s (%s): restarted, hv synced and reachable %v after the stop", r.node, r.daemon, r.mode, time.Since(start).Round(time.Millisecond))
+	}
+}

@@ -1,0 +1,57 @@
+package localnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// dump is one command whose output Collect saves into file.
+type dump struct {
+	file, netns string
+	env         []string
+	argv        []string
+}
+
+// Collect writes the run's daemon logs and dumps of the NB, the SB and
+// every node's OVS (bridges, OpenFlow flows, meters) into dir.
+func (t *Testbed) Collect(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("testbed %s: collect into %s: %w", t.st.RunID, dir, err)
+	}
+	logs, _ := filepath.Glob(filepath.Join(t.dir, "logs", "*.log"))
+	var errs []error
+	for _, l := range logs {
+		raw, err := os.ReadFile(l)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, filepath.Base(l)), raw, 0o644)
+		}
+		errs = append(errs, err)
+	}
+	dumps := []dump{
+		{"nb-show.txt", "", nil, []string{"ovn-nbctl", "--db=unix:" + t.nbSock(), "show"}},
+		{"nb-dump.txt", "", nil, []string{"ovsdb-client", "dump", "unix:" + t.nbSock(), "OVN_Northbound"}},
+		{"sb-show.txt", "", nil, []string{"ovn-sbctl", "--db=unix:" + t.sbSock(), "show"}},
+		{"sb-dump.txt", "", nil, []string{"ovsdb-client", "dump", "unix:" + t.sbSock(), "OVN_Southbound"}},
+	}
+	for _, n := range t.st.Nodes {
+		dumps = append(dumps,
+			dump{n.Name + "-ovs-show.txt", n.Netns, nodeEnv(n), []string{"ovs-vsctl", "--db=" + n.DB, "show"}},
+			dump{n.Name + "-flows.txt", n.Netns, nodeEnv(n), []string{"ovs-ofctl", "-O", "OpenFlow15", "dump-flows", integBridge}},
+			dump{n.Name + "-meters.txt", n.Netns, nodeEnv(n), []string{"ovs-ofctl", "-O", "OpenFlow15", "dump-meters", integBridge}})
+	}
+	for _, d := range dumps {
+		out, err := t.run.run(ctx, d.netns, d.env, d.argv...)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, os.WriteFile(filepath.Join(dir, d.file), []byte(out), 0o644))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("testbed %s: collect: %w", t.st.RunID, err)
+	}
+	return nil
+}

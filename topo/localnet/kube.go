@@ -1,0 +1,104 @@
+package localnet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	udnv1 "github.com/nqos/nqos/api/udn/v1"
+)
+
+var (
+	nadGVR  = schema.GroupVersionResource{Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource}
+	cudnGVR = schema.GroupVersionResource{Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource}
+)
+
+// createNetworkObjects creates each network's namespaces, CUDN and NADs
+// in the API, as the cluster would hold them.
+func (t *Testbed) createNetworkObjects(ctx context.Context) error {
+	cfg := t.kube.RESTConfig()
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("testbed %s: kube client: %w", t.st.RunID, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("testbed %s: kube client: %w", t.st.RunID, err)
+	}
+	for _, n := range t.st.Spec.Networks {
+		if err := t.createNetworkObject(ctx, cs, dyn, n); err != nil {
+			return fmt.Errorf("testbed %s: network %s: %w", t.st.RunID, n.Name, err)
+		}
+	}
+	return nil
+}
+
+func (t *Testbed) createNetworkObject(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, n Network) error {
+	var owner *metav1.OwnerReference
+	if n.CUDN != nil {
+		u, err := createObject(ctx, dyn.Resource(cudnGVR), n.CUDN)
+		if err != nil {
+			return fmt.Errorf("ClusterUserDefinedNetwork %s: %w", n.CUDN.Name, err)
+		}
+		owner = &metav1.OwnerReference{APIVersion: udnv1.GroupName + "/" + udnv1.Version, Kind: udnv1.Kind,
+			Name: u.GetName(), UID: u.GetUID(), Controller: ptrTrue()}
+	}
+	for _, ns := range n.Namespaces {
+		obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns.Name, Labels: ns.Labels, Annotations: ns.Annotations}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("namespace %s: %w", ns.Name, err)
+		}
+	}
+	for _, nad := range n.NADObjects {
+		if err := EnsureNamespace(ctx, cs, nad.Namespace); err != nil {
+			return err
+		}
+		obj := nad.DeepCopy()
+		obj.TypeMeta = metav1.TypeMeta{APIVersion: nadv1.GroupName + "/" + nadv1.Version, Kind: nadv1.Kind}
+		if owner != nil {
+			obj.OwnerReferences = []metav1.OwnerReference{*owner}
+		}
+		if _, err := createObject(ctx, dyn.Resource(nadGVR).Namespace(obj.Namespace), obj); err != nil {
+			return fmt.Errorf("NAD %s/%s: %w", obj.Namespace, obj.Name, err)
+		}
+	}
+	return nil
+}
+
+// createObject creates a typed object through the dynamic client,
+// retrying while a freshly installed CRD is not served yet.
+func createObject(ctx context.Context, ri dynamic.ResourceInterface, obj any) (*unstructured.Unstructured, error) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: raw}
+	var got *unstructured.Unstructured
+	err = Poll(ctx, 20*time.Second, "create "+u.GetKind()+" "+u.GetName(), func(ctx context.Context) (bool, error) {
+		got, err = ri.Create(ctx, u, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			got, err = ri.Get(ctx, u.GetName(), metav1.GetOptions{})
+		}
+		return err == nil, err
+	})
+	return got, err
+}
+
+// EnsureNamespace creates a namespace unless it exists.
+func EnsureNamespace(ctx context.Context, cs kubernetes.Interface, name string) error {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	return nil
+}

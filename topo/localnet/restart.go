@@ -1,0 +1,79 @@
+package localnet
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// RestartDaemon stops one daemon (SIGKILL or SIGTERM, waiting until it
+// is gone) and starts it again with the same arguments. node is ignored
+// for the central daemons (nb-ovsdb, sb-ovsdb, ovn-northd). After an
+// ovs-vswitchd restart the provider bridge address is re-added. Callers
+// wait for the effect they need (WaitHVSync, WaitPortUp).
+func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode RestartMode) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if daemon == DaemonNB || daemon == DaemonSB || daemon == DaemonNorthd {
+		node = ""
+	}
+	d, ok := t.st.daemon(node, daemon)
+	if !ok {
+		return fmt.Errorf("testbed %s: restart: no daemon %q on node %q", t.st.RunID, daemon, node)
+	}
+	if mode != RestartKill && mode != RestartGraceful {
+		return fmt.Errorf("testbed %s: restart %s %s: mode %q: must be kill or graceful", t.st.RunID, node, daemon, mode)
+	}
+	if err := stopDaemon(ctx, *d, mode); err != nil {
+		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+	}
+	if err := t.run.startDaemon(ctx, *d); err != nil {
+		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+	}
+	if daemon != DaemonVSwitchd {
+		return nil
+	}
+	n, _ := t.st.node(node)
+	err := Poll(ctx, 10*time.Second, "br-phys tap on "+node, func(ctx context.Context) (bool, error) {
+		_, err := t.run.run(ctx, n.Netns, nil, "ip", "link", "show", providerBridge)
+		return err == nil, err
+	})
+	if err != nil {
+		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+	}
+	return t.setProviderIP(ctx, n)
+}
+
+// DaemonPid returns the pid of a running daemon.
+func (t *Testbed) DaemonPid(node, daemon string) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.st.daemon(node, daemon)
+	if !ok {
+		return 0, fmt.Errorf("testbed %s: no daemon %q on node %q", t.st.RunID, daemon, node)
+	}
+	return readPid(d.Pidfile)
+}
+
+// DaemonPIDs are the pids of every running process of the run, sorted:
+// the daemons (central, nodes, fabric, hosts) and anything else whose
+// command line mentions the run directory (etcd, kube-apiserver).
+func (t *Testbed) DaemonPIDs() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	set := runPids(t.st.RunID)
+	for _, d := range t.st.Daemons {
+		if pid, err := readPid(d.Pidfile); err == nil {
+			set[pid] = true
+		}
+	}
+	var out []int
+	for pid := range set {
+		if alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,139 @@
+package localnet
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Daemon names accepted by RestartDaemon. Central daemons ignore the node.
+const (
+	DaemonOVNController = "ovn-controller"
+	DaemonVSwitchd      = "ovs-vswitchd"
+	DaemonNodeDB        = "ovsdb-server"
+	DaemonNB            = "nb-ovsdb"
+	DaemonSB            = "sb-ovsdb"
+	DaemonNorthd        = "ovn-northd"
+)
+
+// daemonState is how to (re)start one detached daemon.
+type daemonState struct {
+	Node    string   `json:"node"` // "" for central daemons
+	Name    string   `json:"name"`
+	Netns   string   `json:"netns,omitempty"`
+	Env     []string `json:"env,omitempty"`
+	Argv    []string `json:"argv"`
+	Pidfile string   `json:"pidfile"`
+	Log     string   `json:"log"`
+}
+
+// Node is a node of the testbed.
+type Node struct {
+	Name      string `json:"name"` // Kubernetes node and OVN chassis name
+	Index     int    `json:"index"`
+	Netns     string `json:"netns"`
+	Dir       string `json:"dir"`     // OVS_RUNDIR/OVN_RUNDIR of the node
+	DB        string `json:"db"`      // "unix:<dir>/db.sock"
+	EncapIP   string `json:"encapIP"` // on br-phys
+	UplinkIf  string `json:"uplinkIf"`
+	FabricIf  string `json:"fabricIf"`
+	ProviderB string `json:"providerBridge"`
+}
+
+// Host is an external host on the fabric.
+type Host struct {
+	Name    string   `json:"name"`
+	Netns   string   `json:"netns"`
+	Ifname  string   `json:"ifname"`
+	Network string   `json:"network"`
+	VLAN    int      `json:"vlan"`
+	Addrs   []string `json:"addrs"` // CIDRs
+	IPv4    string   `json:"ipv4,omitempty"`
+	IPv6    string   `json:"ipv6,omitempty"`
+}
+
+// plugState is a guest NIC plugged into a node.
+type plugState struct {
+	Guest    string `json:"guest"`
+	Node     string `json:"node"`
+	NIC      string `json:"nic"`
+	Active   bool   `json:"active"`
+	NodeIf   string `json:"nodeIf"`
+	IfaceID  string `json:"ifaceID"`
+	GuestIfc string `json:"guestIf"`
+}
+
+// state is the run's state.json: enough for status, restarts and Down.
+type state struct {
+	RunID      string        `json:"runID"`
+	Spec       Spec          `json:"spec"`
+	Nodes      []Node        `json:"nodes"`
+	Fabric     Node          `json:"fabric"`
+	Hosts      []Host        `json:"hosts"`
+	Daemons    []daemonState `json:"daemons"`
+	Netns      []string      `json:"netns"`
+	Guests     []string      `json:"guests"`
+	Plugs      []plugState   `json:"plugs"`
+	NextIndex  int           `json:"nextIfindex"`
+	NextPlug   int           `json:"nextPlug"`
+	Kubeconfig string        `json:"kubeconfig,omitempty"`
+}
+
+func statePath(runID string) string { return filepath.Join(RunDir(runID), "state.json") }
+
+func (s *state) save() error {
+	raw, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("testbed %s: encode state: %w", s.RunID, err)
+	}
+	tmp := statePath(s.RunID) + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o644); err != nil {
+		return fmt.Errorf("testbed %s: write state: %w", s.RunID, err)
+	}
+	if err := os.Rename(tmp, statePath(s.RunID)); err != nil {
+		return fmt.Errorf("testbed %s: write state: %w", s.RunID, err)
+	}
+	return nil
+}
+
+// LoadState reads a run's state.json (for status and tools).
+func loadState(runID string) (*state, error) {
+	raw, err := os.ReadFile(statePath(runID))
+	if err != nil {
+		return nil, fmt.Errorf("testbed %s: read state: %w", runID, err)
+	}
+	var s state
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("testbed %s: decode %s: %w", runID, statePath(runID), err)
+	}
+	return &s, nil
+}
+
+// nextIfindex reserves two consecutive ifindexes for a veth pair.
+func (s *state) nextIfindex() int {
+	if s.NextIndex == 0 {
+		s.NextIndex = ifindexBase(s.RunID)
+	}
+	i := s.NextIndex
+	s.NextIndex += 2
+	return i
+}
+
+func (s *state) daemon(node, name string) (*daemonState, bool) {
+	for i := range s.Daemons {
+		if s.Daemons[i].Node == node && s.Daemons[i].Name == name {
+			return &s.Daemons[i], true
+		}
+	}
+	return nil, false
+}
+
+func (s *state) node(name string) (Node, bool) {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return Node{}, false
+}

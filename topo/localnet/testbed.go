@@ -1,0 +1,232 @@
+package localnet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/nqos/nqos/internal/kubeapi"
+)
+
+// Testbed is a running localnet testbed. Its methods are safe for
+// concurrent use.
+type Testbed struct {
+	mu   sync.Mutex
+	run  runner
+	dir  string
+	st   *state
+	kube *kubeapi.Server
+}
+
+// Up builds the testbed the spec declares and waits until it is ready:
+// every chassis registered, every network's switch realised on every
+// chassis (hv_cfg reached nb_cfg). On error everything already created is
+// removed again.
+func Up(ctx context.Context, spec Spec) (*Testbed, error) {
+	spec, err := spec.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dir := RunDir(spec.RunID)
+	if _, err := os.Stat(statePath(spec.RunID)); err == nil {
+		return nil, fmt.Errorf("testbed %s: %s exists: run `nqos-sim down --run-id %s` first", spec.RunID, statePath(spec.RunID), spec.RunID)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return nil, fmt.Errorf("testbed %s: run dir: %w", spec.RunID, err)
+	}
+	t := &Testbed{dir: dir, st: &state{RunID: spec.RunID, Spec: spec}}
+	if err := t.st.save(); err != nil {
+		return nil, err
+	}
+	if err := t.boot(ctx); err != nil {
+		return nil, errors.Join(err, t.Close(context.WithoutCancel(ctx)))
+	}
+	return t, nil
+}
+
+func (t *Testbed) boot(ctx context.Context) error {
+	// The Kubernetes API boots in parallel with OVN (it is the slowest part).
+	kubeDone := make(chan error, 1)
+	if t.st.Spec.WithKube {
+		go func() { kubeDone <- t.startKube(ctx) }()
+	} else {
+		kubeDone <- nil
+	}
+	err := t.bootOVN(ctx)
+	if kerr := <-kubeDone; kerr != nil {
+		err = errors.Join(err, kerr)
+	}
+	if err != nil {
+		return err
+	}
+	if t.kube != nil {
+		t.st.Kubeconfig = t.kube.KubeconfigPath()
+		if err := t.st.save(); err != nil {
+			return err
+		}
+		if err := t.createNetworkObjects(ctx); err != nil {
+			return err
+		}
+	}
+	if err := t.WaitChassis(ctx); err != nil {
+		return err
+	}
+	return t.WaitHVSync(ctx)
+}
+
+// bootOVN builds central, fabric, nodes, hosts and the networks' switches.
+func (t *Testbed) bootOVN(ctx context.Context) error {
+	if err := t.startCentral(ctx); err != nil {
+		return err
+	}
+	if err := t.startFabric(ctx); err != nil {
+		return err
+	}
+	for i := 1; i <= t.st.Spec.Nodes; i++ {
+		n := t.newNode(i)
+		t.st.Nodes = append(t.st.Nodes, n)
+		if err := t.startNode(ctx, n); err != nil {
+			return err
+		}
+	}
+	for i, hs := range t.st.Spec.Hosts {
+		h, err := t.startHost(ctx, i+1, hs)
+		t.st.Hosts = append(t.st.Hosts, h)
+		if err != nil {
+			return err
+		}
+	}
+	for _, n := range t.st.Spec.Networks {
+		if err := t.createNetwork(ctx, n); err != nil {
+			return err
+		}
+	}
+	return t.st.save()
+}
+
+// Close collects logs into Spec.CollectDir (if set), stops the
+// Kubernetes control plane and removes the whole run, like Down.
+func (t *Testbed) Close(ctx context.Context) error {
+	var errs []error
+	if d := t.st.Spec.CollectDir; d != "" {
+		errs = append(errs, t.Collect(ctx, d))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.kube != nil {
+		errs = append(errs, t.kube.Close())
+		t.kube = nil
+	}
+	errs = append(errs, Down(ctx, t.st.RunID))
+	return errors.Join(errs...)
+}
+
+// RunID is the run ID.
+func (t *Testbed) RunID() string { return t.st.RunID }
+
+// Dir is the run directory.
+func (t *Testbed) Dir() string { return t.dir }
+
+// Spec is the spec with defaults filled in.
+func (t *Testbed) Spec() Spec { return t.st.Spec }
+
+// NBAddress is the NB database address for the controller.
+func (t *Testbed) NBAddress() string { return "unix:" + t.nbSock() }
+
+// SBAddress is the SB database address.
+func (t *Testbed) SBAddress() string { return "unix:" + t.sbSock() }
+
+// Kubeconfig is the admin kubeconfig path ("" without WithKube).
+func (t *Testbed) Kubeconfig() string { return t.st.Kubeconfig }
+
+// RESTConfig is the admin client config (nil without WithKube).
+func (t *Testbed) RESTConfig() *rest.Config {
+	if t.kube == nil {
+		return nil
+	}
+	return t.kube.RESTConfig()
+}
+
+// Nodes are the testbed's nodes, in order.
+func (t *Testbed) Nodes() []Node { return append([]Node(nil), t.st.Nodes...) }
+
+// Node returns a node by name.
+func (t *Testbed) Node(name string) (Node, bool) { return t.st.node(name) }
+
+// Networks are the testbed's localnet networks, sorted by name.
+func (t *Testbed) Networks() []Network { return append([]Network(nil), t.st.Spec.Networks...) }
+
+// Network returns a network by name.
+func (t *Testbed) Network(name string) (Network, bool) { return t.st.Spec.network(name) }
+
+// Hosts are the external hosts.
+func (t *Testbed) Hosts() []Host { return append([]Host(nil), t.st.Hosts...) }
+
+// Host returns an external host by name.
+func (t *Testbed) Host(name string) (Host, bool) {
+	for _, h := range t.st.Hosts {
+		if h.Name == name {
+			return h, true
+		}
+	}
+	return Host{}, false
+}
+
+// UplinkCapturePoint is the fabric side of a node's uplink: a capture
+// there sees the node's localnet traffic as 802.1Q frames.
+func (t *Testbed) UplinkCapturePoint(node string) (netns, ifname string, err error) {
+	n, ok := t.st.node(node)
+	if !ok {
+		return "", "", fmt.Errorf("testbed %s: no node %q", t.st.RunID, node)
+	}
+	return fabricNetns(t.st.RunID), n.FabricIf, nil
+}
+
+// Exec runs argv inside netns ("" = root namespace) and returns stdout.
+func (t *Testbed) Exec(ctx context.Context, netns string, argv ...string) (string, error) {
+	return t.run.run(ctx, netns, nil, argv...)
+}
+
+// startKube starts etcd + kube-apiserver with the CRDs.
+func (t *Testbed) startKube(ctx context.Context) error {
+	crds := t.st.Spec.CRDFiles
+	if len(crds) == 0 {
+		var err error
+		if crds, err = findCRDs(); err != nil {
+			return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+		}
+	}
+	s, err := kubeapi.Start(ctx, kubeapi.Options{Dir: filepath.Join(t.dir, "kube"), CRDFiles: crds, LogDir: filepath.Join(t.dir, "logs")})
+	if err != nil {
+		return fmt.Errorf("testbed %s: kube control plane: %w", t.st.RunID, err)
+	}
+	t.mu.Lock()
+	t.kube = s
+	t.mu.Unlock()
+	return nil
+}
+
+// findCRDs returns config/crd/*.yaml of the first directory at or above
+// the working directory that has one.
+func findCRDs() ([]string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		files, _ := filepath.Glob(filepath.Join(dir, "config", "crd", "*.yaml"))
+		if len(files) > 0 {
+			return files, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, errors.New("no config/crd/*.yaml at or above the working directory: set Spec.CRDFiles")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,160 @@
+package localnet
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func requireTools(t testing.TB) {
+	t.Helper()
+	for _, b := range requiredTools {
+		if _, err := exec.LookPath(b); err != nil {
+			t.Skipf("%s not installed", b)
+		}
+	}
+}
+
+func startTestbed(t *testing.T, spec Spec) *Testbed { return StartTB(t, spec) }
+
+func TestUpDown(t *testing.T) {
+	tb := startTestbed(t, Spec{RunID: "t1"})
+	ctx := context.Background()
+	st, err := RunStatus(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Healthy() || len(st.Nodes) != 2 || len(st.Hosts) != 3 || len(st.Daemons) != 15 {
+		t.Fatalf("status: healthy %v nodes %d hosts %d daemons %d", st.Healthy(), len(st.Nodes), len(st.Hosts), len(st.Daemons))
+	}
+	out, err := tb.NBCtl(ctx, "--format=json", "--columns=name,tag,options,addresses", "find", "Logical_Switch_Port", "type=localnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := decodeTable(out, "localnet ports")
+	if err != nil || len(tbl.Data) != 1 {
+		t.Fatalf("localnet ports %s (%v)", out, err)
+	}
+	for col, want := range map[string]string{"name": `"tenant.blue_ovn_localnet_port"`, "tag": "100",
+		"options": `["map",[["network_name","physnet"]]]`, "addresses": `"unknown"`} {
+		if got := string(tbl.column(col)[0]); got != want {
+			t.Errorf("localnet port %s = %s, want %s", col, got, want)
+		}
+	}
+	for _, n := range tb.Nodes() {
+		got, err := tb.VSCtl(ctx, n.Name, "get", "Open_vSwitch", ".", "external_ids:ovn-ofctrl-wait-before-clear", "external_ids:ovn-bridge-mappings")
+		if err != nil || got != "\"1000\"\n\"physnet:br-phys\"\n" {
+			t.Errorf("%s external_ids: %q %v", n.Name, got, err)
+		}
+		off, err := tb.Exec(ctx, n.Netns, "ethtool", "-k", n.UplinkIf)
+		if err != nil || !strings.Contains(off, "tx-checksumming: off") {
+			t.Errorf("%s uplink TX offload not off: %v", n.Name, err)
+		}
+	}
+	if _, ok := tb.Host("backup"); !ok {
+		t.Fatal("no backup host")
+	}
+	t.Run("veth ends have unique ifindexes", func(t *testing.T) { checkIfindexes(t, tb) })
+	t.Run("guest NIC keeps its neighbour cache across a re-plug", func(t *testing.T) { checkNeighbourKept(t, tb) })
+}
+
+func ifindex(t *testing.T, tb *Testbed, netns, ifname string) string {
+	t.Helper()
+	out, err := tb.Exec(context.Background(), netns, "cat", "/sys/class/net/"+ifname+"/ifindex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(out)
+}
+
+func checkIfindexes(t *testing.T, tb *Testbed) {
+	seen := map[string]string{}
+	for _, n := range tb.Nodes() {
+		fns, fif, _ := tb.UplinkCapturePoint(n.Name)
+		for _, end := range [][2]string{{n.Netns, n.UplinkIf}, {fns, fif}} {
+			idx := ifindex(t, tb, end[0], end[1])
+			if other, dup := seen[idx]; dup {
+				t.Errorf("ifindex %s of %s is also %s's", idx, end[1], other)
+			}
+			seen[idx] = end[1]
+		}
+	}
+}
+
+func checkNeighbourKept(t *testing.T, tb *Testbed) {
+	ctx := context.Background()
+	g, err := tb.AddGuest(ctx, "nb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plug := GuestPlug{Guest: "nb", Node: "node1", IfaceID: "nb-port", MAC: "02:00:00:00:09:01"}
+	if err := tb.PlugGuest(ctx, plug); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Exec(ctx, g, "ip", "neigh", "replace", "10.20.0.10", "lladdr", "02:00:00:00:09:99", "dev", GuestBridge, "nud", "reachable"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.UnplugGuest(ctx, "nb", "node1", ""); err != nil {
+		t.Fatal(err)
+	}
+	link, _ := tb.Exec(ctx, g, "ip", "link", "show", GuestBridge)
+	neigh, _ := tb.Exec(ctx, g, "ip", "neigh", "show", "10.20.0.10")
+	if !strings.Contains(link, "NO-CARRIER") || !strings.Contains(neigh, "02:00:00:00:09:99") {
+		t.Fatalf("after unplug: link %q, neighbour %q: want NO-CARRIER and the entry kept", link, neigh)
+	}
+	plug.Node, plug.Standby = "node2", true
+	if err := tb.PlugGuest(ctx, plug); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.ActivatePlug(ctx, "nb", "node2", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.GuestNodes("nb"); len(got) != 1 || got[0] != "node2" {
+		t.Fatalf("guest plugged into %v, want [node2]", got)
+	}
+	if err := tb.RemoveGuest(ctx, "nb"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDownAfterCrash removes a run whose state.json is gone, with a link
+// left in the root namespace and a stray process, as a crash leaves them.
+func TestDownAfterCrash(t *testing.T) {
+	requireTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_ = Down(ctx, "t3")
+	tb, err := Up(ctx, Spec{RunID: "t3", Nodes: 1, Hosts: []HostSpec{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = Down(context.Background(), "t3") })
+	if _, err := tb.Exec(ctx, "", "ip", "link", "add", "nqt3v99", "type", "veth", "peer", "name", "nqt3g99"); err != nil {
+		t.Fatal(err)
+	}
+	stray := exec.Command("tail", "-f", filepath.Join(RunDir("t3"), "state.json"))
+	if err := stray.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = stray.Wait() }()
+	if err := os.Remove(statePath("t3")); err != nil {
+		t.Fatal(err)
+	}
+	before, err := Leftovers(ctx, "t3")
+	if err != nil || len(before) < 4 {
+		t.Fatalf("before Down: %v (%v)", before, err)
+	}
+	if err := Down(ctx, "t3"); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := Leftovers(ctx, "t3"); err != nil || len(left) > 0 {
+		t.Fatalf("after Down: %v (%v)", left, err)
+	}
+	if alive(stray.Process.Pid) {
+		t.Fatalf("stray process %d survived", stray.Process.Pid)
+	}
+}

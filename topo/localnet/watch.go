@@ -1,0 +1,168 @@
+package localnet
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"golang.org/x/sys/unix"
+)
+
+// Seen is one IP packet a DSCPWatch saw.
+type Seen struct {
+	At       time.Time
+	Src, Dst netip.Addr
+	DSCP     int
+	VLAN     int
+}
+
+// DSCPWatch records the DSCP of every IP packet crossing an interface
+// (an AF_PACKET socket in the interface's namespace), e.g. at a node's
+// uplink capture point.
+type DSCPWatch struct {
+	fd   int
+	mu   sync.Mutex
+	seen []Seen
+	stop atomic.Bool
+	done chan struct{}
+}
+
+// maxSeen bounds a watch's memory.
+const maxSeen = 1 << 20
+
+// WatchDSCP starts recording on ifname inside netns.
+func WatchDSCP(netnsName, ifname string) (*DSCPWatch, error) {
+	var fd int
+	err := InNetns(netnsName, func() error {
+		ifc, err := net.InterfaceByName(ifname)
+		if err != nil {
+			return err
+		}
+		proto := int(htons(unix.ETH_P_ALL))
+		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto); err != nil {
+			return err
+		}
+		// The kernel strips the 802.1Q tag into the auxdata (VLAN offload).
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
+			return err
+		}
+		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.Index})
+	})
+	if err != nil {
+		if fd > 0 {
+			unix.Close(fd)
+		}
+		return nil, fmt.Errorf("watch %s in %s: %w", ifname, netnsName, err)
+	}
+	tv := unix.Timeval{Usec: 100000}
+	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
+	w := &DSCPWatch{fd: fd, done: make(chan struct{})}
+	go w.loop()
+	return w, nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+func (w *DSCPWatch) loop() {
+	defer close(w.done)
+	buf := make([]byte, 65536)
+	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
+	for {
+		if w.stop.Load() {
+			return
+		}
+		n, oobn, _, _, err := unix.Recvmsg(w.fd, buf, oob, 0)
+		if err == unix.EAGAIN || err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if s, ok := decodeSeen(buf[:n]); ok {
+			if vlan, ok := auxVLAN(oob[:oobn]); ok {
+				s.VLAN = vlan
+			}
+			w.mu.Lock()
+			if len(w.seen) < maxSeen {
+				w.seen = append(w.seen, s)
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// auxVLAN returns the VLAN ID the kernel stripped from a frame.
+func auxVLAN(oob []byte) (int, bool) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return 0, false
+	}
+	for _, m := range msgs {
+		if m.Header.Level != unix.SOL_PACKET || m.Header.Type != unix.PACKET_AUXDATA || len(m.Data) < int(unsafe.Sizeof(unix.TpacketAuxdata{})) {
+			continue
+		}
+		aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&m.Data[0]))
+		if aux.Status&unix.TP_STATUS_VLAN_VALID != 0 {
+			return int(aux.Vlan_tci & 0x0fff), true
+		}
+	}
+	return 0, false
+}
+
+func decodeSeen(frame []byte) (Seen, bool) {
+	s := Seen{At: time.Now()}
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{Lazy: true, NoCopy: true})
+	if q, ok := p.Layer(layers.LayerTypeDot1Q).(*layers.Dot1Q); ok {
+		s.VLAN = int(q.VLANIdentifier)
+	}
+	if ip, ok := p.Layer(layers.LayerTypeIPv4).(*layers.IPv4); ok {
+		s.Src, _ = netip.AddrFromSlice(ip.SrcIP.To4())
+		s.Dst, _ = netip.AddrFromSlice(ip.DstIP.To4())
+		s.DSCP = int(ip.TOS >> 2)
+		return s, true
+	}
+	if ip, ok := p.Layer(layers.LayerTypeIPv6).(*layers.IPv6); ok {
+		s.Src, _ = netip.AddrFromSlice(ip.SrcIP)
+		s.Dst, _ = netip.AddrFromSlice(ip.DstIP)
+		s.DSCP = int(ip.TrafficClass >> 2)
+		return s, true
+	}
+	return s, false
+}
+
+// Seen returns the packets from src (any source if invalid) seen so far.
+func (w *DSCPWatch) Seen(src netip.Addr) []Seen {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Seen
+	for _, s := range w.seen {
+		if !src.IsValid() || s.Src == src {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FirstMarked returns the first packet from src with the DSCP seen at or
+// after t.
+func (w *DSCPWatch) FirstMarked(src netip.Addr, dscp int, t time.Time) (Seen, bool) {
+	for _, s := range w.Seen(src) {
+		if s.DSCP == dscp && !s.At.Before(t) {
+			return s, true
+		}
+	}
+	return Seen{}, false
+}
+
+// Close stops the watch.
+func (w *DSCPWatch) Close() {
+	w.stop.Store(true)
+	<-w.done
+	unix.Close(w.fd)
+}
