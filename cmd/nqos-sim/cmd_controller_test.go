@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+)
+
+func TestParseControllerFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+		want    controllerFlags
+	}{
+		{name: "minimal", args: []string{"--kubeconfig", "k", "--nb", "unix:/x"}, want: controllerFlags{kubeconfig: "k", nb: "unix:/x"}},
+		{name: "all", args: []string{"--kubeconfig", "k", "--nb", "tcp:1.2.3.4:6641", "--node", "n1", "--metrics-addr", ":9090"},
+			want: controllerFlags{kubeconfig: "k", nb: "tcp:1.2.3.4:6641", node: "n1", metricsAddr: ":9090"}},
+		{name: "no nb", args: []string{"--kubeconfig", "k"}, wantErr: "--nb are required"},
+		{name: "stray arg", args: []string{"--kubeconfig", "k", "--nb", "x", "extra"}, wantErr: "unexpected arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseControllerFlags(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The command runs against a real API server and NB, reconciles an
+// object and serves the metrics.
+func TestControllerCommand(t *testing.T) {
+	if _, err := kubeapi.BinDir(); err != nil {
+		t.Skipf("kube binaries not built: %v", err)
+	}
+	nb := nbtest.Start(t)
+	crds, _ := filepath.Glob("../../config/crd/*.yaml")
+	srv, err := kubeapi.Start(context.Background(), kubeapi.Options{Dir: t.TempDir(), CRDFiles: crds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runController(ctx, []string{"--kubeconfig", srv.KubeconfigPath(), "--nb", nb.Addr(), "--metrics-addr", addr})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("controller: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("controller did not stop")
+		}
+	})
+	nb.MustNBCtl("ls-add", "blue_ovn_localnet_switch")
+	createObjects(t, srv)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		body := scrape(addr)
+		if strings.Contains(body, `nqos_reconcile_total{result="success"}`) && strings.Contains(body, "nqos_queue_depth") {
+			out, err := nb.NBCtl("--bare", "--columns=match", "list", "QoS")
+			if err == nil && strings.Contains(out, "inport == @") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no successful reconcile visible in metrics/NB; metrics:\n%s", body)
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func scrape(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func createObjects(t *testing.T, srv *kubeapi.Server) {
+	ctx := context.Background()
+	kc := kubernetes.NewForConfigOrDie(srv.RESTConfig())
+	dyn := dynamic.NewForConfigOrDie(srv.RESTConfig())
+	if _, err := kc.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "vms"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	nad := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+		"metadata": map[string]any{"name": "blue", "namespace": "vms", "labels": map[string]any{"net": "blue"}},
+		"spec":     map[string]any{"config": `{"cniVersion":"1.0.0","name":"blue","type":"ovn-k8s-cni-overlay","topology":"localnet","netAttachDefName":"vms/blue"}`},
+	}}
+	nq := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "k8s.ovn.org/v1alpha1", "kind": "NetworkQoS",
+		"metadata": map[string]any{"name": "gold", "namespace": "vms"},
+		"spec": map[string]any{"priority": int64(10), "egress": []any{map[string]any{"dscp": int64(46)}},
+			"networkSelectors": []any{map[string]any{"networkSelectionType": "NetworkAttachmentDefinitions",
+				"networkAttachmentDefinitionSelector": map[string]any{"namespaceSelector": map[string]any{},
+					"networkSelector": map[string]any{"matchLabels": map[string]any{"net": "blue"}}}}}},
+	}}
+	for gvr, obj := range map[schema.GroupVersionResource]*unstructured.Unstructured{
+		{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}: nad,
+		{Group: "k8s.ovn.org", Version: "v1alpha1", Resource: "networkqoses"}:                 nq,
+	} {
+		if _, err := dyn.Resource(gvr).Namespace("vms").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", gvr.Resource, err)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+// Package controller owns the live NetworkQoS controller: informers on
+// NetworkQoS, Pod, Namespace, NetworkAttachmentDefinition (and CUDN when
+// installed), a rate-limited work queue keyed by NetworkQoS, the mapping
+// of cluster events to the objects they affect, one NB transaction per
+// reconcile through internal/ovnnb, status conditions, collision events,
+// the startup garbage collection and legacy-match migration, and metrics.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// NB is what the controller needs from the OVN Northbound client;
+// *ovnnb.Client implements it.
+type NB interface {
+	Apply(ctx context.Context, key ovnnb.Key, want ovnnb.ObjectRows) (ovnnb.ApplyResult, error)
+	Teardown(ctx context.Context, key ovnnb.Key) error
+	OwnedKeys() []ovnnb.Key
+	LegacyRows() []ovnnb.LegacyRow
+	MigrateLegacy(ctx context.Context, row ovnnb.LegacyRow, pg qos.PortGroup) (ovnnb.MigrateResult, error)
+	OnLogicalSwitchPortAdd(fn func(lspName string))
+	HasPort(name string) bool
+}
+
+// Config configures a Controller.
+type Config struct {
+	// Kube is the client configuration of the cluster.
+	Kube *rest.Config
+	// NB is the connected Northbound client.
+	NB NB
+	// Node, when set, restricts port-group members to pods scheduled on
+	// it and names the condition Ready-In-Zone-<Node>; empty means one
+	// central NB serving every node (condition Ready-In-Zone-global).
+	Node string
+	// Log receives structured logs; nil discards them.
+	Log *slog.Logger
+	// Metrics registers the controller's metrics; nil keeps them private.
+	Metrics prometheus.Registerer
+}
+
+// workers is the number of concurrent reconcilers.
+const workers = 8
+
+// Controller reconciles NetworkQoS objects into the OVN Northbound DB.
+type Controller struct {
+	nb      NB
+	node    string
+	zone    string
+	log     *slog.Logger
+	kube    kubernetes.Interface
+	dyn     dynamic.Interface
+	queue   workqueue.TypedRateLimitingInterface[string]
+	inf     *informerSet
+	facts   *informerFacts
+	metrics *metrics
+	events  *eventSink
+	pending *pendingPorts
+	results *resultCache
+
+	live   atomic.Bool // caches synced: event handlers map events to keys
+	synced atomic.Bool // startup GC and migration done
+}
+
+// New builds a controller; Run starts it.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Kube == nil || cfg.NB == nil {
+		return nil, errors.New("controller: Config.Kube and Config.NB are required")
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	kube, err := kubernetes.NewForConfig(cfg.Kube)
+	if err != nil {
+		return nil, fmt.Errorf("controller: kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg.Kube)
+	if err != nil {
+		return nil, fmt.Errorf("controller: dynamic client: %w", err)
+	}
+	c := &Controller{
+		nb: cfg.NB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
+		kube: kube, dyn: dyn,
+		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
+		pending: newPendingPorts(),
+		results: newResultCache(),
+	}
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	if c.metrics, err = newMetrics(reg, c.queue); err != nil {
+		return nil, err
+	}
+	if c.inf, err = newInformerSet(kube, dyn); err != nil {
+		return nil, err
+	}
+	c.facts = &informerFacts{inf: c.inf}
+	c.events = newEventSink(kube, log)
+	c.inf.addHandlers(c)
+	cfg.NB.OnLogicalSwitchPortAdd(c.onPortAdd)
+	return c, nil
+}
+
+func zoneName(node string) string {
+	if node == "" {
+		return "global"
+	}
+	return node
+}
+
+func rateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Minute),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: newBucket()},
+	)
+}
+
+// Synced reports whether the startup GC and legacy migration finished.
+func (c *Controller) Synced() bool { return c.synced.Load() }
+
+// Run starts the informers, waits for their caches, runs the startup GC
+// and migration, then reconciles until ctx is done.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.events.close()
+	defer c.queue.ShutDown()
+	if err := c.inf.start(ctx); err != nil {
+		return err
+	}
+	c.live.Store(true)
+	if err := c.startup(ctx); err != nil {
+		return err
+	}
+	for _, key := range c.inf.networkQoSKeys() {
+		c.queue.Add(key)
+	}
+	c.synced.Store(true)
+	c.log.Info("controller synced", "zone", c.zone)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c.processNext(ctx) {
+			}
+		}()
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	return nil
+}
+
+// onPortAdd requeues, without backoff, every object waiting for lsp.
+func (c *Controller) onPortAdd(lsp string) {
+	for _, key := range c.pending.waiting(lsp) {
+		c.queue.Add(key)
+	}
+}

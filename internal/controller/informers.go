@@ -1,0 +1,194 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/api/v1alpha1"
+)
+
+// GroupVersionResources the controller reads.
+var (
+	gvrNetworkQoS = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource}
+	gvrNAD        = schema.GroupVersionResource{Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource}
+	gvrCUDN       = schema.GroupVersionResource{Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource}
+)
+
+// destSelectorIndex indexes NetworkQoS objects that have a destination
+// pod/namespace selector: pods anywhere can change their address sets.
+const destSelectorIndex = "destSelector"
+
+// informerSet holds the informers; the CUDN informer is nil when the CUDN
+// CRD is not installed. The dynamic informers store typed objects (a
+// transform converts them once), so readers never convert again.
+type informerSet struct {
+	factory    informers.SharedInformerFactory
+	pods       cache.SharedIndexInformer
+	namespaces cache.SharedIndexInformer
+	nqos       cache.SharedIndexInformer
+	nads       cache.SharedIndexInformer
+	cudns      cache.SharedIndexInformer
+}
+
+func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informerSet, error) {
+	if err := requireResource(kube.Discovery(), gvrNetworkQoS); err != nil {
+		return nil, err
+	}
+	if err := requireResource(kube.Discovery(), gvrNAD); err != nil {
+		return nil, err
+	}
+	s := &informerSet{factory: informers.NewSharedInformerFactory(kube, 0)}
+	s.pods = s.factory.Core().V1().Pods().Informer()
+	s.namespaces = s.factory.Core().V1().Namespaces().Informer()
+	if err := s.pods.SetTransform(stripPod); err != nil {
+		return nil, fmt.Errorf("controller: pod informer: %w", err)
+	}
+	s.nqos = typedInformer(dyn, gvrNetworkQoS, convertTo[v1alpha1.NetworkQoS], cache.Indexers{
+		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
+		destSelectorIndex:    indexDestSelector,
+	})
+	s.nads = typedInformer(dyn, gvrNAD, convertTo[nadv1.NetworkAttachmentDefinition], cache.Indexers{})
+	if requireResource(kube.Discovery(), gvrCUDN) == nil {
+		s.cudns = typedInformer(dyn, gvrCUDN, convertTo[udnv1.ClusterUserDefinedNetwork], cache.Indexers{})
+	}
+	return s, nil
+}
+
+// requireResource fails when the API server does not serve gvr.
+func requireResource(d discovery.DiscoveryInterface, gvr schema.GroupVersionResource) error {
+	list, err := d.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("controller: %s is not served (CRD not installed)", gvr)
+		}
+		return fmt.Errorf("controller: discover %s: %w", gvr, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return nil
+		}
+	}
+	return fmt.Errorf("controller: %s is not served (CRD not installed)", gvr)
+}
+
+func typedInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, conv cache.TransformFunc, idx cache.Indexers) cache.SharedIndexInformer {
+	res := dyn.Resource(gvr)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return res.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, idx)
+	// Cannot fail: the informer has not started.
+	_ = inf.SetTransform(conv)
+	return inf
+}
+
+// convertTo converts an unstructured object into *T, dropping managed
+// fields; already converted objects pass through.
+func convertTo[T any](obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	u.SetManagedFields(nil)
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return nil, fmt.Errorf("convert %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return out, nil
+}
+
+// stripPod drops what the controller never reads, to keep the cache small.
+func stripPod(obj any) (any, error) {
+	if p, ok := obj.(*corev1.Pod); ok {
+		p.ManagedFields = nil
+		p.Status = corev1.PodStatus{Phase: p.Status.Phase, PodIPs: p.Status.PodIPs}
+	}
+	return obj, nil
+}
+
+func indexDestSelector(obj any) ([]string, error) {
+	nq, ok := obj.(*v1alpha1.NetworkQoS)
+	if !ok || !hasDestSelector(nq) {
+		return nil, nil
+	}
+	return []string{"yes"}, nil
+}
+
+func hasDestSelector(nq *v1alpha1.NetworkQoS) bool {
+	for _, r := range nq.Spec.Egress {
+		if r.Classifier == nil {
+			continue
+		}
+		for _, d := range r.Classifier.To {
+			if d.PodSelector != nil || d.NamespaceSelector != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *informerSet) all() []cache.SharedIndexInformer {
+	out := []cache.SharedIndexInformer{s.pods, s.namespaces, s.nqos, s.nads}
+	if s.cudns != nil {
+		out = append(out, s.cudns)
+	}
+	return out
+}
+
+// start runs every informer until ctx ends and waits for their caches.
+func (s *informerSet) start(ctx context.Context) error {
+	s.factory.Start(ctx.Done())
+	var synced []cache.InformerSynced
+	for _, inf := range s.all() {
+		if inf == s.pods || inf == s.namespaces {
+			synced = append(synced, inf.HasSynced)
+			continue
+		}
+		go inf.RunWithContext(ctx)
+		synced = append(synced, inf.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return errors.New("controller: informer caches did not sync before shutdown")
+	}
+	return nil
+}
+
+// networkQoS returns the cached object for key "ns/name".
+func (s *informerSet) networkQoS(key string) (*v1alpha1.NetworkQoS, bool) {
+	obj, ok, err := s.nqos.GetIndexer().GetByKey(key)
+	if err != nil || !ok {
+		return nil, false
+	}
+	nq, ok := obj.(*v1alpha1.NetworkQoS)
+	return nq, ok
+}
+
+// networkQoSKeys lists every cached NetworkQoS key, sorted.
+func (s *informerSet) networkQoSKeys() []string {
+	keys := s.nqos.GetIndexer().ListKeys()
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,176 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// Reconcile outcomes, the result label of nqos_reconcile_total.
+const (
+	resultSuccess  = "success"
+	resultPending  = "pending"
+	resultRejected = "rejected"
+	resultDeleted  = "deleted"
+	resultError    = "error"
+)
+
+// outcome is what one reconcile did: requeue asks for a rate-limited
+// retry even without an error (ports still missing).
+type outcome struct {
+	result  string
+	requeue bool
+	err     error
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+	start := time.Now()
+	out := c.reconcile(ctx, key)
+	c.metrics.observe(out, time.Since(start))
+	switch {
+	case out.err != nil:
+		if ctx.Err() == nil {
+			c.log.Error("reconcile failed", "networkqos", key, "err", out.err)
+		}
+		c.queue.AddRateLimited(key)
+	case out.requeue:
+		c.queue.AddRateLimited(key)
+	default:
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// reconcile moves the NB rows of one NetworkQoS to what the compiler
+// wants (one transaction), or tears them down when the object is gone,
+// invalid or not accepted, and writes its status.
+func (c *Controller) reconcile(ctx context.Context, key string) outcome {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return outcome{result: resultError, err: fmt.Errorf("networkqos key %q: %w", key, err)}
+	}
+	nbKey := ovnnb.Key{Namespace: ns, Name: name}
+	nq, ok := c.inf.networkQoS(key)
+	if !ok {
+		return c.remove(ctx, key, nbKey, resultDeleted)
+	}
+	r := qos.CompileObject(nq, c.facts, c.node)
+	if r.Err != nil || r.Accepted.Status != conditionTrue {
+		out := c.remove(ctx, key, nbKey, resultRejected)
+		return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
+	}
+	res, err := c.nb.Apply(ctx, nbKey, ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS})
+	c.waitForPorts(key, res.MissingPorts)
+	if err != nil { // ovnnb's errors name the object
+		return outcome{result: resultError, err: err}.also(c.writeStatus(ctx, nq, r.Accepted, c.failed(key, err)))
+	}
+	c.results.store(r)
+	c.reportCollisions(r)
+	if res.Changed {
+		c.metrics.nbWrites.Inc()
+		c.log.Info("networkqos applied", "networkqos", key, "qosRows", len(r.QoS), "missingPorts", len(res.MissingPorts))
+	}
+	if len(res.MissingPorts) > 0 {
+		return outcome{result: resultPending, requeue: true}.also(c.writeStatus(ctx, nq, r.Accepted, c.portsPending(res.MissingPorts)))
+	}
+	return outcome{result: resultSuccess}.also(c.writeStatus(ctx, nq, r.Accepted, c.ready()))
+}
+
+// waitForPorts registers the ports key waits for. A port that appeared
+// between Apply's read and the registration missed the callback: requeue
+// at once for it.
+func (c *Controller) waitForPorts(key string, missing []string) {
+	c.pending.set(key, missing)
+	for _, p := range missing {
+		if c.nb.HasPort(p) {
+			c.queue.Add(key)
+			return
+		}
+	}
+}
+
+// remove tears the object's rows down (QoS rows before groups and sets).
+func (c *Controller) remove(ctx context.Context, key string, nbKey ovnnb.Key, result string) outcome {
+	c.pending.set(key, nil)
+	c.results.delete(key)
+	if err := c.nb.Teardown(ctx, nbKey); err != nil { // names the object
+		return outcome{result: resultError, err: err}
+	}
+	return outcome{result: result}
+}
+
+// also records a status-write error: the object is retried.
+func (o outcome) also(err error) outcome {
+	if err != nil {
+		if o.err == nil {
+			o.result = resultError
+		}
+		o.err = errors.Join(o.err, err)
+	}
+	return o
+}
+
+// Ready-In-Zone reasons.
+const (
+	reasonSuccess      = "Success"
+	reasonFailed       = "Failed"
+	reasonNotAccepted  = "NotAccepted"
+	reasonPortsPending = "PortsPending"
+	conditionTrue      = "True"
+	conditionFalse     = "False"
+)
+
+func (c *Controller) readyType() string { return qos.ReadyConditionPrefix + c.zone }
+
+func (c *Controller) ready() qos.Condition {
+	return qos.Condition{Type: c.readyType(), Status: conditionTrue, Reason: reasonSuccess, Message: "NetworkQoS was applied successfully"}
+}
+
+func (c *Controller) notAccepted(r qos.Result) qos.Condition {
+	msg := r.Accepted.Message
+	if r.Err != nil && msg == "" {
+		msg = r.Err.Error()
+	}
+	return qos.Condition{Type: c.readyType(), Status: conditionFalse, Reason: reasonNotAccepted, Message: "NetworkQoS is not accepted: " + msg}
+}
+
+func (c *Controller) failed(key string, err error) qos.Condition {
+	return qos.Condition{Type: c.readyType(), Status: conditionFalse, Reason: reasonFailed,
+		Message: fmt.Sprintf("NetworkQoS %s - failed to reconcile, error details: %v", key, err)}
+}
+
+// maxListedPorts bounds the ports named in a PortsPending message.
+const maxListedPorts = 10
+
+func (c *Controller) portsPending(ports []string) qos.Condition {
+	msg := "waiting for logical switch ports: " + strings.Join(ports[:min(len(ports), maxListedPorts)], ", ")
+	if len(ports) > maxListedPorts {
+		msg += fmt.Sprintf(" and %d more", len(ports)-maxListedPorts)
+	}
+	return qos.Condition{Type: c.readyType(), Status: conditionFalse, Reason: reasonPortsPending, Message: msg}
+}
+
+// accepted is the compiler's Accepted condition; an invalid spec is
+// always Accepted=False/InvalidSpec naming the error.
+func accepted(r qos.Result) qos.Condition {
+	if r.Err != nil && (r.Accepted.Status != conditionFalse || r.Accepted.Message == "") {
+		return qos.Condition{Type: qos.ConditionAccepted, Status: conditionFalse, Reason: qos.ReasonInvalidSpec, Message: r.Err.Error()}
+	}
+	return r.Accepted
+}
+
+// objectRef names a NetworkQoS in logs and errors.
+func objectRef(nq *v1alpha1.NetworkQoS) string { return nq.Namespace + "/" + nq.Name }

@@ -1,0 +1,72 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// statusApply is the server-side-apply body for the status subresource:
+// only our own conditions, so other writers' conditions (other zones)
+// are kept by the API server (conditions is a list map keyed by type).
+type statusApply struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []metav1.Condition `json:"conditions"`
+	} `json:"status"`
+}
+
+// writeStatus sets our conditions (Accepted and Ready-In-Zone-<zone>)
+// with observedGeneration, keeping the lastTransitionTime of unchanged
+// ones; it writes nothing when the cached status already says the same.
+// The write is a forced server-side apply owned by "nqos-<zone>".
+func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, conds ...qos.Condition) error {
+	cur := nq.Status.Conditions
+	next := make([]metav1.Condition, len(cur))
+	for i := range cur {
+		cur[i].DeepCopyInto(&next[i])
+	}
+	ours := make([]metav1.Condition, 0, len(conds))
+	for _, q := range conds {
+		meta.SetStatusCondition(&next, metav1.Condition{
+			Type: q.Type, Status: metav1.ConditionStatus(q.Status), Reason: q.Reason, Message: q.Message,
+			ObservedGeneration: nq.Generation,
+		})
+		ours = append(ours, *meta.FindStatusCondition(next, q.Type))
+	}
+	if reflect.DeepEqual(cur, next) {
+		return nil
+	}
+	var body statusApply
+	body.APIVersion, body.Kind = v1alpha1.GroupName+"/"+v1alpha1.Version, v1alpha1.Kind
+	body.Metadata.Name, body.Metadata.Namespace = nq.Name, nq.Namespace
+	body.Status.Conditions = ours
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return fmt.Errorf("networkqos %s: status: %w", objectRef(nq), err)
+	}
+	force := true
+	_, err = c.dyn.Resource(gvrNetworkQoS).Namespace(nq.Namespace).
+		Patch(ctx, nq.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: "nqos-" + c.zone, Force: &force}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil // deleted meanwhile; the delete event tears down
+	}
+	if err != nil {
+		return fmt.Errorf("networkqos %s: write status: %w", objectRef(nq), err)
+	}
+	return nil
+}
