@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what nqos's tests and testbed need on a Debian 12 machine (as
+# root): the Debian packages below when any is missing, the Go modules, and
+# the kube-apiserver/etcd binaries built from source (hack/kube-bins.sh).
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+pkgs=(openvswitch-switch openvswitch-common ovn-central ovn-host iperf3 tcpdump tshark ethtool iproute2 libpcap-dev dnsmasq-base chromium)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "deps: missing Debian packages ${missing[*]}; run as root or install them" >&2
+    exit 1
+  fi
+  echo "deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The Debian packages may start system-wide OVS/OVN daemons; the testbed runs
+# its own per run ID and never uses those, so they are left alone.
+cd "$here"
+go mod download
+(cd tools/kube && go mod download)
+"$here/hack/kube-bins.sh" >/dev/null
