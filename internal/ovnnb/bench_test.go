@@ -3,6 +3,7 @@ package ovnnb_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb"
 )
@@ -36,11 +37,9 @@ func benchWants(ports []string) (keys []ovnnb.Key, v [2][]ovnnb.ObjectRows) {
 	return keys, v
 }
 
-// BenchmarkApply measures one object's Apply against a real ovsdb-server
-// with benchObjects objects and benchPorts ports: "change" alternates each
-// object between two versions (one transaction per op), "noop" re-applies
-// the current version (no transaction).
-func BenchmarkApply(b *testing.B) {
+// benchFixture is an NB with benchPorts ports and benchObjects objects
+// applied at version 0.
+func benchFixture(b *testing.B) (*fixture, []ovnnb.Key, [2][]ovnnb.ObjectRows) {
 	ports := portNames("ns.net_ns", benchPorts)
 	f := newFixture(b)
 	addPorts(b, f.srv, testSwitch, ports...)
@@ -49,31 +48,57 @@ func BenchmarkApply(b *testing.B) {
 	for i, key := range keys {
 		f.apply(key, v[0][i])
 	}
+	return f, keys, v
+}
+
+// BenchmarkApply measures one object's Apply against a real ovsdb-server
+// with benchObjects objects and benchPorts ports: "change" alternates each
+// object between two versions (one transaction per op), "noop" re-applies
+// the current version (no transaction).
+func BenchmarkApply(b *testing.B) {
+	f, keys, v := benchFixture(b)
 	cur := make([]int, len(keys))
 
 	b.Run("change", func(b *testing.B) {
-		tx := 0
-		i := 0
-		for b.Loop() {
-			o := i % len(keys)
-			cur[o] = 1 - cur[o]
-			if f.apply(keys[o], v[cur[o]][o]).Changed {
-				tx++
-			}
-			i++
-		}
-		b.ReportMetric(float64(tx)/float64(i), "tx/op")
+		tx, ops := applyLoop(b, f, keys, v, cur, true)
+		b.ReportMetric(float64(tx)/float64(ops), "tx/op")
 	})
 	b.Run("noop", func(b *testing.B) {
-		tx := 0
-		i := 0
-		for b.Loop() {
-			o := i % len(keys)
-			if f.apply(keys[o], v[cur[o]][o]).Changed {
-				tx++
-			}
-			i++
-		}
-		b.ReportMetric(float64(tx)/float64(i), "tx/op")
+		tx, ops := applyLoop(b, f, keys, v, cur, false)
+		b.ReportMetric(float64(tx)/float64(ops), "tx/op")
 	})
+}
+
+// applyLoop applies one object per benchmark op, round robin, flipping
+// its version first when flip is set; it counts transactions and ops.
+func applyLoop(b *testing.B, f *fixture, keys []ovnnb.Key, v [2][]ovnnb.ObjectRows, cur []int, flip bool) (tx, ops int) {
+	for b.Loop() {
+		o := ops % len(keys)
+		if flip {
+			cur[o] = 1 - cur[o]
+		}
+		if f.apply(keys[o], v[cur[o]][o]).Changed {
+			tx++
+		}
+		ops++
+	}
+	return tx, max(ops, 1)
+}
+
+// BenchmarkWatch is BenchmarkApply's "change" loop at the same scale with
+// a Watcher attached on its own connection: "audits/tx" is how many NB
+// states it audited per committed transaction (1 means none were merged
+// or missed) and "drain-ms" how long after the last commit it finished
+// auditing the backlog.
+func BenchmarkWatch(b *testing.B) {
+	f, keys, v := benchFixture(b)
+	w := f.watch(ovnnb.WatchOptions{})
+	tx, _ := applyLoop(b, f, keys, v, make([]int, len(keys)), true)
+	last := time.Now()
+	drained := f.waitChecks(w, 1+tx)
+	b.ReportMetric(float64(w.Checks()-1)/float64(max(tx, 1)), "audits/tx")
+	b.ReportMetric(float64(drained.Sub(last).Microseconds())/1000, "drain-ms")
+	if s := w.Stop(); len(s) != 0 {
+		b.Fatalf("sightings while applying: %+v", s)
+	}
 }

@@ -4,8 +4,10 @@
 // tables and moves the rows owned by one NetworkQoS (external_ids
 // owner-type=NetworkQoS, k8s.ovn.org/name=<ns>:<name>) to a desired state in
 // single transactions, tears them down in order, migrates upstream's legacy
-// address-set source matches to port-group matches, and audits invariants.
-// Rows with any other ownership are never modified.
+// address-set source matches to port-group matches, and audits invariants:
+// on demand (Audit) or after every committed transaction on a monitor
+// connection of its own (Watch). Rows with any other ownership are never
+// modified.
 package ovnnb
 
 import (
@@ -37,8 +39,9 @@ const (
 
 // Client is a Northbound connection with a monitored cache.
 type Client struct {
-	cli client.Client
-	log *slog.Logger
+	cli  client.Client
+	log  *slog.Logger
+	addr string // for the Watchers' own connections
 
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every cache event
@@ -76,7 +79,7 @@ func Dial(ctx context.Context, addr string, log *slog.Logger) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("NB client for %s: %w", addr, err)
 	}
-	c := &Client{cli: cli, log: log, changed: make(chan struct{}), stop: bo}
+	c := &Client{cli: cli, log: log, addr: addr, changed: make(chan struct{}), stop: bo}
 	if err := cli.Connect(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connect NB %s: %w", addr, err)

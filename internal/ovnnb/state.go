@@ -131,6 +131,12 @@ func (c *Client) switchIndex(ctx context.Context) (switchIndex, error) {
 	if err := c.cli.List(ctx, &lss); err != nil {
 		return switchIndex{}, fmt.Errorf("list Logical_Switch: %w", err)
 	}
+	return newSwitchIndex(lss), nil
+}
+
+// newSwitchIndex indexes switches by name and QoS rows by the switches
+// referencing them.
+func newSwitchIndex(lss []nbdb.LogicalSwitch) switchIndex {
 	idx := switchIndex{byName: map[string]string{}, refs: map[string][]string{}}
 	for _, ls := range lss {
 		idx.byName[ls.Name] = ls.UUID
@@ -141,7 +147,7 @@ func (c *Client) switchIndex(ctx context.Context) (switchIndex, error) {
 	for _, names := range idx.refs {
 		sort.Strings(names)
 	}
-	return idx, nil
+	return idx
 }
 
 // lspNames maps Logical_Switch_Port UUIDs to names.
