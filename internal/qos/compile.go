@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/seeded"
 )
 
 // Result is the compiled state of one NetworkQoS.
@@ -58,6 +59,9 @@ func compileObject(nq *v1alpha1.NetworkQoS, f Facts, node string, idx *nadIndex)
 	}
 	if msg := rejection(sp, nets); msg != "" {
 		r.Accepted = condition(metav1.ConditionFalse, ReasonUnsupportedDestinationSelector, msg)
+		if seeded.Active == seeded.PartialRejected {
+			buildRows(nq, sp, f, node, &r, withDiscoverableIPs(nets))
+		}
 		return r
 	}
 	r.Accepted = condition(metav1.ConditionTrue, ReasonConfigurationAccepted,
@@ -65,12 +69,18 @@ func compileObject(nq *v1alpha1.NetworkQoS, f Facts, node string, idx *nadIndex)
 	if len(nets) == 0 {
 		r.Warnings = append(r.Warnings, r.Key()+": networkSelectors select no network; no rows")
 	}
-	c := objectCompiler{nq: nq, sp: sp, f: f, node: node, res: &r}
+	buildRows(nq, sp, f, node, &r, nets)
+	return r
+}
+
+// buildRows adds the rows of an accepted object on nets to r, sorted
+// (a rejected one only under the PartialRejected seeded bug).
+func buildRows(nq *v1alpha1.NetworkQoS, sp *spec, f Facts, node string, r *Result, nets []Network) {
+	c := objectCompiler{nq: nq, sp: sp, f: f, node: node, res: r}
 	for _, n := range nets {
 		c.network(n)
 	}
-	sortResult(&r)
-	return r
+	sortResult(r)
 }
 
 func condition(status metav1.ConditionStatus, reason, msg string) Condition {

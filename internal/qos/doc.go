@@ -5,5 +5,8 @@
 // the Accepted condition of every NetworkQoS, and warnings. It also owns the
 // naming rules shared with upstream OVN-Kubernetes, the legacy-match
 // rewrite used by the startup migration, and the strict manifest decoder.
-// Nothing here does I/O beyond reading manifests from an io.Reader.
+// Nothing here does I/O beyond reading manifests from an io.Reader. The
+// compiler-side seeded bugs of internal/seeded (issue 7) are injected here,
+// each behind a constant `if seeded.Active == ...` that only an
+// nqos_bug_<id> build tag makes reachable.
 package qos

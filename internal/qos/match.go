@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/nqos/nqos/internal/seeded"
 )
 
 // anyIPMatch stands in for the destination when a rule has none.
@@ -13,14 +15,17 @@ const anyIPMatch = "(ip4 || ip6)"
 // family ("v4"/"v6").
 type destSets map[string]string
 
-// buildMatch renders a rule's match. Only parsed values reach it: the
-// port group and address-set names are generated hashes, CIDRs are
-// netip prefixes and ports are integers, so no input can inject OVN
-// syntax.
-func buildMatch(portGroup string, r rule, sets map[int]destSets) string {
+// sourceMatch is the OKEP-6815 source fragment: membership of the
+// packet's logical switch port in the object's port group.
+func sourceMatch(portGroup string) string { return "inport == @" + portGroup }
+
+// buildMatch renders a rule's match after the source fragment. Only
+// parsed values reach it: the port group and address-set names are
+// generated hashes, CIDRs are netip prefixes and ports are integers, so no
+// input can inject OVN syntax.
+func buildMatch(source string, r rule, sets map[int]destSets) string {
 	var b strings.Builder
-	b.WriteString("inport == @")
-	b.WriteString(portGroup)
+	b.WriteString(source)
 	b.WriteString(" && ")
 	if len(r.dests) == 0 {
 		b.WriteString(anyIPMatch)
@@ -89,7 +94,7 @@ func ipBlockMatch(b *ipBlock) string {
 		f = "ip6"
 	}
 	m := f + ".dst == " + prefixLiteral(b.cidr)
-	if len(b.except) == 0 {
+	if len(b.except) == 0 || seeded.Active == seeded.ExceptDropped {
 		return m
 	}
 	ex := make([]string, len(b.except))

@@ -58,7 +58,7 @@ func TestBuildMatch(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := ruleFor(t, v1alpha1.Rule{DSCP: 1, Classifier: c.cl})
-			if got := buildMatch("pg", r, c.sets); got != c.want {
+			if got := buildMatch(sourceMatch("pg"), r, c.sets); got != c.want {
 				t.Errorf("match %q\nwant  %q", got, c.want)
 			}
 		})

@@ -4,6 +4,8 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+
+	"github.com/nqos/nqos/internal/seeded"
 )
 
 // Switch name suffixes of the single-switch topologies.
@@ -95,7 +97,12 @@ func qosIDs(net, namespace, name string, rule int) map[string]string {
 // rule i, destination d, family ("v4"/"v6"), as upstream's
 // AddressSetNetworkQoS type (name, rule-index, ip-block-index, ip-family).
 func addressSetIDs(net, namespace, name string, rule, dest int, family string) map[string]string {
-	r, d := strconv.Itoa(rule), strconv.Itoa(dest)
+	return setIDs(net, namespace, name, strconv.Itoa(rule), strconv.Itoa(dest), family)
+}
+
+// setIDs are the external_ids of an address set with upstream's string
+// rule and ip-block indexes ("src", "0" for a source set).
+func setIDs(net, namespace, name, r, d, family string) map[string]string {
 	id := objectID(ControllerName(net), namespace, name) + ":" + r + ":" + d + ":" + family
 	ids := ownerIDs(net, namespace, name, id)
 	ids[RuleIndexKey] = r
@@ -105,4 +112,9 @@ func addressSetIDs(net, namespace, name string, rule, dest int, family string) m
 }
 
 // qosPriority is upstream's formula: 10000 + priority*10 + ruleIndex.
-func qosPriority(priority, rule int) int { return 10000 + priority*10 + rule }
+func qosPriority(priority, rule int) int {
+	if seeded.Active == seeded.PriorityX20 {
+		return 10000 + priority*20 + rule
+	}
+	return 10000 + priority*10 + rule
+}

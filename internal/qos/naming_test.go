@@ -21,6 +21,7 @@ func TestNaming(t *testing.T) {
 		{"port group", PortGroupName("c", "ns", "n"), hashForOVN("c:NetworkQoS:ns:n")},
 		{"qos id", qosIDs("net", "ns", "n", 3)[PrimaryIDKey], "net-network-controller:NetworkQoS:ns:n:3"},
 		{"as id", addressSetIDs("net", "ns", "n", 1, 2, "v6")[PrimaryIDKey], "net-network-controller:NetworkQoS:ns:n:1:2:v6"},
+		{"upstream src set name", hashForOVN(setIDs("default", "ns1", "qos1", "src", "0", "v4")[PrimaryIDKey]), "a17227640409741985825"},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

@@ -5,9 +5,11 @@ import (
 	"net/netip"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/seeded"
 )
 
 // objectCompiler builds the rows of one accepted NetworkQoS.
@@ -38,18 +40,28 @@ func (c *objectCompiler) network(n Network) {
 		ExternalIDs: portGroupIDs(n.Name, ns, name),
 	}
 	c.res.PortGroups = append(c.res.PortGroups, pg)
+	source := sourceMatch(pg.Name)
+	if seeded.Active == seeded.SourceByIP {
+		source = c.sourceByIP(n, nads)
+	}
 	for _, r := range c.sp.rules {
 		sets := c.addressSets(n, nads, r)
 		row := QoSRow{
 			Switch:      n.Switch,
 			Direction:   DirectionToLport,
 			Priority:    qosPriority(c.sp.priority, r.index),
-			Match:       buildMatch(pg.Name, r, sets),
+			Match:       buildMatch(source, r, sets),
 			Action:      Action{DSCP: r.dscp},
 			ExternalIDs: qosIDs(n.Name, ns, name, r.index),
 		}
+		if seeded.Active == seeded.DSCPOffByOne {
+			row.Action.DSCP++
+		}
 		if r.rate > 0 || r.burst > 0 {
 			row.Bandwidth = &Bandwidth{Rate: r.rate, Burst: r.burst}
+			if seeded.Active == seeded.BurstUnits {
+				row.Bandwidth.Burst = kilobitsAsBytes(r.burst)
+			}
 		}
 		c.res.QoS = append(c.res.QoS, row)
 	}
@@ -58,16 +70,25 @@ func (c *objectCompiler) network(n Network) {
 // sourcePorts returns the LSPs of the selected source pods on a network.
 func (c *objectCompiler) sourcePorts(nads map[string]bool) []string {
 	ports := []string{}
+	for _, p := range c.sourcePods() {
+		ports = append(ports, podPorts(p, nads)...)
+	}
+	return sortUnique(ports)
+}
+
+// sourcePods are the eligible pods of the object's namespace that its
+// podSelector selects, on c.node when it is set.
+func (c *objectCompiler) sourcePods() []*corev1.Pod {
+	var out []*corev1.Pod
 	for _, p := range c.f.PodsInNamespace(c.nq.Namespace) {
 		if !eligible(p) || (c.node != "" && p.Spec.NodeName != c.node) {
 			continue
 		}
-		if !c.sp.pods.Matches(labels.Set(p.Labels)) {
-			continue
+		if c.sp.pods.Matches(labels.Set(p.Labels)) {
+			out = append(out, p)
 		}
-		ports = append(ports, podPorts(p, nads)...)
 	}
-	return sortUnique(ports)
+	return out
 }
 
 // addressSets builds the destination address sets of a rule's selector

@@ -1,0 +1,95 @@
+package testlog
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// render is the golden form of a Result: "fail\t<name>" then
+// "build\t<pkg>" lines.
+func render(r Result) string {
+	var b strings.Builder
+	for _, f := range r.Failed {
+		b.WriteString("fail\t" + f + "\n")
+	}
+	for _, p := range r.BuildFailed {
+		b.WriteString("build\t" + p + "\n")
+	}
+	return b.String()
+}
+
+// TestParseGolden parses real `go test -json` and `go test -v` output
+// (captured from seeded-bug runs of this repo) and hand-written scenario
+// runner output, and compares with testdata/<case>.golden.
+func TestParseGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/*.input")
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no inputs: %v", err)
+	}
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".input")
+		t.Run(name, func(t *testing.T) {
+			f, err := os.Open(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			r, err := Parse(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := render(r)
+			golden := strings.TrimSuffix(in, ".input") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("%s:\ngot:\n%s\nwant:\n%s", name, got, want)
+			}
+		})
+	}
+}
+
+func TestParseCases(t *testing.T) {
+	cases := []struct {
+		name, in    string
+		failed      []string
+		buildFailed []string
+	}{
+		{"empty", "", nil, nil},
+		{"passing json", `{"Action":"pass","Package":"example.com/a","Test":"TestA"}` + "\n" + `{"Action":"pass","Package":"example.com/a"}`, nil, nil},
+		{"parent pruned", "{\"Action\":\"fail\",\"Package\":\"x/p\",\"Test\":\"TestA/b\"}\n{\"Action\":\"fail\",\"Package\":\"x/p\",\"Test\":\"TestA\"}\n{\"Action\":\"fail\",\"Package\":\"x/p\",\"Test\":\"TestAB\"}",
+			[]string{"p.TestA/b", "p.TestAB"}, nil},
+		{"package only", `{"Action":"fail","Package":"x/p"}`, []string{"p (package)"}, nil},
+		{"build fail event", `{"ImportPath":"x/q","Action":"build-fail"}` + "\n" + `{"Action":"fail","Package":"x/p","FailedBuild":"x/q"}`, nil, []string{"x/q"}},
+		{"text pass is nothing", "ok  \tx/p\t0.1s\nPASS scenario a\n", nil, nil},
+		{"scenario needs property", "FAIL scenario a\n", nil, nil},
+		{"long line", "FAIL scenario big: " + strings.Repeat("x", 200000) + "\n", []string{"scenario big: " + strings.Repeat("x", 200000)}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Parse(strings.NewReader(c.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(r.Failed, "|") != strings.Join(c.failed, "|") {
+				t.Errorf("failed %q, want %q", r.Failed, c.failed)
+			}
+			if strings.Join(r.BuildFailed, "|") != strings.Join(c.buildFailed, "|") {
+				t.Errorf("build failed %q, want %q", r.BuildFailed, c.buildFailed)
+			}
+		})
+	}
+}
