@@ -3,8 +3,146 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/localnetenv"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
 )
 
+// runOptions are the flags of `nqos-sim run`.
+type runOptions struct {
+	reportDir string
+	family    string
+	validate  bool
+	names     []string
+}
+
+// parseRunArgs accepts flags before, between and after scenario names:
+// nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual].
+func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
+	var o runOptions
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.reportDir, "report-dir", "", "output directory (default reports/out/<UTC timestamp>)")
+	fs.StringVar(&o.family, "ip-family", harness.ModeV4, "IP family mode: v4, v6 or dual")
+	fs.BoolVar(&o.validate, "validate", false, "parse and validate the scenarios, print their plan, run nothing")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--validate]")
+		fmt.Fprintln(stderr, "SCENARIO is a builtin scenario name (see --validate) or a scenario file; none means all.")
+		fs.PrintDefaults()
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			return o, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		o.names = append(o.names, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if _, err := harness.Families(o.family); err != nil {
+		return o, fmt.Errorf("--ip-family: %w", err)
+	}
+	return o, nil
+}
+
 func runScenarios(ctx context.Context, args []string) error {
-	return errors.New("not built yet")
+	o, err := parseRunArgs(args, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	scs, err := scenarios.Resolve(o.names)
+	if err != nil {
+		return err
+	}
+	if o.validate {
+		printPlan(os.Stdout, scs)
+		return nil
+	}
+	prov, err := newProvisioner()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	dir := o.reportDir
+	if dir == "" {
+		dir = reports.OutDir("reports/out", start)
+	}
+	r := &harness.Runner{Prov: prov, Dir: dir, Mode: o.family, Progress: harness.NewProgress(os.Stdout, time.Now)}
+	run, err := r.Run(ctx, start.UTC().Format("20060102T150405Z"), scs)
+	if err != nil {
+		return err
+	}
+	page, err := reports.Write(dir, run)
+	if err != nil {
+		return err
+	}
+	c := run.Summary()
+	fmt.Printf("%d scenarios: %d passed, %d failed, %d errors, %d skipped\nreport: %s\n", c.Total, c.Passed, c.Failed, c.Errored, c.Skipped, page)
+	if !run.OK() {
+		return fmt.Errorf("%d scenarios failed, %d errored (see %s)", c.Failed, c.Errored, page)
+	}
+	return nil
+}
+
+// printPlan lists each scenario with its steps and flows.
+func printPlan(w io.Writer, scs []*scenarios.Scenario) {
+	for _, sc := range scs {
+		fmt.Fprintf(w, "%s (%s, families %v): %s\n", sc.Name, sc.File, sc.Families, sc.Title)
+		for i := range sc.Steps {
+			st := &sc.Steps[i]
+			fmt.Fprintf(w, "  %2d. line %-4d %-6s %s\n", i+1, st.Line, st.Kind(), stepTargets(st))
+		}
+		for _, f := range sc.Flows {
+			fmt.Fprintf(w, "  flow %s: %s -> %s %s/%d %s for %s\n", f.Name, f.From, f.To, f.Protocol, f.Port, f.Rate, f.Duration)
+		}
+	}
+}
+
+func stepTargets(st *scenarios.Step) string {
+	var keys []string
+	for _, m := range st.Objects {
+		keys = append(keys, m.Key())
+	}
+	keys = append(append(keys, st.Start...), st.Stop...)
+	if st.Label != nil {
+		keys = append(keys, "VM "+st.Label.VM)
+	}
+	for _, c := range []*scenarios.Check{st.Wait, st.Expect} {
+		if c == nil {
+			continue
+		}
+		for _, o := range c.Objects {
+			keys = append(keys, o.Object.Key())
+		}
+		if c.NoOwnedRows {
+			keys = append(keys, "no owned rows")
+		}
+	}
+	if st.Name != "" {
+		keys = append([]string{st.Name + ":"}, keys...)
+	}
+	return strings.Join(keys, " ")
+}
+
+// newProvisioner is the real testbed: topo/localnet, the in-process
+// controller, kubevirt VMs, harness/traffic and capture.
+func newProvisioner() (harness.Provisioner, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the localnet testbed needs root (network namespaces, OVS)")
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return &localnetenv.Provisioner{Log: log}, nil
 }

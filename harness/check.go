@@ -1,0 +1,265 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// wait polls the check until it holds; after the timeout it fails with
+// the last mismatches. Reads use the parent context, so the timeout never
+// turns into an environment error.
+func (ex *execution) wait(ctx context.Context, step int, c *scenarios.Check) error {
+	interval := ex.r.PollInterval
+	if interval <= 0 {
+		interval = 100 * time.Millisecond
+	}
+	deadline := time.NewTimer(c.Timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		mism, err := ex.evaluate(ctx, step, c)
+		if err != nil {
+			return err
+		}
+		if len(mism) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait interrupted: %w (last: %s)", ctx.Err(), strings.Join(mism, "; "))
+		case <-deadline.C:
+			return &checkFailure{fmt.Sprintf("not met within %s: %s", c.Timeout, strings.Join(mism, "; "))}
+		case <-tick.C:
+		}
+	}
+}
+
+func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) error {
+	mism, err := ex.evaluate(ctx, step, c)
+	if err != nil {
+		return err
+	}
+	if len(mism) > 0 {
+		return &checkFailure{strings.Join(mism, "; ")}
+	}
+	return nil
+}
+
+// evaluate returns the mismatches of a check (none: it holds); an error
+// means the environment could not be read.
+func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) ([]string, error) {
+	rows := ex.env.Rows()
+	var mism []string
+	if c.NoOwnedRows {
+		if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {
+			mism = append(mism, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
+				n, len(rows.QoS), len(rows.PortGroups), len(rows.AddressSets)))
+		}
+	}
+	for i := range c.Objects {
+		oc := &c.Objects[i]
+		if oc.Condition != nil {
+			m, err := ex.condition(ctx, step, oc)
+			if err != nil {
+				return nil, err
+			}
+			mism = append(mism, m...)
+		}
+		if oc.Rows != nil {
+			m, err := ex.rows(rows, oc)
+			if err != nil {
+				return nil, err
+			}
+			mism = append(mism, m...)
+		}
+	}
+	return mism, nil
+}
+
+func (ex *execution) condition(ctx context.Context, step int, oc *scenarios.ObjectCheck) ([]string, error) {
+	m, want := oc.Object, oc.Condition
+	conds, err := ex.env.Conditions(ctx, m.Namespace, m.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read conditions of %s: %w", m.Key(), err)
+	}
+	ex.record(step, m, conds)
+	i := slices.IndexFunc(conds, func(c qos.Condition) bool { return c.Type == want.Type })
+	if i < 0 {
+		return []string{fmt.Sprintf("%s has no %s condition", m.Key(), want.Type)}, nil
+	}
+	return conditionMismatches(m.Key(), conds[i], want), nil
+}
+
+func conditionMismatches(key string, got qos.Condition, want *scenarios.ConditionCheck) []string {
+	var out []string
+	if got.Status != want.Status || (want.Reason != "" && got.Reason != want.Reason) {
+		out = append(out, fmt.Sprintf("%s %s is %s/%s, want %s/%s", key, want.Type, got.Status, got.Reason, want.Status, want.Reason))
+	}
+	for _, s := range want.MessageContains {
+		if !strings.Contains(got.Message, s) {
+			out = append(out, fmt.Sprintf("%s %s message %q does not contain %q", key, want.Type, got.Message, s))
+		}
+	}
+	return out
+}
+
+// record adds conditions not seen before to the report.
+func (ex *execution) record(step int, m *scenarios.Manifest, conds []qos.Condition) {
+	if ex.seen == nil {
+		ex.seen = map[string]bool{}
+	}
+	for _, c := range conds {
+		k := fmt.Sprintf("%s|%s|%s|%s|%s", m.Key(), c.Type, c.Status, c.Reason, c.Message)
+		if !ex.seen[k] {
+			ex.seen[k] = true
+			ex.res.Conditions = append(ex.res.Conditions, reports.Condition{Step: step, Object: m.Key(), Cond: c})
+		}
+	}
+}
+
+// owned selects the rows one NetworkQoS owns.
+func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
+	mine := func(ids map[string]string) bool {
+		return ids[qos.OwnerTypeKey] == qos.OwnerType && ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name
+	}
+	var out qos.Desired
+	for _, r := range all.QoS {
+		if mine(r.ExternalIDs) {
+			out.QoS = append(out.QoS, r)
+		}
+	}
+	for _, pg := range all.PortGroups {
+		if mine(pg.ExternalIDs) {
+			out.PortGroups = append(out.PortGroups, pg)
+		}
+	}
+	for _, as := range all.AddressSets {
+		if mine(as.ExternalIDs) {
+			out.AddressSets = append(out.AddressSets, as)
+		}
+	}
+	return out
+}
+
+func (ex *execution) rows(all qos.Desired, oc *scenarios.ObjectCheck) ([]string, error) {
+	m, want := oc.Object, oc.Rows
+	got := owned(all, m)
+	var mism []string
+	bad := func(format string, args ...any) { mism = append(mism, m.Key()+": "+fmt.Sprintf(format, args...)) }
+	if want.None {
+		if n := len(got.QoS) + len(got.PortGroups) + len(got.AddressSets); n > 0 {
+			bad("owns %d rows (%d QoS, %d port groups, %d address sets), want none", n, len(got.QoS), len(got.PortGroups), len(got.AddressSets))
+		}
+		return mism, nil
+	}
+	if want.AddressSets != nil && len(got.AddressSets) != *want.AddressSets {
+		bad("owns %d address sets, want %d", len(got.AddressSets), *want.AddressSets)
+	}
+	if want.PortGroupMembers != nil {
+		m, err := ex.members(got, want.PortGroupMembers)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range m {
+			bad("%s", s)
+		}
+	}
+	if want.QoS != nil {
+		for _, s := range qosMismatches(got, want.QoS) {
+			bad("%s", s)
+		}
+	}
+	return mism, nil
+}
+
+func (ex *execution) members(got qos.Desired, vms []string) ([]string, error) {
+	var want []string
+	for _, name := range vms {
+		p, err := ex.env.PortName(ex.sc.VM(name))
+		if err != nil {
+			return nil, fmt.Errorf("port of VM %s: %w", name, err)
+		}
+		want = append(want, p)
+	}
+	var have []string
+	for _, pg := range got.PortGroups {
+		have = append(have, pg.Ports...)
+	}
+	slices.Sort(want)
+	slices.Sort(have)
+	have = slices.Compact(have)
+	if !slices.Equal(want, have) {
+		return []string{fmt.Sprintf("port group members %v, want %v (VMs %v)", have, want, vms)}, nil
+	}
+	return nil, nil
+}
+
+// qosMismatches compares the object's QoS rows with the exact expected set.
+func qosMismatches(got qos.Desired, want []scenarios.QoSCheck) []string {
+	var out []string
+	used := make([]bool, len(got.QoS))
+	for _, w := range want {
+		i := slices.IndexFunc(got.QoS, func(r qos.QoSRow) bool {
+			return r.ExternalIDs[qos.RuleIndexKey] == strconv.Itoa(w.Rule) && r.ExternalIDs[qos.NetworkKey] == w.Network
+		})
+		if i < 0 {
+			out = append(out, fmt.Sprintf("no QoS row for rule %d on network %s", w.Rule, w.Network))
+			continue
+		}
+		used[i] = true
+		if d := rowDiff(got.QoS[i], w, portGroupOf(got, w.Network)); d != "" {
+			out = append(out, fmt.Sprintf("QoS row of rule %d on %s: %s", w.Rule, w.Network, d))
+		}
+	}
+	for i, r := range got.QoS {
+		if !used[i] {
+			out = append(out, fmt.Sprintf("unexpected QoS row rule-index=%s network=%s match %q", r.ExternalIDs[qos.RuleIndexKey], r.ExternalIDs[qos.NetworkKey], r.Match))
+		}
+	}
+	return out
+}
+
+func portGroupOf(got qos.Desired, network string) string {
+	for _, pg := range got.PortGroups {
+		if pg.ExternalIDs[qos.NetworkKey] == network {
+			return pg.Name
+		}
+	}
+	if len(got.PortGroups) == 1 {
+		return got.PortGroups[0].Name
+	}
+	return "<no port group>"
+}
+
+func rowDiff(r qos.QoSRow, w scenarios.QoSCheck, pg string) string {
+	var d []string
+	if match := strings.ReplaceAll(w.Match, "@$pg", "@"+pg); r.Match != match {
+		d = append(d, fmt.Sprintf("match %q, want %q", r.Match, match))
+	}
+	if r.Priority != w.Priority {
+		d = append(d, fmt.Sprintf("priority %d, want %d", r.Priority, w.Priority))
+	}
+	if r.Action.DSCP != w.DSCP {
+		d = append(d, fmt.Sprintf("dscp %d, want %d", r.Action.DSCP, w.DSCP))
+	}
+	var rate, burst uint32
+	if r.Bandwidth != nil {
+		rate, burst = r.Bandwidth.Rate, r.Bandwidth.Burst
+	}
+	if rate != w.RateKbps || burst != w.BurstKbit {
+		d = append(d, fmt.Sprintf("bandwidth rate=%d burst=%d, want rate=%d burst=%d", rate, burst, w.RateKbps, w.BurstKbit))
+	}
+	if r.Direction != qos.DirectionToLport {
+		d = append(d, fmt.Sprintf("direction %q, want %q", r.Direction, qos.DirectionToLport))
+	}
+	return strings.Join(d, ", ")
+}

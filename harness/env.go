@@ -1,0 +1,105 @@
+// Package harness owns the scenario runner: it executes the steps of the
+// scenarios of package scenarios in order against an environment (a
+// Kubernetes API with the controller, the OVN NB, the localnet datapath),
+// evaluates condition, NB-row and flow expectations, watches invariants,
+// reports progress on the terminal and builds the reports.Run model. It is
+// the only code that knows how to execute steps. The environment is
+// reached only through the small interfaces below; package
+// harness/localnetenv implements them over the real packages
+// (topo/localnet, internal/controller, internal/ovnnb, kubevirt,
+// harness/traffic, capture).
+package harness
+
+import (
+	"context"
+	"time"
+
+	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// Cluster is the Kubernetes side of an environment.
+type Cluster interface {
+	// Apply creates or updates the object of a manifest revision.
+	Apply(ctx context.Context, m *scenarios.Manifest) error
+	// Delete deletes the object and waits until it is gone from the API.
+	Delete(ctx context.Context, m *scenarios.Manifest) error
+	// Conditions returns the status conditions of a NetworkQoS; a missing
+	// object has none (and no error).
+	Conditions(ctx context.Context, namespace, name string) ([]qos.Condition, error)
+	// SetLabels changes the labels of a VM's pod.
+	SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error
+	// PortName is the logical switch port name of the VM's NIC.
+	PortName(vm *scenarios.VM) (string, error)
+}
+
+// NB is the OVN Northbound side of an environment.
+type NB interface {
+	// Rows returns the NetworkQoS-owned rows, sorted, in the compiler's
+	// vocabulary.
+	Rows() qos.Desired
+	// Audit returns invariant violations, e.g. a QoS row referencing a
+	// missing port group or address set.
+	Audit() []Violation
+}
+
+// Violation is one NB invariant violation.
+type Violation struct{ Row, Problem string }
+
+// Traffic runs flows and measures them on the sending nodes' uplinks.
+type Traffic interface {
+	// Start starts the flows together (captures first) and returns at once.
+	Start(ctx context.Context, runs []FlowRun) (Running, error)
+}
+
+// Running is a group of flows started together.
+type Running interface {
+	// Finish waits until every flow's duration has passed (or ctx ends),
+	// stops traffic and captures, and returns one measurement per run in
+	// the order of the runs; flows sharing a meter are judged together.
+	Finish(ctx context.Context) ([]Measured, error)
+}
+
+// FlowRun is one flow in one IP family, ready for the traffic drivers and
+// the capture verdicts.
+type FlowRun struct {
+	Name   string // "<flow>/<family>"
+	Spec   flow.Spec
+	Expect flow.Expect
+	Tool   string  // scenarios.ToolIPerf3 or scenarios.ToolPackets
+	Node   int     // sending node index: capture on its uplink
+	Floor  float64 // policed steady-state floor as a fraction of the rate
+	Pcap   string  // capture file of the sending node's uplink, shared by the runs of one start step on that node
+}
+
+// Measured is what the capture saw of one flow, with the capture
+// package's verdicts (DSCP, policing bound, policing floor).
+type Measured struct {
+	Packets  uint64
+	Bytes    uint64
+	DSCP     map[int]uint64
+	Window   time.Duration
+	Rate     []float64 // bit/s per window from the flow's first frame
+	Verdicts []reports.Verdict
+}
+
+// Env is one provisioned testbed for one scenario.
+type Env interface {
+	Cluster
+	NB
+	Traffic
+	// OVNVersion is the testbed's OVN version, e.g. "23.03.1".
+	OVNVersion(ctx context.Context) (string, error)
+	// Logs returns the tails of the daemon logs, for failed scenarios.
+	Logs(ctx context.Context) []reports.Log
+	// Close tears the testbed down.
+	Close() error
+}
+
+// Provisioner boots an environment for a scenario's topology in the given
+// IP families; dir is the scenario's output directory.
+type Provisioner interface {
+	Provision(ctx context.Context, sc *scenarios.Scenario, families []scenarios.Family, dir string) (Env, error)
+}

@@ -1,0 +1,267 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// group is a set of flows started in one step. In a dual-stack run its
+// runs are split into one wave per IP family, run one after the other, so
+// the families do not compete for the CPU and share no meter.
+type group struct {
+	flows   []*scenarios.Flow
+	waves   []wave
+	handle  Running
+	started bool
+}
+
+// wave is the runs of one family of a group.
+type wave struct {
+	runs  []FlowRun
+	plans []*plan // parallel to runs
+}
+
+// plan is what the harness itself checks on a run, beyond the capture
+// verdicts, and how the flow is described in the report.
+type plan struct {
+	flow       *scenarios.Flow
+	throughput []scenarios.Throughput
+	texts      []string
+}
+
+func (ex *execution) start(ctx context.Context, step int, names []string) error {
+	g := &group{}
+	for _, fam := range ex.fams {
+		var w wave
+		for _, name := range names {
+			f := ex.sc.Flow(name)
+			run, p, ok, err := ex.buildRun(f, fam, step)
+			if err != nil {
+				return err
+			}
+			if ok {
+				w.runs, w.plans = append(w.runs, run), append(w.plans, p)
+			}
+		}
+		if len(w.runs) > 0 {
+			g.waves = append(g.waves, w)
+		}
+	}
+	for _, name := range names {
+		g.flows = append(g.flows, ex.sc.Flow(name))
+		ex.running[name] = g
+	}
+	if len(g.waves) == 0 {
+		return nil // every flow is outside the run's IP families
+	}
+	return ex.startWave(ctx, g)
+}
+
+func (ex *execution) startWave(ctx context.Context, g *group) error {
+	h, err := ex.env.Start(ctx, g.waves[0].runs)
+	if err != nil {
+		var names []string
+		for _, r := range g.waves[0].runs {
+			names = append(names, r.Name)
+		}
+		return fmt.Errorf("start flows %s: %w", strings.Join(names, ", "), err)
+	}
+	g.handle, g.started = h, true
+	return nil
+}
+
+func (ex *execution) stop(ctx context.Context, names []string) error {
+	var err error
+	for _, name := range names {
+		if g := ex.running[name]; g != nil {
+			err = firstErr(err, ex.finish(ctx, g))
+		}
+	}
+	return err
+}
+
+// finishAll finishes groups left running after a failed step.
+func (ex *execution) finishAll(ctx context.Context) {
+	for _, g := range ex.running {
+		_ = ex.finish(ctx, g)
+	}
+}
+
+// finish finishes the running wave and runs the remaining ones.
+func (ex *execution) finish(ctx context.Context, g *group) error {
+	for _, f := range g.flows {
+		delete(ex.running, f.Name)
+	}
+	for g.started {
+		g.started = false
+		w := g.waves[0]
+		g.waves = g.waves[1:]
+		ms, err := g.handle.Finish(ctx)
+		if err != nil {
+			return fmt.Errorf("finish flows: %w", err)
+		}
+		if len(ms) != len(w.runs) {
+			return fmt.Errorf("finish flows: %d measurements for %d flows", len(ms), len(w.runs))
+		}
+		for i, run := range w.runs {
+			fr := ex.flowResult(run, w.plans[i], ms[i])
+			ex.r.Progress.FlowDone(ex.res.ID(), fr)
+			ex.res.Flows = append(ex.res.Flows, fr)
+		}
+		if len(g.waves) > 0 && ctx.Err() == nil {
+			if err := ex.startWave(ctx, g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// peer returns the addresses of a VM or host.
+func (ex *execution) peer(name string) scenarios.Addresses {
+	if vm := ex.sc.VM(name); vm != nil {
+		return vm.Addresses
+	}
+	if h := ex.sc.Host(name); h != nil {
+		return h.Addresses
+	}
+	return scenarios.Addresses{}
+}
+
+// buildRun prepares a flow in one IP family (ok false: the flow does not
+// run in it). Runs of one wave from one node share that node's uplink
+// capture.
+func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int) (FlowRun, *plan, bool, error) {
+	if !slices.Contains(ex.sc.RunFamilies(f), fam) {
+		return FlowRun{}, nil, false, nil
+	}
+	from := ex.sc.VM(f.From)
+	spec := flow.Spec{
+		Name: f.Name + "/" + string(fam), From: f.From, To: f.To,
+		SrcIP:    netip.MustParseAddr(from.Addresses.Address(fam)),
+		DstIP:    netip.MustParseAddr(ex.peer(f.To).Address(fam)),
+		Protocol: flow.Protocol(f.Protocol), DstPort: uint16(f.Port),
+		Family: flowFamily(fam), VLAN: ex.sc.Network(from.Network).VLAN,
+		Rate: uint64(f.Rate), Duration: f.Duration,
+	}
+	exp, p, floor, err := ex.expectation(f, from.Node)
+	if err != nil {
+		return FlowRun{}, nil, false, err
+	}
+	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: from.Node, Floor: floor,
+		Pcap: filepath.Join(ex.dir, fmt.Sprintf("step%02d-node%d-%s.pcap", step+1, from.Node, fam))}, p, true, nil
+}
+
+func flowFamily(f scenarios.Family) flow.Family {
+	if f == scenarios.V6 {
+		return flow.IPv6
+	}
+	return flow.IPv4
+}
+
+// expectation merges the expectations in force on this OVN version.
+func (ex *execution) expectation(f *scenarios.Flow, node int) (flow.Expect, *plan, float64, error) {
+	var e flow.Expect
+	p := &plan{flow: f}
+	floor := 1 - scenarios.DefaultBelow
+	for _, x := range f.Expect {
+		if !x.Applies(ex.ovn) {
+			continue
+		}
+		if x.DSCP != nil {
+			if e.DSCP != nil && *e.DSCP != *x.DSCP {
+				return e, nil, 0, fmt.Errorf("flow %s: DSCP %d and %d both expected on OVN %s", f.Name, *e.DSCP, *x.DSCP, ex.ovn)
+			}
+			e.DSCP = flow.DSCPValue(*x.DSCP)
+		}
+		e.Unmarked = e.Unmarked || x.Unmarked
+		if pb := x.PolicedBy; pb != nil {
+			e.MaxRateKbps, e.BurstKbits = uint64(pb.RateKbps), uint64(pb.BurstKbit)
+			e.Meter = fmt.Sprintf("%s/rule%d/node%d", pb.Manifest, pb.Rule, node)
+			floor = 1 - pb.Below
+		}
+		if x.Throughput != nil {
+			p.throughput = append(p.throughput, *x.Throughput)
+		}
+		p.texts = append(p.texts, describeExpect(f, x))
+	}
+	if e.DSCP != nil && e.Unmarked {
+		return e, nil, 0, fmt.Errorf("flow %s: both DSCP %d and unmarked expected on OVN %s", f.Name, *e.DSCP, ex.ovn)
+	}
+	return e, p, floor, nil
+}
+
+func describeExpect(f *scenarios.Flow, x scenarios.FlowExpect) string {
+	var parts []string
+	if x.When != nil {
+		parts = append(parts, "on OVN "+x.When.OVN.String()+":")
+	}
+	if x.DSCP != nil {
+		parts = append(parts, fmt.Sprintf("DSCP %d", *x.DSCP))
+	}
+	if x.Unmarked {
+		parts = append(parts, "unmarked")
+	}
+	if pb := x.PolicedBy; pb != nil {
+		floor := ""
+		if pb.FloorJudged(f) {
+			floor = fmt.Sprintf(", floor %.0f%%", (1-pb.Below)*100)
+		}
+		parts = append(parts, fmt.Sprintf("policed by %s rule %d (%s, burst %d kbit%s)",
+			pb.Manifest, pb.Rule, scenarios.FormatBitrate(float64(pb.RateKbps)*1000), pb.BurstKbit, floor))
+	}
+	if t := x.Throughput; t != nil {
+		parts = append(parts, describeThroughput(*t))
+	}
+	if x.Why != "" {
+		parts = append(parts, "— "+x.Why)
+	}
+	return strings.Join(parts, " ")
+}
+
+// flowResult builds the report entry of one measured run.
+func (ex *execution) flowResult(run FlowRun, p *plan, m Measured) reports.Flow {
+	f := p.flow
+	fr := reports.Flow{
+		Name: f.Name, Family: strings.TrimPrefix(string(run.Spec.Family), "ip"), From: f.From, To: f.To, Protocol: f.Protocol, Port: f.Port,
+		Tool: f.Tool, Node: run.Node, OfferedBps: float64(f.Rate), Duration: f.Duration, Expectations: p.texts,
+		Packets: m.Packets, Bytes: m.Bytes, DSCP: reports.Histogram(m.DSCP), RateWindow: m.Window, Rate: m.Rate,
+		Verdicts: append([]reports.Verdict(nil), m.Verdicts...),
+		WantDSCP: run.Expect.DSCP, WantUnmarked: run.Expect.Unmarked,
+	}
+	if rel, err := filepath.Rel(ex.r.Dir, run.Pcap); err == nil {
+		fr.Pcap = rel
+	}
+	if run.Expect.Policed() {
+		fr.Policer = &reports.Policer{Meter: run.Expect.Meter, RateBps: run.Expect.RateBits(), BurstBits: run.Expect.BurstBits()}
+	}
+	for _, t := range p.throughput {
+		fr.Verdicts = append(fr.Verdicts, throughputVerdict(fr, t))
+	}
+	return fr
+}
+
+func describeThroughput(t scenarios.Throughput) string {
+	switch {
+	case t.Max == 0:
+		return fmt.Sprintf("throughput at least %s", t.Min)
+	case t.Min == 0:
+		return fmt.Sprintf("throughput at most %s", t.Max)
+	}
+	return fmt.Sprintf("throughput %s..%s", t.Min, t.Max)
+}

@@ -1,0 +1,253 @@
+// Package localnetenv owns the adapter that runs harness scenarios on the
+// real testbed: topo/localnet (OVN central, nodes, fabric, external hosts,
+// etcd + kube-apiserver), the NetworkQoS controller of internal/controller
+// in-process against the run's NB through internal/ovnnb, VMs from
+// package kubevirt, traffic from harness/traffic and uplink captures and
+// verdicts from package capture. It implements harness.Provisioner and
+// harness.Env and nothing else.
+package localnetenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/internal/controller"
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// Provisioner boots one testbed per scenario.
+type Provisioner struct {
+	// Log receives the controller's and NB client's logs; nil discards.
+	Log *slog.Logger
+	// CRDFiles overrides the CRD manifests (default: config/crd above the
+	// working directory, found by topo/localnet).
+	CRDFiles []string
+
+	mu     sync.Mutex
+	runIDs []string
+}
+
+// RunIDs are the testbed run IDs provisioned so far (for leftover checks
+// and `nqos-sim down`).
+func (p *Provisioner) RunIDs() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.runIDs)
+}
+
+// Env is a running testbed with the controller and the scenario's VMs.
+type Env struct {
+	sc     *scenarios.Scenario
+	dir    string
+	tb     *localnet.Testbed
+	nb     *ovnnb.Client
+	kube   kubernetes.Interface
+	dyn    dynamic.Interface
+	vms    *kubevirt.Manager
+	cancel context.CancelFunc
+	ctrlWG sync.WaitGroup
+	ctrlMu sync.Mutex
+	ctrlEr error
+}
+
+var _ harness.Provisioner = (*Provisioner)(nil)
+var _ harness.Env = (*Env)(nil)
+
+// newRunID returns a random 4-character run ID ([a-z0-9]).
+func newRunID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// Provision boots the testbed, starts the controller and creates the VMs.
+// On error everything already started is torn down.
+func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, dir string) (harness.Env, error) {
+	spec, err := p.spec(sc, fams)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.runIDs = append(p.runIDs, spec.RunID)
+	p.mu.Unlock()
+	tb, err := localnet.Up(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, err)
+	}
+	e := &Env{sc: sc, dir: dir, tb: tb}
+	if err := e.start(ctx, p.log(), fams); err != nil {
+		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
+	}
+	return e, nil
+}
+
+func (p *Provisioner) log() *slog.Logger {
+	if p.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.Log
+}
+
+// spec maps the scenario topology to a testbed spec.
+func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (localnet.Spec, error) {
+	var buf bytes.Buffer
+	seen := map[string]bool{}
+	for _, n := range sc.Topology.Networks {
+		m, _ := sc.Manifests.Get(n.Manifest)
+		buf.WriteString("---\n")
+		buf.Write(m.YAML())
+		seen[m.Namespace] = true
+	}
+	for _, m := range sc.Manifests {
+		if m.Kind == "Namespace" {
+			buf.WriteString("---\n")
+			buf.Write(m.YAML())
+		}
+	}
+	nets, err := localnet.NetworksFromManifests(&buf, sc.File+" (topology networks)")
+	if err != nil {
+		return localnet.Spec{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
+	}
+	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
+		Hosts: []localnet.HostSpec{}, WithKube: true, CRDFiles: p.CRDFiles}
+	for _, h := range sc.Topology.Hosts {
+		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
+			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name)})
+	}
+	return spec, nil
+}
+
+func family(fams []scenarios.Family) localnet.IPFamily {
+	switch {
+	case len(fams) == 2:
+		return localnet.DualStack
+	case len(fams) == 1 && fams[0] == scenarios.V6:
+		return localnet.IPv6
+	}
+	return localnet.IPv4
+}
+
+// iperfPorts are the ports iperf3 flows use towards a host.
+func iperfPorts(sc *scenarios.Scenario, host string) []int {
+	var ports []int
+	for _, f := range sc.Flows {
+		if f.To == host && f.Tool == scenarios.ToolIPerf3 && !slices.Contains(ports, f.Port) {
+			ports = append(ports, f.Port)
+		}
+	}
+	slices.Sort(ports)
+	return ports
+}
+
+// start connects the NB, runs the controller and creates the VMs.
+func (e *Env) start(ctx context.Context, log *slog.Logger, fams []scenarios.Family) error {
+	cfg := e.tb.RESTConfig()
+	if cfg == nil {
+		return errors.New("testbed has no Kubernetes API")
+	}
+	var err error
+	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	if e.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	if e.nb, err = ovnnb.Dial(ctx, e.tb.NBAddress(), log); err != nil {
+		return fmt.Errorf("NB client: %w", err)
+	}
+	ctrl, err := controller.New(controller.Config{Kube: cfg, NB: e.nb, Log: log})
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	e.cancel = cancel
+	e.ctrlWG.Add(1)
+	go func() {
+		defer e.ctrlWG.Done()
+		err := ctrl.Run(cctx)
+		e.ctrlMu.Lock()
+		e.ctrlEr = err
+		e.ctrlMu.Unlock()
+	}()
+	if err := localnet.Poll(ctx, 60*time.Second, "controller synced", func(context.Context) (bool, error) {
+		return ctrl.Synced(), e.controllerErr()
+	}); err != nil {
+		return err
+	}
+	return e.createVMs(ctx, fams)
+}
+
+func (e *Env) controllerErr() error {
+	e.ctrlMu.Lock()
+	defer e.ctrlMu.Unlock()
+	if e.ctrlEr != nil {
+		return fmt.Errorf("controller stopped: %w", e.ctrlEr)
+	}
+	return nil
+}
+
+func (e *Env) createVMs(ctx context.Context, fams []scenarios.Family) error {
+	e.vms = kubevirt.NewManager(e.tb, e.kube)
+	for i, vm := range e.sc.Topology.VMs {
+		// locally administered unicast MAC, unique within the testbed
+		ifc := kubevirt.Interface{NAD: e.nadKey(&vm), MAC: fmt.Sprintf("0a:58:00:00:%02x:%02x", (i+1)>>8, (i+1)&0xff)}
+		if slices.Contains(fams, scenarios.V4) {
+			ifc.IPv4 = vm.Addresses.V4
+		}
+		if slices.Contains(fams, scenarios.V6) {
+			ifc.IPv6 = vm.Addresses.V6
+		}
+		kvm := kubevirt.VM{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Labels, Node: e.nodeName(vm.Node),
+			Interfaces: []kubevirt.Interface{ifc}}
+		if err := e.vms.Create(ctx, kvm, kubevirt.CreateOptions{}); err != nil {
+			return fmt.Errorf("create VM %s: %w", vm.Name, err)
+		}
+	}
+	return nil
+}
+
+// nodeName is the testbed node of scenario node index i (0-based).
+func (e *Env) nodeName(i int) string { return e.tb.Nodes()[i].Name }
+
+// nadKey is "ns/name" of the NAD a VM attaches through: the network's NAD,
+// or for a CUDN the NAD it renders in the VM's namespace.
+func (e *Env) nadKey(vm *scenarios.VM) string {
+	m := e.sc.NetworkManifest(vm.Network)
+	if m.Kind == udnv1.Kind {
+		return vm.Namespace + "/" + m.Name
+	}
+	return m.Namespace + "/" + m.Name
+}
+
+// Close stops the controller, disconnects the NB and removes the testbed.
+func (e *Env) Close() error {
+	if e.cancel != nil {
+		e.cancel()
+		e.ctrlWG.Wait()
+	}
+	if e.nb != nil {
+		e.nb.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return e.tb.Close(ctx)
+}

@@ -1,0 +1,121 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// IP-family modes of a run.
+const (
+	ModeV4   = "v4"
+	ModeV6   = "v6"
+	ModeDual = "dual"
+)
+
+// Runner executes scenarios and builds the run's report model.
+type Runner struct {
+	Prov     Provisioner
+	Dir      string    // output directory; each scenario gets a subdirectory
+	Mode     string    // v4, v6 or dual
+	Progress *Progress // may be nil
+	Now      func() time.Time
+	// PollInterval paces wait steps; AuditInterval paces the NB audit of
+	// scenarios with invariants.nbAudit. Defaults 100ms and 5ms.
+	PollInterval, AuditInterval time.Duration
+}
+
+// Families maps an IP-family mode to the families a scenario runs in.
+func Families(mode string) ([]scenarios.Family, error) {
+	switch mode {
+	case ModeV4, "":
+		return []scenarios.Family{scenarios.V4}, nil
+	case ModeV6:
+		return []scenarios.Family{scenarios.V6}, nil
+	case ModeDual:
+		return []scenarios.Family{scenarios.V4, scenarios.V6}, nil
+	}
+	return nil, fmt.Errorf("invalid IP family mode %q (want v4, v6 or dual)", mode)
+}
+
+// Run executes the scenarios one after the other.
+func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenario) (*reports.Run, error) {
+	fams, err := Families(r.Mode)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	run := &reports.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode}
+	for i, sc := range scs {
+		res := r.scenario(ctx, sc, fams, i, len(scs))
+		if run.OVNVersion == "" {
+			run.OVNVersion = res.OVNVersion
+		}
+		run.Scenarios = append(run.Scenarios, res)
+	}
+	run.Finished = r.now()
+	return run, nil
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now == nil {
+		return time.Now()
+	}
+	return r.Now()
+}
+
+func newResult(sc *scenarios.Scenario, fams []scenarios.Family) reports.Scenario {
+	res := reports.Scenario{Name: sc.Name, Title: sc.Title, File: sc.File, Notes: sc.Notes, Description: sc.Description}
+	for _, f := range fams {
+		res.Families = append(res.Families, string(f))
+	}
+	return res
+}
+
+// scenario runs one scenario in a fresh environment.
+func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, i, n int) (res reports.Scenario) {
+	res = newResult(sc, fams)
+	res.Started = r.now()
+	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
+	defer func() {
+		res.Finished = r.now()
+		r.Progress.ScenarioEnd(res)
+	}()
+	for _, f := range fams {
+		if !slices.Contains(sc.Families, f) {
+			res.Status, res.SkipReason = reports.Skipped, fmt.Sprintf("scenario runs in %v only", sc.Families)
+			return res
+		}
+	}
+	dir := filepath.Join(r.Dir, sc.Name+"-"+r.modeName())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		res.Status, res.Error = reports.Error, err.Error()
+		return res
+	}
+	env, err := r.Prov.Provision(ctx, sc, fams, dir)
+	if err != nil {
+		res.Status, res.Error = reports.Error, fmt.Sprintf("provision testbed for %s: %v", sc.Name, err)
+		return res
+	}
+	defer func() {
+		if err := env.Close(); err != nil && res.Status == reports.Pass {
+			res.Status, res.Error = reports.Error, fmt.Sprintf("tear down testbed of %s: %v", sc.Name, err)
+		}
+	}()
+	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}}
+	ex.run(ctx)
+	return res
+}
+
+func (r *Runner) modeName() string {
+	if r.Mode == "" {
+		return ModeV4
+	}
+	return r.Mode
+}

@@ -1,0 +1,247 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+func runOne(t *testing.T, sc *scenarios.Scenario, prov Provisioner, mode string) (reports.Scenario, string) {
+	t.Helper()
+	var out bytes.Buffer
+	r := &Runner{Prov: prov, Dir: t.TempDir(), Mode: mode, Progress: NewProgress(&out, time.Now),
+		PollInterval: time.Millisecond, AuditInterval: time.Millisecond}
+	run, err := r.Run(context.Background(), "test", []*scenarios.Scenario{sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.Scenarios[0], out.String()
+}
+
+// TestBuiltinScenarioChecksAgainstCompiler runs every shipped scenario on
+// the compiler-backed simEnv: each condition and NB-row expectation must
+// hold for what the real compiler produces (flows are not measured here).
+func TestBuiltinScenarioChecksAgainstCompiler(t *testing.T) {
+	scs, err := scenarios.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range scs {
+		t.Run(sc.Name, func(t *testing.T) {
+			res, _ := runOne(t, sc, &simProv{}, ModeV4)
+			for _, st := range res.Steps {
+				if st.Status != reports.Pass {
+					t.Errorf("steps[%d] (line %d) %s %s: %s %s", st.Index, st.Line, st.Kind, st.Summary, st.Status, st.Error)
+				}
+			}
+		})
+	}
+}
+
+func loadTestdata(t *testing.T, name string) *scenarios.Scenario {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Parse(data, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestStepSequence(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sim := newSim(sc, "23.03.1")
+	sim.measure = passingMeasure
+	res, progress := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	want := []string{
+		"apply Namespace vms", "apply NetworkAttachmentDefinition vms/blue", "apply NetworkQoS vms/gold",
+		"start [marked/v4]", "finish",
+		"apply NetworkQoS vms/gold", "label vm-a", "delete NetworkQoS vms/gold",
+	}
+	if strings.Join(sim.calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(sim.calls, "\n"), strings.Join(want, "\n"))
+	}
+	if res.Status != reports.Pass {
+		t.Errorf("status %s: %s", res.Status, res.Error)
+	}
+	if !sim.closed {
+		t.Error("environment not closed")
+	}
+	if d := res.Duration(); d <= 0 || d > time.Minute {
+		t.Errorf("scenario duration %s: Started/Finished not recorded", d)
+	}
+	if len(res.Flows) != 1 || res.Flows[0].Policer == nil || res.Flows[0].Policer.Meter != "gold/rule1/node1" {
+		t.Errorf("flows %+v, want one policed by meter gold/rule1/node1", res.Flows)
+	}
+	if len(res.Conditions) == 0 || res.Conditions[0].Cond.Reason != "ConfigurationAccepted" {
+		t.Errorf("conditions seen %+v", res.Conditions)
+	}
+	for _, s := range []string{"engine [v4] (1/1)", "step 3/9 apply", "flow marked/v4 PASS", "--- engine [v4] pass"} {
+		if !strings.Contains(progress, s) {
+			t.Errorf("progress lacks %q:\n%s", s, progress)
+		}
+	}
+	if len(res.NBAfter.QoS) != 0 || len(res.NBBefore.QoS) != 0 {
+		t.Errorf("NB before/after: %d/%d QoS rows, want 0/0", len(res.NBBefore.QoS), len(res.NBAfter.QoS))
+	}
+}
+
+// passingMeasure returns a measurement consistent with the expectation.
+func passingMeasure(run FlowRun) Measured {
+	m := Measured{Packets: 100, Bytes: 150000, DSCP: map[int]uint64{}, Window: 100 * time.Millisecond,
+		Verdicts: []reports.Verdict{{Check: "dscp", Pass: true, Message: "sim"}}}
+	if run.Expect.DSCP != nil {
+		m.DSCP[*run.Expect.DSCP] = 100
+	}
+	for range 10 {
+		m.Rate = append(m.Rate, 95e6)
+	}
+	return m
+}
+
+func TestApplyErrorStopsScenario(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sim := newSim(sc, "23.03.1")
+	sim.failOn = "apply NetworkQoS vms/gold"
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	if res.Status != reports.Error || !strings.Contains(res.Error, "apply NetworkQoS vms/gold (manifest gold revision 0): injected failure") {
+		t.Errorf("status %s error %q", res.Status, res.Error)
+	}
+	if res.Steps[2].Status != reports.Fail || res.Steps[3].Status != reports.NotRun {
+		t.Errorf("steps %+v", res.Steps)
+	}
+	if len(res.Logs) == 0 || !sim.closed {
+		t.Errorf("logs %d, closed %v: want logs on failure and a closed environment", len(res.Logs), sim.closed)
+	}
+}
+
+func TestWaitTimesOutWithMismatch(t *testing.T) {
+	sc := loadTestdata(t, "wait-timeout.yaml")
+	res, _ := runOne(t, sc, &simProv{}, ModeV4)
+	if res.Status != reports.Fail {
+		t.Fatalf("status %s, want fail", res.Status)
+	}
+	for _, s := range []string{"not met within 50ms", "NetworkQoS vms/gold Accepted is False/UnsupportedDestinationSelector, want True/"} {
+		if !strings.Contains(res.Error, s) {
+			t.Errorf("error %q lacks %q", res.Error, s)
+		}
+	}
+}
+
+func TestFlowVerdictFailureFailsScenario(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sim := newSim(sc, "23.03.1")
+	sim.measure = func(run FlowRun) Measured {
+		m := passingMeasure(run)
+		m.Verdicts[0].Pass = false
+		return m
+	}
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	if res.Status != reports.Fail || !strings.Contains(res.Error, "flow marked/v4 failed") {
+		t.Errorf("status %s error %q", res.Status, res.Error)
+	}
+	if res.Steps[len(res.Steps)-1].Status != reports.Pass {
+		t.Error("a flow verdict must not abort the remaining steps")
+	}
+}
+
+func TestOVNVersionSelectsExpectations(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	for _, tc := range []struct {
+		ovn        string
+		policed    bool
+		throughput int
+	}{{"23.03.1", true, 0}, {"24.09.0", false, 1}} {
+		sim := newSim(sc, tc.ovn)
+		sim.measure = passingMeasure
+		res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+		f := res.Flows[0]
+		if (f.Policer != nil) != tc.policed {
+			t.Errorf("OVN %s: policer %+v, want policed=%v", tc.ovn, f.Policer, tc.policed)
+		}
+		n := 0
+		for _, v := range f.Verdicts {
+			if v.Check == "throughput" {
+				n++
+			}
+		}
+		if n != tc.throughput {
+			t.Errorf("OVN %s: %d throughput verdicts, want %d", tc.ovn, n, tc.throughput)
+		}
+	}
+}
+
+func TestAuditViolationFailsScenario(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sc.Invariants.NBAudit = true
+	sim := newSim(sc, "23.03.1")
+	sim.measure = passingMeasure
+	sim.audit = func() []Violation {
+		if len(sim.Rows().QoS) > 0 {
+			return []Violation{{Row: "qos 1", Problem: "references missing port group @a1"}}
+		}
+		return nil
+	}
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	if res.Status != reports.Fail || len(res.Violations) != 1 || !strings.Contains(res.Error, "NB invariant violated") {
+		t.Errorf("status %s error %q violations %v", res.Status, res.Error, res.Violations)
+	}
+}
+
+func TestFamilyModes(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml") // ipFamilies: [v4]
+	prov := &simProv{}
+	res, _ := runOne(t, sc, prov, ModeV6)
+	if res.Status != reports.Skipped || res.SkipReason == "" {
+		t.Errorf("v6 run of a v4 scenario: status %s reason %q, want skipped", res.Status, res.SkipReason)
+	}
+	if _, err := Families("v5"); err == nil {
+		t.Error("mode v5 accepted")
+	}
+}
+
+func TestThroughputVerdictTwoSided(t *testing.T) {
+	f := reports.Flow{OfferedBps: 250e6, RateWindow: time.Second, Rate: []float64{50e6, 200e6, 210e6, 190e6, 10e6}}
+	for _, tc := range []struct {
+		t    scenarios.Throughput
+		pass bool
+	}{
+		{scenarios.Throughput{Min: 150e6}, true},
+		{scenarios.Throughput{Min: 201e6}, false},
+		{scenarios.Throughput{Min: 100e6, Max: 199e6}, false},
+		{scenarios.Throughput{Min: 100e6, Max: 201e6}, true},
+	} {
+		if v := throughputVerdict(f, tc.t); v.Pass != tc.pass {
+			t.Errorf("%+v: %s, want pass=%v", tc.t, v.Message, tc.pass)
+		}
+	}
+	over := reports.Flow{OfferedBps: 100e6, Rate: []float64{0, 200e6, 0}}
+	if v := throughputVerdict(over, scenarios.Throughput{Min: 50e6}); v.Pass {
+		t.Errorf("delivered twice the offered rate but passed: %s", v.Message)
+	}
+}
+
+func TestDualRunsFamiliesOneAfterTheOther(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sc.Families = []scenarios.Family{scenarios.V4, scenarios.V6}
+	sim := newSim(sc, "23.03.1")
+	sim.measure = passingMeasure
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeDual)
+	got := strings.Join(sim.calls, "\n")
+	if !strings.Contains(got, "start [marked/v4]\nfinish\nstart [marked/v6]\nfinish") {
+		t.Errorf("calls:\n%s\nwant the v4 wave finished before the v6 wave starts", got)
+	}
+	if len(res.Flows) != 2 || res.Flows[0].Family != "v4" || res.Flows[1].Family != "v6" {
+		t.Errorf("flows %+v", res.Flows)
+	}
+}

@@ -1,0 +1,198 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// execution is the state of one scenario run.
+type execution struct {
+	r    *Runner
+	sc   *scenarios.Scenario
+	env  Env
+	fams []scenarios.Family
+	dir  string
+	res  *reports.Scenario
+	ovn  scenarios.Version
+
+	running map[string]*group // by flow name
+	seen    map[string]bool   // conditions already recorded
+}
+
+// checkFailure is an expectation that did not hold (as opposed to an
+// environment error).
+type checkFailure struct{ msg string }
+
+func (c *checkFailure) Error() string { return c.msg }
+
+func (ex *execution) run(ctx context.Context) {
+	res := ex.res
+	v, err := ex.env.OVNVersion(ctx)
+	if err == nil {
+		ex.ovn, err = scenarios.ParseVersion(v)
+	}
+	if err != nil {
+		res.Status, res.Error = reports.Error, fmt.Sprintf("OVN version of the testbed: %v", err)
+		return
+	}
+	res.OVNVersion = v
+	res.NBBefore = ex.env.Rows()
+	audit := ex.startAudit(ctx)
+	stepErr := ex.steps(ctx, audit)
+	ex.finishAll(ctx)
+	res.Violations = audit.stop()
+	res.NBAfter = ex.env.Rows()
+	ex.verdict(stepErr)
+	if res.Status != reports.Pass {
+		res.Logs = ex.env.Logs(ctx)
+	}
+}
+
+// steps runs the steps in order; after the first failing step the rest
+// are recorded as not run.
+func (ex *execution) steps(ctx context.Context, audit *auditor) error {
+	var first error
+	n := len(ex.sc.Steps)
+	for i := range ex.sc.Steps {
+		st := &ex.sc.Steps[i]
+		rs := reports.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: summary(st), Started: ex.r.now()}
+		if first != nil {
+			rs.Status, rs.Finished = reports.NotRun, rs.Started
+			ex.res.Steps = append(ex.res.Steps, rs)
+			continue
+		}
+		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
+		err := ex.step(ctx, i, st)
+		audit.sample()
+		rs.Finished, rs.Status = ex.r.now(), reports.Pass
+		if err != nil {
+			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
+			rs.Status, rs.Error = reports.Fail, err.Error()
+		}
+		ex.r.Progress.StepEnd(ex.res.ID(), rs)
+		ex.res.Steps = append(ex.res.Steps, rs)
+	}
+	return first
+}
+
+// verdict sets the scenario status from the step error, the flows and the
+// invariant violations.
+func (ex *execution) verdict(stepErr error) {
+	res := ex.res
+	res.Status = reports.Pass
+	var cf *checkFailure
+	switch {
+	case stepErr != nil && !errors.As(stepErr, &cf):
+		res.Status, res.Error = reports.Error, stepErr.Error()
+		return
+	case stepErr != nil:
+		res.Status, res.Error = reports.Fail, stepErr.Error()
+		return
+	case len(res.Violations) > 0:
+		res.Status, res.Error = reports.Fail, fmt.Sprintf("NB invariant violated %d times, first: %s", len(res.Violations), res.Violations[0])
+		return
+	}
+	for _, f := range res.Flows {
+		if !f.Pass() {
+			res.Status, res.Error = reports.Fail, fmt.Sprintf("flow %s/%s failed its expectations", f.Name, f.Family)
+			return
+		}
+	}
+}
+
+func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error {
+	switch st.Kind() {
+	case "apply", "edit":
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, "apply")
+	case "delete":
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, "delete")
+	case "label":
+		return ex.label(ctx, st.Label)
+	case "start":
+		return ex.start(ctx, i, st.Start)
+	case "stop":
+		return ex.stop(ctx, st.Stop)
+	case "wait":
+		return ex.wait(ctx, i, st.Wait)
+	case "expect":
+		return ex.expect(ctx, i, st.Expect)
+	}
+	return fmt.Errorf("step kind %q is not executable", st.Kind())
+}
+
+func (ex *execution) eachObject(st *scenarios.Step, fn func(*scenarios.Manifest) error, verb string) error {
+	for _, m := range st.Objects {
+		if err := fn(m); err != nil {
+			return fmt.Errorf("%s %s (manifest %s revision %d): %w", verb, m.Key(), m.ID, m.Revision, err)
+		}
+	}
+	return nil
+}
+
+func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error {
+	vm := ex.sc.VM(l.VM)
+	if vm == nil {
+		return fmt.Errorf("label: unknown VM %q", l.VM)
+	}
+	if err := ex.env.SetLabels(ctx, vm, l.Set, l.Remove); err != nil {
+		return fmt.Errorf("label VM %s: %w", vm.Name, err)
+	}
+	return nil
+}
+
+// summary describes a step for the report and the terminal.
+func summary(st *scenarios.Step) string {
+	var s string
+	switch st.Kind() {
+	case "apply", "delete", "edit":
+		keys := make([]string, len(st.Objects))
+		for i, m := range st.Objects {
+			keys[i] = m.Key()
+			if m.Revision > 0 {
+				keys[i] += fmt.Sprintf(" (revision %d)", m.Revision)
+			}
+		}
+		s = strings.Join(keys, ", ")
+	case "label":
+		s = fmt.Sprintf("VM %s set %v", st.Label.VM, sortedPairs(st.Label.Set))
+		if len(st.Label.Remove) > 0 {
+			s += fmt.Sprintf(" remove %v", st.Label.Remove)
+		}
+	case "start", "stop":
+		s = strings.Join(append(st.Start, st.Stop...), ", ")
+	case "wait":
+		s = describeCheck(st.Wait) + fmt.Sprintf(" within %s", st.Wait.Timeout)
+	case "expect":
+		s = describeCheck(st.Expect)
+	}
+	if st.Name != "" {
+		return st.Name + " — " + s
+	}
+	return s
+}
+
+func describeCheck(c *scenarios.Check) string {
+	var parts []string
+	for _, o := range c.Objects {
+		parts = append(parts, o.Object.Key())
+	}
+	if c.NoOwnedRows {
+		parts = append(parts, "no NetworkQoS-owned rows")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedPairs(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}

@@ -1,0 +1,299 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nqos/nqos/api/v1alpha1"
+)
+
+// DefaultWaitTimeout bounds a wait step without a timeout.
+const DefaultWaitTimeout = 30 * time.Second
+
+// stepState is what the step walk knows at each step.
+type stepState struct {
+	current map[string]*Manifest // latest revision per manifest id
+	applied map[string]bool
+	started map[string]bool
+	stopped map[string]bool
+	group   map[string]int // flow -> index of the step that started it
+}
+
+// Kind names the step's action.
+func (s *Step) Kind() string {
+	kinds := s.kinds()
+	if len(kinds) != 1 {
+		return ""
+	}
+	return kinds[0]
+}
+
+func (s *Step) kinds() []string {
+	var out []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"apply", s.Apply != nil}, {"delete", s.Delete != nil}, {"edit", s.Edit != nil},
+		{"label", s.Label != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
+		{"wait", s.Wait != nil}, {"expect", s.Expect != nil},
+	} {
+		if k.set {
+			out = append(out, k.name)
+		}
+	}
+	return out
+}
+
+func (v *validator) steps() error {
+	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}}
+	for _, m := range v.sc.Manifests {
+		st.current[m.ID] = m
+	}
+	if len(v.sc.Steps) == 0 {
+		return v.d.errAt("steps", "at least one step is required")
+	}
+	for i := range v.sc.Steps {
+		s := &v.sc.Steps[i]
+		path := fmt.Sprintf("steps[%d]", i)
+		s.Line = v.d.lines[path]
+		if err := v.step(s, i, path, st); err != nil {
+			return err
+		}
+	}
+	for _, f := range v.sc.Flows {
+		if st.started[f.Name] && !st.stopped[f.Name] {
+			return v.d.errAt("steps", "flow %q is started but never stopped", f.Name)
+		}
+	}
+	return nil
+}
+
+func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
+	kinds := s.kinds()
+	if len(kinds) != 1 {
+		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+	}
+	switch kinds[0] {
+	case "apply":
+		return v.applyOrDelete(s, s.Apply, path+".apply", st, true)
+	case "delete":
+		return v.applyOrDelete(s, s.Delete, path+".delete", st, false)
+	case "edit":
+		return v.edit(s, path+".edit", st)
+	case "label":
+		return v.label(s.Label, path+".label")
+	case "start", "stop":
+		return v.traffic(s, idx, path, st)
+	case "wait":
+		if s.Wait.Timeout == 0 {
+			s.Wait.Timeout = DefaultWaitTimeout
+		}
+		return v.check(s.Wait, path+".wait", st)
+	}
+	if s.Expect.Timeout != 0 {
+		return v.d.errAt(path+".expect.timeout", "expect checks once; use a wait step to poll with a timeout")
+	}
+	return v.check(s.Expect, path+".expect", st)
+}
+
+func (v *validator) applyOrDelete(s *Step, ids []string, path string, st *stepState, apply bool) error {
+	if len(ids) == 0 {
+		return v.d.errAt(path, "names no manifest")
+	}
+	for i, id := range ids {
+		m, ok := st.current[id]
+		switch {
+		case !ok:
+			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "unknown manifest %q", id)
+		case !apply && !st.applied[id]:
+			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "deletes manifest %q, which is not applied at this step", id)
+		}
+		st.applied[id] = apply
+		s.Objects = append(s.Objects, m)
+	}
+	return nil
+}
+
+func (v *validator) edit(s *Step, path string, st *stepState) error {
+	e := s.Edit
+	m, ok := st.current[e.Manifest]
+	switch {
+	case !ok:
+		return v.d.errAt(path+".manifest", "unknown manifest %q", e.Manifest)
+	case !st.applied[e.Manifest]:
+		return v.d.errAt(path+".manifest", "edits manifest %q, which is not applied at this step", e.Manifest)
+	}
+	var patch map[string]any
+	if e.Patch.Decode(&patch) != nil || patch == nil {
+		return v.d.errAt(path+".patch", "expected a merge patch (a mapping)")
+	}
+	next, err := m.patched(patch)
+	if err != nil {
+		return v.d.errAt(path+".patch", "%v", err)
+	}
+	if err := v.decodeManifest(next, path+".patch"); err != nil {
+		return err
+	}
+	st.current[e.Manifest] = next
+	s.Objects = []*Manifest{next}
+	return nil
+}
+
+func (v *validator) label(l *LabelChange, path string) error {
+	if _, ok := v.vms[l.VM]; !ok {
+		return v.d.errAt(path+".vm", "unknown VM %q", l.VM)
+	}
+	if len(l.Set) == 0 && len(l.Remove) == 0 {
+		return v.d.errAt(path, "label change sets and removes nothing")
+	}
+	for _, k := range l.Remove {
+		if _, ok := l.Set[k]; ok {
+			return v.d.errAt(path+".remove", "label %q is both set and removed", k)
+		}
+	}
+	return nil
+}
+
+func (v *validator) traffic(s *Step, idx int, path string, st *stepState) error {
+	names, start := s.Stop, false
+	if s.Start != nil {
+		names, start, path = s.Start, true, path+".start"
+	} else {
+		path += ".stop"
+	}
+	if len(names) == 0 {
+		return v.d.errAt(path, "names no flow")
+	}
+	for i, name := range names {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		f, ok := v.flows[name]
+		switch {
+		case !ok:
+			return v.d.errAt(p, "unknown flow %q", name)
+		case start && st.started[name]:
+			return v.d.errAt(p, "flow %q is started twice (define a second flow)", name)
+		case !start && (!st.started[name] || st.stopped[name]):
+			return v.d.errAt(p, "stops flow %q, which is not running at this step", name)
+		}
+		if start {
+			st.started[name] = true
+			st.group[name] = idx
+			if err := v.resolvePolicing(f, func(id string) *Manifest { return st.current[id] }, p); err != nil {
+				return err
+			}
+		} else {
+			st.stopped[name] = true
+		}
+	}
+	if start {
+		return nil
+	}
+	return v.wholeGroups(names, path, st)
+}
+
+// wholeGroups checks that a stop step stops every flow started together
+// with the flows it names: flows started together are captured and judged
+// together (they may share a meter).
+func (v *validator) wholeGroups(names []string, path string, st *stepState) error {
+	for _, f := range v.sc.Flows {
+		if !st.started[f.Name] || slices.Contains(names, f.Name) {
+			continue
+		}
+		for _, n := range names {
+			if st.group[n] == st.group[f.Name] {
+				return v.d.errAt(path, "stops %q but not %q, started with it in steps[%d]", n, f.Name, st.group[n])
+			}
+		}
+	}
+	return nil
+}
+
+func (v *validator) check(c *Check, path string, st *stepState) error {
+	if len(c.Objects) == 0 && !c.NoOwnedRows {
+		return v.d.errAt(path, "checks nothing (set objects or noOwnedRows)")
+	}
+	for i := range c.Objects {
+		if err := v.objectCheck(&c.Objects[i], fmt.Sprintf("%s.objects[%d]", path, i), st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *validator) objectCheck(oc *ObjectCheck, path string, st *stepState) error {
+	m, ok := st.current[oc.Manifest]
+	if !ok || m.QoS == nil {
+		return v.d.errAt(path+".manifest", "unknown NetworkQoS manifest %q", oc.Manifest)
+	}
+	oc.Object = m
+	if oc.Condition == nil && oc.Rows == nil {
+		return v.d.errAt(path, "checks nothing (set condition or rows)")
+	}
+	if c := oc.Condition; c != nil {
+		if c.Type == "" {
+			c.Type = "Accepted"
+		}
+		if !slices.Contains([]string{"True", "False", "Unknown"}, c.Status) {
+			return v.d.errAt(path+".condition.status", "invalid status %q (want \"True\", \"False\" or \"Unknown\")", c.Status)
+		}
+	}
+	if oc.Rows != nil {
+		return v.rowsCheck(oc.Rows, m, path+".rows")
+	}
+	return nil
+}
+
+func (v *validator) rowsCheck(r *RowsCheck, m *Manifest, path string) error {
+	if r.None && (r.QoS != nil || r.PortGroupMembers != nil || r.AddressSets != nil) {
+		return v.d.errAt(path+".none", "none excludes qos, portGroupMembers and addressSets")
+	}
+	if !r.None && r.QoS == nil && r.PortGroupMembers == nil && r.AddressSets == nil {
+		return v.d.errAt(path, "checks nothing (set none, qos, portGroupMembers or addressSets)")
+	}
+	for i, vm := range r.PortGroupMembers {
+		if _, ok := v.vms[vm]; !ok {
+			return v.d.errAt(fmt.Sprintf("%s.portGroupMembers[%d]", path, i), "unknown VM %q", vm)
+		}
+	}
+	for i := range r.QoS {
+		if err := v.qosCheck(&r.QoS[i], m, fmt.Sprintf("%s.qos[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// qosCheck resolves the row's priority, DSCP and bandwidth from the rule.
+func (v *validator) qosCheck(q *QoSCheck, m *Manifest, path string) error {
+	egress := m.QoS.Spec.Egress
+	if q.Rule < 0 || q.Rule >= len(egress) {
+		return v.d.errAt(path+".rule", "%s (revision %d) has egress rules 0..%d, not %d", m.Key(), m.Revision, len(egress)-1, q.Rule)
+	}
+	if q.Network == "" {
+		if len(v.sc.Topology.Networks) != 1 {
+			return v.d.errAt(path+".network", "required when the topology has several networks")
+		}
+		q.Network = v.sc.Topology.Networks[0].Name
+	}
+	if v.networks[q.Network] == nil {
+		return v.d.errAt(path+".network", "unknown network %q", q.Network)
+	}
+	if !strings.Contains(q.Match, "@$pg") {
+		return v.d.errAt(path+".match", "match %q does not name the source port group (write inport == @$pg)", q.Match)
+	}
+	r := egress[q.Rule]
+	q.Priority = RulePriority(m.QoS, q.Rule)
+	q.DSCP = r.DSCP
+	if r.Bandwidth != nil {
+		q.RateKbps, q.BurstKbit = r.Bandwidth.Rate, r.Bandwidth.Burst
+	}
+	return nil
+}
+
+// RulePriority is the OVN priority of egress rule i of a NetworkQoS.
+func RulePriority(nq *v1alpha1.NetworkQoS, i int) int {
+	return 10000 + nq.Spec.Priority*10 + i
+}
