@@ -4,6 +4,8 @@
 // of cluster events to the objects they affect, one NB transaction per
 // reconcile through internal/ovnnb, status conditions, collision events,
 // the startup garbage collection and legacy-match migration, and metrics.
+// Under an nqos_bug_<id> build tag only (internal/seeded) it also carries
+// the two controller-side seeded bugs, teardown and noretry.
 package controller
 
 import (

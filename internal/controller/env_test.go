@@ -126,6 +126,13 @@ func (e *env) stop() {
 // eventually polls cond every 20ms until it holds or timeout passes.
 func (e *env) eventually(what string, timeout time.Duration, cond func() (bool, string)) {
 	e.t.Helper()
+	eventually(e.t, what, timeout, cond)
+}
+
+// eventually polls cond every 20ms until it holds; after timeout it fails
+// t with what and cond's last detail.
+func eventually(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		ok, detail := cond()
@@ -133,7 +140,7 @@ func (e *env) eventually(what string, timeout time.Duration, cond func() (bool, 
 			return
 		}
 		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, detail)
+			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, detail)
 		}
 		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
 	}

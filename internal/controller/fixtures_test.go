@@ -101,6 +101,7 @@ func (e *env) labelPod(name string, labels map[string]string) {
 type ruleSpec struct {
 	dscp      int
 	cidrs     []string
+	except    []string          // ipBlock except of every CIDR
 	podSel    map[string]string // destination podSelector (labels)
 	tcpPort   int32
 	rate      uint32
@@ -139,7 +140,7 @@ func (r ruleSpec) rule() v1alpha1.Rule {
 	}
 	var cl v1alpha1.Classifier
 	for _, c := range r.cidrs {
-		cl.To = append(cl.To, v1alpha1.Destination{IPBlock: &v1alpha1.IPBlock{CIDR: c}})
+		cl.To = append(cl.To, v1alpha1.Destination{IPBlock: &v1alpha1.IPBlock{CIDR: c, Except: r.except}})
 	}
 	if r.podSel != nil {
 		cl.To = append(cl.To, v1alpha1.Destination{PodSelector: &metav1.LabelSelector{MatchLabels: r.podSel}})

@@ -82,11 +82,13 @@ func TestLabelChangeMovesPodInAndOut(t *testing.T) {
 	e.waitConditions("gold", acceptedTrue, readyTrue)
 }
 
-// Accepted=False removes the rows of a previously accepted revision and
-// flips back when the spec is corrected.
+// Accepted=False removes the rows of a previously accepted revision, in
+// an order that never leaves a QoS row referencing a deleted port group,
+// and flips back when the spec is corrected.
 func TestRejectedRevisionTearsDownAndRecovers(t *testing.T) {
 	e := newEnv(t)
 	e.goldVM()
+	stop := e.watchNB()
 	good := ruleSpec{dscp: 8, cidrs: []string{"10.20.0.0/16"}}
 	e.createNQ(e.nqos("gold", 50, map[string]string{"tier": "gold"}, []string{e.net}, ruleSpec{dscp: 46}, good))
 	e.waitConditions("gold", acceptedTrue, readyTrue)
@@ -106,6 +108,7 @@ func TestRejectedRevisionTearsDownAndRecovers(t *testing.T) {
 	e.updateEgress("gold", ruleSpec{dscp: 46}, good)
 	e.waitConditions("gold", acceptedTrue, readyTrue)
 	e.waitRowsMatchCompiler("")
+	stop() // no transaction left a QoS row referencing a deleted port group
 }
 
 // Selecting a network with discoverable pod IPs and one without, with a

@@ -2,8 +2,11 @@ package controller
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -163,6 +166,44 @@ func (m *nbMonitor) check() {
 	}
 }
 
+// caughtUp reports whether the replica holds exactly the QoS, Port_Group
+// and Address_Set rows (by UUID) that ovn-nbctl lists now: once the NB is
+// quiescent, every committed transaction has then been checked.
+func (m *nbMonitor) caughtUp(srv *nbtest.Server) (bool, string) {
+	qs, err1 := srv.ListQoS()
+	pgs, err2 := srv.ListPortGroups()
+	ases, err3 := srv.ListAddressSets()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return false, err.Error()
+	}
+	want := map[string][]string{}
+	for _, q := range qs {
+		want["QoS"] = append(want["QoS"], q.UUID)
+	}
+	for _, pg := range pgs {
+		want["Port_Group"] = append(want["Port_Group"], pg.UUID)
+	}
+	for _, as := range ases {
+		want["Address_Set"] = append(want["Address_Set"], as.UUID)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for table, rows := range map[string]map[string]string{"QoS": m.matches, "Port_Group": m.groups, "Address_Set": m.sets} {
+		got := slices.Sorted(maps.Keys(rows))
+		if w := slices.Sorted(slices.Values(want[table])); !slices.Equal(got, w) {
+			return false, fmt.Sprintf("after %d updates the monitor's %s is %v, the NB's %v", m.updates, table, got, w)
+		}
+	}
+	return true, ""
+}
+
+// waitCaughtUp waits until the monitor has seen every committed
+// transaction of a quiescent NB.
+func (m *nbMonitor) waitCaughtUp(t testing.TB, srv *nbtest.Server) {
+	t.Helper()
+	eventually(t, "NB monitor to catch up with the NB", 5*time.Second, func() (bool, string) { return m.caughtUp(srv) })
+}
+
 // result stops the monitor and returns the violations and update count.
 func (m *nbMonitor) result() ([]string, int) {
 	m.raw.stop()
@@ -181,6 +222,7 @@ func TestNBMonitorDetectsDanglingReference(t *testing.T) {
 	srv.MustNBCtl("--", "--id=@q", "create", "QoS", "priority=10000", "direction=to-lport",
 		`match="inport == @nosuchgroup && (ip4 || ip6)"`, "action:dscp=1", "--", "add", "Logical_Switch", "sw", "qos_rules", "@q")
 	srv.MustNBCtl("pg-add", "okgroup")
+	m.waitCaughtUp(t, srv)
 	v, n := m.result()
 	// Seen after the QoS transaction and again after the unrelated one.
 	if len(v) != 2 || !strings.Contains(v[0], "@nosuchgroup") || !strings.Contains(v[1], "@nosuchgroup") {

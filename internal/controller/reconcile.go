@@ -12,6 +12,7 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/internal/seeded"
 )
 
 // Reconcile outcomes, the result label of nqos_reconcile_total.
@@ -73,6 +74,9 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 		return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
 	}
 	res, err := c.nb.Apply(ctx, nbKey, ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS})
+	if seeded.Active == seeded.NoLateLSPRetry {
+		res.MissingPorts = nil // seeded bug: a pod without its LSP is dropped silently, never retried
+	}
 	c.waitForPorts(key, res.MissingPorts)
 	if err != nil { // ovnnb's errors name the object
 		return outcome{result: resultError, err: err}.also(c.writeStatus(ctx, nq, r.Accepted, c.failed(key, err)))
@@ -106,10 +110,20 @@ func (c *Controller) waitForPorts(key string, missing []string) {
 func (c *Controller) remove(ctx context.Context, key string, nbKey ovnnb.Key, result string) outcome {
 	c.pending.set(key, nil)
 	c.results.delete(key)
-	if err := c.nb.Teardown(ctx, nbKey); err != nil { // names the object
+	if err := c.teardown(ctx, nbKey); err != nil { // names the object
 		return outcome{result: resultError, err: err}
 	}
 	return outcome{result: result}
+}
+
+// teardown deletes every row key owns: its QoS rows in one transaction,
+// then its port groups and address sets in a second (ovnnb.Teardown), so
+// no committed state has a QoS row referencing a missing group or set.
+func (c *Controller) teardown(ctx context.Context, key ovnnb.Key) error {
+	if seeded.Active == seeded.TeardownReversed {
+		return c.teardownReversed(ctx, key) // seeded bug: groups and sets first
+	}
+	return c.nb.Teardown(ctx, key)
 }
 
 // also records a status-write error: the object is retried.

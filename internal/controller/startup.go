@@ -40,7 +40,7 @@ func (c *Controller) collectOrphans(ctx context.Context) error {
 			continue
 		}
 		c.log.Info("removing orphaned NB rows", "networkqos", key)
-		if err := c.nb.Teardown(ctx, k); err != nil {
+		if err := c.teardown(ctx, k); err != nil {
 			errs = append(errs, err) // names the object
 		}
 	}

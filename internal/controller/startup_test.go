@@ -45,6 +45,7 @@ func (e *env) watchNB() (stop func()) {
 	m := startNBMonitor(e.t, e.nb.Addr())
 	return func() {
 		e.t.Helper()
+		m.waitCaughtUp(e.t, e.nb)
 		v, n := m.result()
 		e.t.Logf("NB monitor checked %d transactions", n)
 		if len(v) > 0 {
@@ -88,8 +89,8 @@ func TestDeletionOrderNeverDangles(t *testing.T) {
 	}
 }
 
-// Rows owned by a NetworkQoS that does not exist are collected at startup;
-// rows of existing objects stay.
+// Rows owned by a NetworkQoS that does not exist are collected at startup
+// (QoS rows before their port group); rows of existing objects stay.
 func TestStartupGarbageCollectsOrphans(t *testing.T) {
 	e := newEnv(t)
 	e.addPorts(e.lsp(nadName, "vm1"))
@@ -109,6 +110,7 @@ func TestStartupGarbageCollectsOrphans(t *testing.T) {
 		return len(e.ownedRows().QoS) == 1, "waiting for the test client's cache"
 	})
 
+	stop := e.watchNB()
 	e.start("")
 	// Startup GC is done once Synced; the raw NB must already be clean.
 	for _, q := range e.rawQoS() {
@@ -120,6 +122,7 @@ func TestStartupGarbageCollectsOrphans(t *testing.T) {
 	if len(d.QoS) != 1 || d.QoS[0].ExternalIDs[qos.ObjectNameKey] != e.ns+":kept" {
 		t.Errorf("want only the kept object's row, got %+v", d.QoS)
 	}
+	stop() // the GC's teardown never left a QoS row without its port group
 }
 
 func hashForOVN(s string) string {

@@ -1,0 +1,46 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// The code below exists only for the seeded bugs of internal/seeded: it is
+// called from a branch `if seeded.Active == seeded.X`, which a normal
+// build folds away, so it is unreachable without its nqos_bug_<id> tag.
+
+// rowLister reads the NB's NetworkQoS-owned rows; *ovnnb.Client has it.
+type rowLister interface {
+	Rows() qos.Desired
+}
+
+// teardownReversed is the TeardownReversed bug: the object's port groups
+// and address sets go first, then its QoS rows. The first step is an Apply
+// whose want is exactly the object's current QoS rows and no group or set,
+// so ovnnb deletes the groups and sets in one committed transaction while
+// the rows still match on them (@pg / $as dangle); ovnnb.Teardown then
+// deletes the rows.
+func (c *Controller) teardownReversed(ctx context.Context, key ovnnb.Key) error {
+	nb, ok := c.nb.(rowLister)
+	if !ok {
+		return fmt.Errorf("NetworkQoS %s: teardown: NB client %T cannot list rows", key, c.nb)
+	}
+	owner := key.Namespace + ":" + key.Name
+	seen := map[string]bool{}
+	var keep []qos.QoSRow
+	for _, q := range nb.Rows().QoS {
+		id := q.ExternalIDs[qos.PrimaryIDKey]
+		if q.ExternalIDs[qos.ObjectNameKey] != owner || q.Switch == "" || seen[id] {
+			continue // Apply refuses unbound rows and duplicate ids
+		}
+		seen[id] = true
+		keep = append(keep, q)
+	}
+	if _, err := c.nb.Apply(ctx, key, ovnnb.ObjectRows{QoS: keep}); err != nil {
+		return err // names the object
+	}
+	return c.nb.Teardown(ctx, key)
+}
