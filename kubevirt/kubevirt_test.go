@@ -3,6 +3,7 @@ package kubevirt
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -198,54 +199,95 @@ func addQoSRow(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM) {
 // VLAN 100, every one of the other VM unmarked.
 func checkMarking(t *testing.T, tb *localnet.Testbed, marked, unmarked, dst endpoint) {
 	watches := []*localnet.DSCPWatch{watchUplink(t, tb, "node1"), watchUplink(t, tb, "node2")}
+	// Closed on return: decoding every packet of the policing flood would
+	// take CPU from the datapaths under test.
+	defer func() {
+		for _, w := range watches {
+			w.Close()
+		}
+	}()
 	reach(t, marked, dst, 20)
 	reach(t, unmarked, dst, 20)
 	dstAddr := netip.MustParseAddr(dst.ip)
 	for i, src := range []endpoint{marked, unmarked} {
 		want := []int{qosDSCP, 0}[i]
-		var n int
-		for _, s := range watches[i].Seen(netip.MustParseAddr(src.ip)) {
-			if s.Dst != dstAddr {
-				continue
-			}
-			n++
+		for _, s := range seenTo(t, watches[i], netip.MustParseAddr(src.ip), dstAddr, 20) {
 			if s.DSCP != want || s.VLAN != 100 {
 				t.Errorf("packet %s -> %s on node%d uplink: DSCP %d VLAN %d, want DSCP %d VLAN 100", src.ip, s.Dst, i+1, s.DSCP, s.VLAN, want)
 			}
 		}
-		if n < 20 {
-			t.Errorf("%s -> %s: %d packets seen on node%d uplink, want >= 20", src.ip, dst.ip, n, i+1)
-		}
 	}
 }
 
-// checkPolicing offers 300 Mbit/s of UDP against the 100 Mbit/s row. The
+// seenTo polls until w has seen at least n packets from src to dst (the
+// capture goroutine can lag behind the receiver on a loaded machine) and
+// returns them all.
+func seenTo(t *testing.T, w *localnet.DSCPWatch, src, dst netip.Addr, n int) []localnet.Seen {
+	t.Helper()
+	var got []localnet.Seen
+	err := localnet.Poll(context.Background(), 10*time.Second, "captured packets", func(context.Context) (bool, error) {
+		got = got[:0]
+		for _, s := range w.Seen(src) {
+			if s.Dst == dst {
+				got = append(got, s)
+			}
+		}
+		return len(got) >= n, nil
+	})
+	if err != nil {
+		t.Fatalf("%s -> %s: %v: %d packets seen on the uplink, want >= %d", src, dst, err, len(got), n)
+	}
+	return got
+}
+
+// checkPolicing offers 200 Mbit/s of UDP against the 100 Mbit/s row. The
 // meter's own counters must show [0.85, 1.05] x rate passed, and the
-// receiver must get [0.85, 1.05] x rate. On this shared 2-core machine
-// the userspace datapaths around the policer can drop packets when
-// starved of CPU: an attempt where less than 1.5 x rate reached the meter,
-// or where only the receiver falls short, is repeated (at most 3
-// attempts); a wrong meter output with enough input fails at once.
+// receiver must get [0.75, 1.05] x rate: its path crosses two more
+// userspace datapaths (node egress, fabric) that drop under CPU
+// starvation after the policer did its job (measured on a 2-core machine
+// at load 13: 79-86 Mbit/s received with the meter passing 88-95). More
+// than an upper bound is a policer bug and fails at once. On this shared 2-core machine a
+// CPU-starved userspace datapath can fall short without any bug: less
+// than 1.25 x rate reaching the meter (then an unpoliced flow would not
+// stand out above the upper bound), a meter passing less than the
+// lower bound (its bucket, 5 Mbit deep, overflows while the datapath is
+// descheduled for more than 50 ms) or loss after the meter. Such an
+// attempt is repeated; the verdict of the last of 4 attempts stands.
 func checkPolicing(t *testing.T, tb *localnet.Testbed, guest, dst string) {
-	lo, hi := 0.85*rateKb/1e3, 1.05*rateKb/1e3 // Mbit/s
+	const attempts = 4
 	for attempt := 1; ; attempt++ {
 		r := policeOnce(t, tb, guest, dst)
 		t.Logf("attempt %d: UDP offered %.1f Mbit/s, at the meter %.1f, meter passed %.1f (frames), receiver got %.1f (payload); row rate %d kbit/s",
 			attempt, r.offered, r.meterIn, r.passed, r.received, rateKb)
-		last := attempt == 3
+		verdict, retry := r.verdict()
 		switch {
-		case r.meterIn < 1.5*rateKb/1e3:
-			if last {
-				t.Fatalf("only %.1f Mbit/s reached the meter in 3 attempts: cannot test a %d kbit/s policer", r.meterIn, rateKb)
-			}
-		case r.passed < lo || r.passed > hi:
-			t.Fatalf("meter passed %.1f Mbit/s of %.1f, want within [%.1f, %.1f]", r.passed, r.meterIn, lo, hi)
-		case r.received >= lo && r.received <= hi:
+		case verdict == "":
 			return
-		case last || r.received > hi:
-			t.Fatalf("receiver got %.1f Mbit/s, want within [%.1f, %.1f] (meter passed %.1f: the loss is after the policer)", r.received, lo, hi, r.passed)
+		case !retry || attempt == attempts:
+			t.Fatalf("attempt %d of %d: %s", attempt, attempts, verdict)
 		}
+		t.Logf("attempt %d: %s: repeating", attempt, verdict)
 	}
+}
+
+// verdict checks one policing run against the row's rate: "" when it
+// passes, else what is wrong and whether CPU starvation can explain it.
+func (r policeResult) verdict() (string, bool) {
+	lo, hi := 0.85*rateKb/1e3, 1.05*rateKb/1e3 // Mbit/s, meter and receiver
+	rxLo := 0.75 * rateKb / 1e3
+	switch {
+	case r.passed > hi:
+		return fmt.Sprintf("meter passed %.1f Mbit/s of %.1f, want within [%.1f, %.1f]", r.passed, r.meterIn, lo, hi), false
+	case r.received > hi:
+		return fmt.Sprintf("receiver got %.1f Mbit/s, want within [%.1f, %.1f]", r.received, rxLo, hi), false
+	case r.meterIn < 1.25*rateKb/1e3:
+		return fmt.Sprintf("only %.1f Mbit/s reached the meter: cannot test a %d kbit/s policer", r.meterIn, rateKb), true
+	case r.passed < lo:
+		return fmt.Sprintf("meter passed %.1f Mbit/s of %.1f, want within [%.1f, %.1f]", r.passed, r.meterIn, lo, hi), true
+	case r.received < rxLo:
+		return fmt.Sprintf("receiver got %.1f Mbit/s, want within [%.1f, %.1f] (meter passed %.1f: the loss is after the policer)", r.received, rxLo, hi, r.passed), true
+	}
+	return "", false
 }
 
 // policeResult are the rates (Mbit/s) of one policing run.
@@ -256,7 +298,7 @@ func policeOnce(t *testing.T, tb *localnet.Testbed, guest, dst string) policeRes
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	in0, drop0 := meterBytes(t, tb, "node1")
-	r, err := iperf(ctx, tb, guest, "-c", dst, "-p", "5201", "-u", "-b", "300M", "-l", "1400", "-w", "4M", "-t", "3")
+	r, err := iperf(ctx, tb, guest, "-c", dst, "-p", "5201", "-u", "-b", "200M", "-l", "1400", "-w", "4M", "-t", "3")
 	if err != nil {
 		t.Fatal(err)
 	}

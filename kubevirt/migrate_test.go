@@ -58,9 +58,14 @@ func migrateAndMeasure(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM, ta
 	waitReceived(t, up, up.Received()+100)
 	waitReceived(t, down, down.Received()+100)
 	ru, rd := up.Stop(), down.Stop()
-	first, ok := w.FirstMarked(vmIP, qosDSCP, rep.SwitchAt)
-	if !ok {
-		t.Fatalf("no DSCP %d packet from %s on %s's uplink after the switch", qosDSCP, vmIP, target)
+	var first localnet.Seen
+	err = localnet.Poll(ctx, 10*time.Second, "a marked packet on the target uplink", func(context.Context) (bool, error) {
+		var ok bool
+		first, ok = w.FirstMarked(vmIP, qosDSCP, rep.SwitchAt)
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("no DSCP %d packet from %s on %s's uplink after the switch: %v", qosDSCP, vmIP, target, err)
 	}
 	if late {
 		mode += " (late target LSP)"

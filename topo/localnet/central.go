@@ -70,7 +70,7 @@ func (t *Testbed) addDaemon(ctx context.Context, d daemonState) error {
 	if err := t.st.save(); err != nil {
 		return err
 	}
-	if err := t.run.startDaemon(ctx, d); err != nil {
+	if err := t.run.startDaemon(ctx, d, 0); err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
 	return nil

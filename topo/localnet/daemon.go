@@ -20,13 +20,19 @@ const (
 	RestartGraceful RestartMode = "graceful" // SIGTERM, wait for exit
 )
 
-// start runs a detached daemon; the daemon's --detach makes the command
-// return only once the daemon is initialised.
-func (r runner) startDaemon(ctx context.Context, d daemonState) error {
+// startDaemon runs a detached daemon (the OVS daemons' --detach makes
+// the command return only once the daemon is initialised) and waits
+// until its pidfile names a running process other than old (0: none):
+// iperf3 -D and dnsmasq write theirs after the command returned.
+func (r runner) startDaemon(ctx context.Context, d daemonState, old int) error {
 	if _, err := r.run(ctx, d.Netns, d.Env, d.Argv...); err != nil {
 		return fmt.Errorf("start %s %s: %w (log %s)", d.Node, d.Name, err, d.Log)
 	}
-	return nil
+	what := fmt.Sprintf("%s %s to write its pidfile (log %s)", d.Node, d.Name, d.Log)
+	return Poll(ctx, stopTimeout, what, func(context.Context) (bool, error) {
+		pid, err := readPid(d.Pidfile)
+		return err == nil && pid != old && alive(pid), nil
+	})
 }
 
 // readPid returns the pid in a pidfile.
@@ -42,17 +48,11 @@ func readPid(pidfile string) (int, error) {
 	return pid, nil
 }
 
-// alive reports whether pid runs (and is not a zombie).
-func alive(pid int) bool {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
-}
-
-// stopDaemon signals the daemon in its pidfile and waits until it is gone.
+// stopDaemon signals the daemon in its pidfile and waits until it can be
+// started again: every thread of the old process has exited (a killed
+// multi-threaded daemon's leader is a zombie before its other threads
+// are done) and its pidfile lock is released. A stale pidfile naming the
+// old pid is then removed.
 func stopDaemon(ctx context.Context, d daemonState, mode RestartMode) error {
 	pid, err := readPid(d.Pidfile)
 	if err != nil {
@@ -61,20 +61,32 @@ func stopDaemon(ctx context.Context, d daemonState, mode RestartMode) error {
 		}
 		return err
 	}
-	sig := syscall.SIGKILL
-	if mode == RestartGraceful {
-		sig = syscall.SIGTERM
+	what := fmt.Sprintf("%s %s (pid %d)", d.Node, d.Name, pid)
+	if p, ok := findProcess(pid); ok {
+		sig := syscall.SIGKILL
+		if mode == RestartGraceful {
+			sig = syscall.SIGTERM
+		}
+		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("stop %s: %w", what, err)
+		}
+		if err := Poll(ctx, stopTimeout, what+" to exit", func(context.Context) (bool, error) { return p.gone(), nil }); err != nil {
+			return err
+		}
 	}
-	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("stop %s %s (pid %d): %w", d.Node, d.Name, pid, err)
+	err = Poll(ctx, stopTimeout, what+" pidfile lock release", func(context.Context) (bool, error) {
+		locked, err := pidfileLocked(d.Pidfile)
+		return !locked, err
+	})
+	if err != nil {
+		return err
 	}
-	return waitGone(ctx, pid, fmt.Sprintf("%s %s (pid %d) to exit", d.Node, d.Name, pid))
+	return removeStalePidfile(d.Pidfile, pid)
 }
 
-// waitGone polls until pid no longer runs.
-func waitGone(ctx context.Context, pid int, what string) error {
-	return Poll(ctx, 10*time.Second, what, func(context.Context) (bool, error) { return !alive(pid), nil })
-}
+// stopTimeout bounds each wait of stopDaemon; generous because a loaded
+// CI machine can take seconds to schedule an exiting daemon's threads.
+const stopTimeout = 20 * time.Second
 
 // Poll calls check every few milliseconds until it reports done, it
 // fails, or the timeout passes; the error names what was awaited.

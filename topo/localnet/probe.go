@@ -52,13 +52,17 @@ type Probe struct {
 	dst        *net.UDPAddr
 	interval   time.Duration
 	cancel     context.CancelFunc
-	wg         sync.WaitGroup
+	txDone     chan struct{}
+	rxDone     chan struct{}
 	mu         sync.Mutex
 	stopOnce   sync.Once
 	result     ProbeResult
 	sent       int
 	arrivals   map[uint32]time.Time
 }
+
+// stopGrace bounds how long Stop waits for datagrams in flight.
+const stopGrace = time.Second
 
 // ProbeResult summarises one direction.
 type ProbeResult struct {
@@ -82,15 +86,15 @@ func StartProbe(ctx context.Context, srcNetns string, src netip.AddrPort, dstNet
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &Probe{send: send, recv: recv, dst: net.UDPAddrFromAddrPort(dst), interval: interval, cancel: cancel, arrivals: map[uint32]time.Time{}}
-	p.wg.Add(2)
+	p := &Probe{send: send, recv: recv, dst: net.UDPAddrFromAddrPort(dst), interval: interval, cancel: cancel,
+		txDone: make(chan struct{}), rxDone: make(chan struct{}), arrivals: map[uint32]time.Time{}}
 	go p.receive()
 	go p.transmit(ctx)
 	return p, nil
 }
 
 func (p *Probe) transmit(ctx context.Context) {
-	defer p.wg.Done()
+	defer close(p.txDone)
 	t := time.NewTicker(p.interval)
 	defer t.Stop()
 	buf := make([]byte, 64)
@@ -110,7 +114,7 @@ func (p *Probe) transmit(ctx context.Context) {
 }
 
 func (p *Probe) receive() {
-	defer p.wg.Done()
+	defer close(p.rxDone)
 	buf := make([]byte, 128)
 	for {
 		n, _, err := p.recv.ReadFromUDP(buf)
@@ -132,8 +136,10 @@ func (p *Probe) Received() int {
 	return len(p.arrivals)
 }
 
-// Stop ends the stream after a grace period for datagrams in flight and
-// returns the result; later calls return the same result.
+// Stop ends the stream and returns the result once every datagram sent
+// has arrived or stopGrace passed (a loaded machine can hold datagrams in
+// the userspace datapaths for a while; only what is still missing then
+// counts as lost); later calls return the same result.
 func (p *Probe) Stop() ProbeResult {
 	p.stopOnce.Do(func() { p.result = p.stop() })
 	return p.result
@@ -141,9 +147,15 @@ func (p *Probe) Stop() ProbeResult {
 
 func (p *Probe) stop() ProbeResult {
 	p.cancel()
-	_ = p.recv.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	<-p.txDone
 	p.send.Close()
-	p.wg.Wait()
+	_ = Poll(context.Background(), stopGrace, "datagrams in flight", func(context.Context) (bool, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.arrivals) >= p.sent, nil
+	})
+	_ = p.recv.SetReadDeadline(time.Now())
+	<-p.rxDone
 	p.recv.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()

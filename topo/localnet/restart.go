@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// RestartDaemon stops one daemon (SIGKILL or SIGTERM, waiting until it
-// is gone) and starts it again with the same arguments. node is ignored
-// for the central daemons (nb-ovsdb, sb-ovsdb, ovn-northd). After an
+// RestartDaemon stops one daemon (SIGKILL or SIGTERM) and starts it
+// again with the same arguments once every thread of the old instance
+// has exited and its pidfile lock is released. node is ignored for the
+// central daemons (nb-ovsdb, sb-ovsdb, ovn-northd). After a node's
 // ovs-vswitchd restart the provider bridge address is re-added. Callers
 // wait for the effect they need (WaitHVSync, WaitPortUp).
 func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode RestartMode) error {
@@ -25,16 +26,17 @@ func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode R
 	if mode != RestartKill && mode != RestartGraceful {
 		return fmt.Errorf("testbed %s: restart %s %s: mode %q: must be kill or graceful", t.st.RunID, node, daemon, mode)
 	}
+	old, _ := readPid(d.Pidfile)
 	if err := stopDaemon(ctx, *d, mode); err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
-	if err := t.run.startDaemon(ctx, *d); err != nil {
+	if err := t.run.startDaemon(ctx, *d, old); err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
-	if daemon != DaemonVSwitchd {
+	n, isNode := t.st.node(node)
+	if daemon != DaemonVSwitchd || !isNode {
 		return nil
 	}
-	n, _ := t.st.node(node)
 	err := Poll(ctx, 10*time.Second, "br-phys tap on "+node, func(ctx context.Context) (bool, error) {
 		_, err := t.run.run(ctx, n.Netns, nil, "ip", "link", "show", providerBridge)
 		return err == nil, err

@@ -2,18 +2,26 @@ package localnet
 
 import (
 	"context"
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RequiredTools are the binaries a testbed runs.
 var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "iperf3", "ethtool", "dnsmasq"}
 
 // StartTB boots a testbed for a test or benchmark: it skips (naming the
-// package to install) when a binary is missing, removes a crashed earlier
-// run of the same ID first, and registers a cleanup that collects logs
-// and NB/SB dumps on failure and fails if anything is left behind.
+// package to install) when a binary is missing, holds the run ID's lock
+// for the test's lifetime (a concurrent test process using the same ID,
+// e.g. two `go test` runs of one package, waits instead of tearing this
+// one down), removes a crashed earlier run of the same ID first, and
+// registers a cleanup that collects logs and NB/SB dumps on failure and
+// fails if anything is left behind.
 func StartTB(t testing.TB, spec Spec) *Testbed {
 	t.Helper()
 	for _, b := range requiredTools {
@@ -21,6 +29,7 @@ func StartTB(t testing.TB, spec Spec) *Testbed {
 			t.Skipf("%s not installed: the testbed needs openvswitch-switch, ovn-central, ovn-host, iperf3, ethtool, dnsmasq-base", b)
 		}
 	}
+	lockRun(t, spec.RunID)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_ = Down(ctx, spec.RunID)
@@ -42,4 +51,33 @@ func StartTB(t testing.TB, spec Spec) *Testbed {
 		}
 	})
 	return tb
+}
+
+// lockRun takes an exclusive flock on the run ID's lock file (next to,
+// not in, the run directory, which Down removes), waiting while another
+// process holds it. The kernel drops the lock when its holder dies, so a
+// run of the ID that exists once the lock is ours is a crash's leftover.
+// The lock is released after the testbed's own cleanup.
+func lockRun(t testing.TB, runID string) {
+	t.Helper()
+	if err := ValidateRunID(runID); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(filepath.Dir(RunDir(runID)), filepath.Base(RunDir(runID))+".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatalf("run %s: lock: %v", runID, err)
+	}
+	err = Poll(context.Background(), 8*time.Minute, path+" (another test process uses run "+runID+")", func(context.Context) (bool, error) {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		f.Close()
+		t.Fatalf("run %s: %v", runID, err)
+	}
+	t.Cleanup(func() { f.Close() })
 }

@@ -60,6 +60,7 @@ func TestUpDown(t *testing.T) {
 	}
 	t.Run("veth ends have unique ifindexes", func(t *testing.T) { checkIfindexes(t, tb) })
 	t.Run("guest NIC keeps its neighbour cache across a re-plug", func(t *testing.T) { checkNeighbourKept(t, tb) })
+	t.Run("every daemon restarts back to back in both modes", func(t *testing.T) { checkRestartAll(t, tb) })
 }
 
 func ifindex(t *testing.T, tb *Testbed, netns, ifname string) string {

@@ -31,6 +31,7 @@ type DSCPWatch struct {
 	seen []Seen
 	stop atomic.Bool
 	done chan struct{}
+	once sync.Once
 }
 
 // maxSeen bounds a watch's memory.
@@ -50,6 +51,11 @@ func WatchDSCP(netnsName, ifname string) (*DSCPWatch, error) {
 		}
 		// The kernel strips the 802.1Q tag into the auxdata (VLAN offload).
 		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
+			return err
+		}
+		// Kernel receive timestamps: Seen.At must not include how long
+		// the capture goroutine lagged on a loaded machine.
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 			return err
 		}
 		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.Index})
@@ -72,7 +78,7 @@ func htons(v uint16) uint16 { return v<<8 | v>>8 }
 func (w *DSCPWatch) loop() {
 	defer close(w.done)
 	buf := make([]byte, 65536)
-	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{}))))
+	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{})))+unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
 	for {
 		if w.stop.Load() {
 			return
@@ -85,9 +91,7 @@ func (w *DSCPWatch) loop() {
 			return
 		}
 		if s, ok := decodeSeen(buf[:n]); ok {
-			if vlan, ok := auxVLAN(oob[:oobn]); ok {
-				s.VLAN = vlan
-			}
+			applyControl(&s, oob[:oobn])
 			w.mu.Lock()
 			if len(w.seen) < maxSeen {
 				w.seen = append(w.seen, s)
@@ -97,22 +101,25 @@ func (w *DSCPWatch) loop() {
 	}
 }
 
-// auxVLAN returns the VLAN ID the kernel stripped from a frame.
-func auxVLAN(oob []byte) (int, bool) {
+// applyControl takes the VLAN ID the kernel stripped from a frame and
+// the kernel's receive timestamp from the control messages.
+func applyControl(s *Seen, oob []byte) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return 0, false
+		return
 	}
 	for _, m := range msgs {
-		if m.Header.Level != unix.SOL_PACKET || m.Header.Type != unix.PACKET_AUXDATA || len(m.Data) < int(unsafe.Sizeof(unix.TpacketAuxdata{})) {
-			continue
-		}
-		aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&m.Data[0]))
-		if aux.Status&unix.TP_STATUS_VLAN_VALID != 0 {
-			return int(aux.Vlan_tci & 0x0fff), true
+		switch {
+		case m.Header.Level == unix.SOL_PACKET && m.Header.Type == unix.PACKET_AUXDATA && len(m.Data) >= int(unsafe.Sizeof(unix.TpacketAuxdata{})):
+			aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&m.Data[0]))
+			if aux.Status&unix.TP_STATUS_VLAN_VALID != 0 {
+				s.VLAN = int(aux.Vlan_tci & 0x0fff)
+			}
+		case m.Header.Level == unix.SOL_SOCKET && m.Header.Type == unix.SCM_TIMESTAMPNS && len(m.Data) >= int(unsafe.Sizeof(unix.Timespec{})):
+			ts := (*unix.Timespec)(unsafe.Pointer(&m.Data[0]))
+			s.At = time.Unix(ts.Unix())
 		}
 	}
-	return 0, false
 }
 
 func decodeSeen(frame []byte) (Seen, bool) {
@@ -160,9 +167,11 @@ func (w *DSCPWatch) FirstMarked(src netip.Addr, dscp int, t time.Time) (Seen, bo
 	return Seen{}, false
 }
 
-// Close stops the watch.
+// Close stops the watch; later calls do nothing.
 func (w *DSCPWatch) Close() {
-	w.stop.Store(true)
-	<-w.done
-	unix.Close(w.fd)
+	w.once.Do(func() {
+		w.stop.Store(true)
+		<-w.done
+		unix.Close(w.fd)
+	})
 }
