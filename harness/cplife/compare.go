@@ -1,0 +1,213 @@
+package cplife
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/qos"
+)
+
+// Resources of the objects the compiler reads.
+var (
+	NetworkQoSResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource}
+	NADResource        = schema.GroupVersionResource{Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource}
+	CUDNResource       = schema.GroupVersionResource{Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource}
+)
+
+// Cluster reads the objects of a real API server.
+type Cluster struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+}
+
+// NewCluster connects to the API server of cfg.
+func NewCluster(cfg *rest.Config) (*Cluster, error) {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic client: %w", err)
+	}
+	return &Cluster{Kube: kube, Dynamic: dyn}, nil
+}
+
+// Input lists every object the compiler reads (NetworkQoS, Namespace,
+// Pod, NAD, and CUDN when that API is installed).
+func (c *Cluster) Input(ctx context.Context) (qos.Input, error) {
+	var in qos.Input
+	nss, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return in, fmt.Errorf("list namespaces: %w", err)
+	}
+	for i := range nss.Items {
+		in.Namespaces = append(in.Namespaces, &nss.Items[i])
+	}
+	pods, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return in, fmt.Errorf("list pods: %w", err)
+	}
+	for i := range pods.Items {
+		in.Pods = append(in.Pods, &pods.Items[i])
+	}
+	if in.NetworkQoSes, err = listTyped[v1alpha1.NetworkQoS](ctx, c.Dynamic, NetworkQoSResource, false); err != nil {
+		return in, err
+	}
+	if in.NADs, err = listTyped[nadv1.NetworkAttachmentDefinition](ctx, c.Dynamic, NADResource, false); err != nil {
+		return in, err
+	}
+	if in.CUDNs, err = listTyped[udnv1.ClusterUserDefinedNetwork](ctx, c.Dynamic, CUDNResource, true); err != nil {
+		return in, err
+	}
+	return in, nil
+}
+
+// listTyped lists a resource across namespaces and converts each item;
+// optional resources that are not served list as empty.
+func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, optional bool) ([]*T, error) {
+	l, err := dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list %s: %w", gvr.Resource, err)
+	}
+	var out []*T
+	for i := range l.Items {
+		obj := new(T)
+		if err := fromUnstructured(&l.Items[i], obj); err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", gvr.Resource, l.Items[i].GetNamespace(), l.Items[i].GetName(), err)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+// fromUnstructured converts one object.
+func fromUnstructured(u *unstructured.Unstructured, obj any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
+}
+
+// unstructuredOf is the inverse, for objects this package writes.
+func unstructuredOf(obj any) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+// NBDiff is the difference between the rows the compiler wants and the
+// rows the Northbound has, each row as one canonical JSON line. A row
+// present twice in the NB but once in the compile appears in Extra once.
+type NBDiff struct {
+	Missing []string `json:"missing"`
+	Extra   []string `json:"extra"`
+}
+
+// Empty reports whether the two sides are identical.
+func (d NBDiff) Empty() bool { return len(d.Missing) == 0 && len(d.Extra) == 0 }
+
+func (d NBDiff) String() string {
+	return fmt.Sprintf("%d missing %v, %d extra %v", len(d.Missing), d.Missing, len(d.Extra), d.Extra)
+}
+
+// DiffRows compares the port groups, address sets and QoS rows of want
+// and got as multisets (orphans and duplicates show as Extra).
+func DiffRows(want, got qos.Desired) NBDiff {
+	w, g := rowLines(want), rowLines(got)
+	var d NBDiff
+	for line, n := range w {
+		for range n - g[line] {
+			d.Missing = append(d.Missing, line)
+		}
+	}
+	for line, n := range g {
+		for range n - w[line] {
+			d.Extra = append(d.Extra, line)
+		}
+	}
+	slices.Sort(d.Missing)
+	slices.Sort(d.Extra)
+	return d
+}
+
+func rowLines(d qos.Desired) map[string]int {
+	out := map[string]int{}
+	add := func(kind string, v any) {
+		b, _ := json.Marshal(v) // maps marshal with sorted keys
+		out[kind+" "+string(b)]++
+	}
+	for _, pg := range d.PortGroups {
+		pg.Ports = slices.Sorted(slices.Values(pg.Ports))
+		add("Port_Group", pg)
+	}
+	for _, as := range d.AddressSets {
+		as.Addresses = slices.Sorted(slices.Values(as.Addresses))
+		add("Address_Set", as)
+	}
+	for _, q := range d.QoS {
+		add("QoS", q)
+	}
+	return out
+}
+
+// RowSource is the Northbound view compared with the compiler;
+// *ovnnb.Client implements it.
+type RowSource interface {
+	Rows() qos.Desired
+	Audit() []ovnnb.Violation
+}
+
+// ConvergeResult is how the Northbound reached the compiler's state.
+type ConvergeResult struct {
+	// Took is from the call until the rows matched.
+	Took time.Duration `json:"tookNs"`
+	// QoSRows, PortGroups and AddressSets are the counts at the end.
+	QoSRows     int    `json:"qosRows"`
+	PortGroups  int    `json:"portGroups"`
+	AddressSets int    `json:"addressSets"`
+	Diff        NBDiff `json:"diff"`
+	// Violations are Audit's findings at the end (duplicate ids, rows
+	// off every switch, dangling references).
+	Violations []ovnnb.Violation `json:"violations"`
+}
+
+// WaitConverged polls until the NB rows equal qos.Compile of the
+// cluster's current objects (node "" = every node) and Audit is clean.
+// On timeout the last difference is in the result and the error.
+func WaitConverged(ctx context.Context, c *Cluster, nb RowSource, timeout time.Duration) (ConvergeResult, error) {
+	start := time.Now()
+	var res ConvergeResult
+	err := pollEvery(ctx, timeout, 100*time.Millisecond, "NB rows equal to the compiler's", func() (bool, error) {
+		in, err := c.Input(ctx)
+		if err != nil {
+			return false, err
+		}
+		want, got := qos.Compile(in), nb.Rows()
+		res = ConvergeResult{Diff: DiffRows(want, got), Violations: nb.Audit(),
+			QoSRows: len(got.QoS), PortGroups: len(got.PortGroups), AddressSets: len(got.AddressSets)}
+		return res.Diff.Empty() && len(res.Violations) == 0, nil
+	})
+	res.Took = time.Since(start)
+	if err != nil {
+		return res, fmt.Errorf("%w: diff %s; violations %+v", err, res.Diff, res.Violations)
+	}
+	return res, nil
+}

@@ -1,0 +1,207 @@
+package cplife
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// syncedMessage is the log message the controller prints once its
+// startup garbage collection and legacy migration are done.
+const syncedMessage = "controller synced"
+
+// BuildController builds `nqos-sim` into dir with `go build` (run from
+// the module the caller is in) with the given build tags (e.g. a seeded
+// bug's nqos_bug_<id>) and returns the binary's path.
+func BuildController(ctx context.Context, dir string, tags ...string) (string, error) {
+	bin := filepath.Join(dir, "nqos-sim")
+	args := []string{"build", "-o", bin}
+	if len(tags) > 0 {
+		args = append(args, "-tags="+strings.Join(tags, ","))
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "github.com/nqos/nqos/cmd/nqos-sim")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build nqos-sim: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// ControllerConfig is how to run `nqos-sim controller`.
+type ControllerConfig struct {
+	Bin        string // nqos-sim binary (BuildController)
+	Kubeconfig string
+	NB         string
+	Node       string // optional --node
+	// LogPath receives the process's stderr (JSON logs), appended to
+	// across restarts.
+	LogPath string
+}
+
+// Controller is one running `nqos-sim controller` process.
+type Controller struct {
+	cfg     ControllerConfig
+	cmd     *exec.Cmd
+	started time.Time
+	synced  atomic.Int64 // unix nanos of the synced log line, 0 before
+	exited  chan struct{}
+	mu      sync.Mutex
+	waitErr error
+}
+
+// logLine is the part of a controller log line this package reads.
+type logLine struct {
+	Msg string `json:"msg"`
+}
+
+// StartController starts the controller process; WaitSynced waits until
+// it is ready. Close (or Kill/Stop) ends it.
+func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, error) {
+	if cfg.Bin == "" || cfg.Kubeconfig == "" || cfg.NB == "" || cfg.LogPath == "" {
+		return nil, fmt.Errorf("controller: Bin, Kubeconfig, NB and LogPath are required (got %+v)", cfg)
+	}
+	logf, err := os.OpenFile(cfg.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("controller: log: %w", err)
+	}
+	args := []string{"controller", "--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	if cfg.Node != "" {
+		args = append(args, "--node", cfg.Node)
+	}
+	cmd := exec.Command(cfg.Bin, args...)
+	// The controller must not outlive a test binary that dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	cmd.Stdout = logf
+	c := &Controller{cfg: cfg, cmd: cmd, exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("controller: start %s: %w", cfg.Bin, err)
+	}
+	c.started = time.Now()
+	go c.follow(stderr, logf)
+	return c, nil
+}
+
+// follow copies the logs to the log file, notes the synced line and
+// reaps the process once its stderr closed.
+func (c *Controller) follow(stderr io.Reader, logf *os.File) {
+	defer close(c.exited)
+	defer logf.Close()
+	sc := bufio.NewScanner(stderr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		_, _ = logf.Write(append(line, '\n'))
+		var l logLine
+		if json.Unmarshal(line, &l) == nil && l.Msg == syncedMessage {
+			c.synced.CompareAndSwap(0, time.Now().UnixNano())
+		}
+	}
+	err := c.cmd.Wait()
+	c.mu.Lock()
+	c.waitErr = err
+	c.mu.Unlock()
+}
+
+// Pid is the process ID.
+func (c *Controller) Pid() int { return c.cmd.Process.Pid }
+
+// Started is when the process was started.
+func (c *Controller) Started() time.Time { return c.started }
+
+// SyncedAt is when the process logged that it is synced (zero before).
+func (c *Controller) SyncedAt() time.Time {
+	if n := c.synced.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// Running reports whether the process has not exited.
+func (c *Controller) Running() bool {
+	select {
+	case <-c.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// WaitSynced waits until the controller logged that it is synced.
+func (c *Controller) WaitSynced(ctx context.Context, timeout time.Duration) error {
+	return pollEvery(ctx, timeout, 5*time.Millisecond, fmt.Sprintf("controller pid %d synced", c.Pid()), func() (bool, error) {
+		if !c.SyncedAt().IsZero() {
+			return true, nil
+		}
+		if !c.Running() {
+			return false, fmt.Errorf("controller exited before syncing: %v (log %s)", c.exitErr(), c.cfg.LogPath)
+		}
+		return false, nil
+	})
+}
+
+func (c *Controller) exitErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waitErr
+}
+
+// Signal sends sig without waiting (safe from an NBMonitor.OnCount hook).
+func (c *Controller) Signal(sig syscall.Signal) {
+	_ = c.cmd.Process.Signal(sig)
+}
+
+// Kill sends SIGKILL and waits until the process is gone.
+func (c *Controller) Kill() error {
+	if !c.Running() {
+		return nil
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("controller pid %d: kill: %w", c.Pid(), err)
+	}
+	<-c.exited
+	return nil
+}
+
+// Stop sends SIGTERM (unless the process already exited, e.g. after a
+// SIGTERM sent through Signal) and waits up to timeout for it to exit;
+// an exit other than a clean one is an error.
+func (c *Controller) Stop(ctx context.Context, timeout time.Duration) error {
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("controller pid %d: terminate: %w", c.Pid(), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	select {
+	case <-c.exited:
+	case <-ctx.Done():
+		return errors.Join(fmt.Errorf("controller pid %d: no exit after SIGTERM: %w", c.Pid(), ctx.Err()), c.Kill())
+	}
+	if err := c.exitErr(); err != nil {
+		return fmt.Errorf("controller pid %d: exit after SIGTERM: %w (log %s)", c.Pid(), err, c.cfg.LogPath)
+	}
+	return nil
+}
+
+// Restart starts a new process with the same configuration.
+func (c *Controller) Restart(ctx context.Context) (*Controller, error) {
+	return StartController(ctx, c.cfg)
+}
+
+// Close kills the process if it still runs.
+func (c *Controller) Close() error { return c.Kill() }

@@ -1,0 +1,148 @@
+package cplife
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// StopMode is how RestartController ends the running process.
+type StopMode string
+
+// Stop modes.
+const (
+	StopGraceful StopMode = "graceful" // SIGTERM, clean exit
+	StopKill     StopMode = "kill"     // SIGKILL (kill -9)
+)
+
+// ControllerRestartSpec is one controller restart.
+type ControllerRestartSpec struct {
+	Mode StopMode
+	// Burst, if set, runs concurrently (object changes the controller
+	// reconciles); with AfterTx > 0 the process is stopped right after
+	// the monitor saw the AfterTx-th NB transaction since Burst started.
+	Burst   func(ctx context.Context) error
+	AfterTx int
+	// Monitor counts NB transactions (required with AfterTx).
+	Monitor *NBMonitor
+	// Timeout bounds each wait (default 60 s).
+	Timeout time.Duration
+}
+
+// ControllerRestartResult is what one restart did and measured.
+type ControllerRestartResult struct {
+	Mode    StopMode `json:"mode"`
+	AfterTx int      `json:"afterTx"`
+	OldPid  int      `json:"oldPid"`
+	NewPid  int      `json:"newPid"`
+	// TxBeforeStop is how many NB transactions the monitor had seen
+	// since the burst started when the stop signal was sent (== AfterTx
+	// when the signal went out from the monitor's goroutine).
+	TxBeforeStop int `json:"txBeforeStop"`
+	// TxAfterSignal are the old process's transactions the monitor
+	// received after the signal: committed before the signal but still
+	// queued towards the monitor, or in flight at the server when the
+	// process died. The restart point is "right after the monitor saw
+	// the AfterTx-th transaction", which on a loaded machine can be a
+	// few transactions after the controller committed it.
+	TxAfterSignal int `json:"txAfterSignal"`
+	// TxWhileDown counts transactions between the old process's exit
+	// and the new one's start (must be 0: nobody else writes).
+	TxWhileDown int       `json:"txWhileDown"`
+	StopAt      time.Time `json:"stopAt"`
+	// Down is from the stop signal to the new process's start; Sync from
+	// its start to its synced log line.
+	Down time.Duration `json:"downNs"`
+	Sync time.Duration `json:"syncNs"`
+}
+
+// RestartController stops cur (after the spec's burst point), starts a
+// new process with the same configuration and waits until it is synced.
+// The returned Controller replaces cur (also on most errors, so the
+// caller can Close it).
+func RestartController(ctx context.Context, cur *Controller, spec ControllerRestartSpec) (*Controller, ControllerRestartResult, error) {
+	res := ControllerRestartResult{Mode: spec.Mode, AfterTx: spec.AfterTx, OldPid: cur.Pid()}
+	if spec.Timeout == 0 {
+		spec.Timeout = 60 * time.Second
+	}
+	if spec.AfterTx > 0 && (spec.Monitor == nil || spec.Burst == nil) {
+		return cur, res, errors.New("restart controller: AfterTx needs a Monitor and a Burst")
+	}
+	base := 0
+	if spec.Monitor != nil {
+		base = spec.Monitor.Count()
+	}
+	burstDone := make(chan error, 1)
+	if spec.Burst != nil {
+		go func() { burstDone <- spec.Burst(ctx) }()
+	} else {
+		burstDone <- nil
+	}
+	if spec.AfterTx > 0 {
+		// Signal from the monitor's goroutine the moment the AfterTx-th
+		// transaction arrives; Kill/Stop below then only wait.
+		var signalled time.Time
+		sig := map[StopMode]syscall.Signal{StopKill: syscall.SIGKILL, StopGraceful: syscall.SIGTERM}[spec.Mode]
+		spec.Monitor.OnCount(base+spec.AfterTx, func() {
+			signalled = time.Now()
+			if sig != 0 {
+				cur.Signal(sig)
+			}
+			res.TxBeforeStop = spec.Monitor.countLocked() - base
+		})
+		if err := spec.Monitor.WaitCount(ctx, base+spec.AfterTx, spec.Timeout); err != nil {
+			return cur, res, errors.Join(fmt.Errorf("restart controller pid %d: %w", cur.Pid(), err), <-burstDone)
+		}
+		res.StopAt = signalled
+	} else {
+		res.StopAt = time.Now()
+	}
+	if err := stopController(ctx, cur, spec); err != nil {
+		return cur, res, errors.Join(err, <-burstDone)
+	}
+	if spec.Monitor != nil {
+		// What the old process sent before it died is committed (or
+		// not) by now; count it as the old process's.
+		if err := spec.Monitor.Sync(ctx); err != nil {
+			return cur, res, errors.Join(err, <-burstDone)
+		}
+		if spec.AfterTx > 0 {
+			res.TxAfterSignal = spec.Monitor.Count() - base - res.TxBeforeStop
+		}
+	}
+	if spec.Monitor != nil && spec.AfterTx == 0 {
+		res.TxBeforeStop = spec.Monitor.Count() - base
+	}
+	if err := <-burstDone; err != nil {
+		return cur, res, fmt.Errorf("restart controller: burst: %w", err)
+	}
+	if spec.Monitor != nil {
+		if err := spec.Monitor.Sync(ctx); err != nil {
+			return cur, res, err
+		}
+		res.TxWhileDown = spec.Monitor.Count() - base - res.TxBeforeStop - res.TxAfterSignal
+	}
+	next, err := cur.Restart(ctx)
+	if err != nil {
+		return cur, res, err
+	}
+	res.NewPid = next.Pid()
+	res.Down = next.Started().Sub(res.StopAt)
+	if err := next.WaitSynced(ctx, spec.Timeout); err != nil {
+		return next, res, err
+	}
+	res.Sync = next.SyncedAt().Sub(next.Started())
+	return next, res, nil
+}
+
+func stopController(ctx context.Context, c *Controller, spec ControllerRestartSpec) error {
+	switch spec.Mode {
+	case StopKill:
+		return c.Kill()
+	case StopGraceful:
+		return c.Stop(ctx, spec.Timeout)
+	}
+	return fmt.Errorf("restart controller pid %d: mode %q: must be %s or %s", c.Pid(), spec.Mode, StopGraceful, StopKill)
+}

@@ -1,0 +1,129 @@
+package cplife
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// StreamSpec is a constant-rate one-way UDP stream from a VM to a host
+// whose marking is watched at the sending node's uplink.
+type StreamSpec struct {
+	Name     string
+	SrcNetns string
+	Src      netip.AddrPort
+	DstNetns string
+	Dst      netip.AddrPort
+	// Interval between datagrams (default 2 ms, 500/s).
+	Interval time.Duration
+	// DSCP the stream must carry on the wire.
+	DSCP int
+	// WatchNetns and WatchIf are the uplink capture point of the
+	// sending node (Testbed.UplinkCapturePoint).
+	WatchNetns, WatchIf string
+}
+
+// Stream is a running StreamSpec.
+type Stream struct {
+	spec  StreamSpec
+	probe *localnet.Probe
+	watch *localnet.DSCPWatch
+	start time.Time
+}
+
+// StreamResult is what a stream measured over its whole life.
+type StreamResult struct {
+	Name     string `json:"name"`
+	Sent     int    `json:"sent"`
+	Received int    `json:"received"`
+	Lost     int    `json:"lost"`
+	// LongestReceiveGap is the receiver's longest time between datagrams.
+	LongestReceiveGap time.Duration `json:"longestReceiveGapNs"`
+	// Marks is the uplink view from the first marked packet to the end.
+	Marks MarkStats `json:"marks"`
+}
+
+// StartStream starts watching the uplink, then sending.
+func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
+	if spec.Interval == 0 {
+		spec.Interval = 2 * time.Millisecond
+	}
+	w, err := localnet.WatchDSCP(spec.WatchNetns, spec.WatchIf)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
+	}
+	p, err := localnet.StartProbe(ctx, spec.SrcNetns, spec.Src, spec.DstNetns, spec.Dst, spec.Interval)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
+	}
+	return &Stream{spec: spec, probe: p, watch: w, start: time.Now()}, nil
+}
+
+// Spec is the stream's spec with defaults filled in.
+func (s *Stream) Spec() StreamSpec { return s.spec }
+
+// Seen returns every packet of the stream's source seen on the uplink.
+func (s *Stream) Seen() []localnet.Seen { return s.watch.Seen(s.spec.Src.Addr()) }
+
+// Marks analyses the stream's packets in [from, to).
+func (s *Stream) Marks(from, to time.Time) MarkStats {
+	return AnalyzeMarks(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, from, to)
+}
+
+// FirstMarked waits until a marked packet at or after t was seen and
+// returns its time.
+func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Duration) (time.Time, error) {
+	var at time.Time
+	err := pollEvery(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func() (bool, error) {
+		var ok bool
+		at, ok = firstMarked(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, t)
+		return ok, nil
+	})
+	return at, err
+}
+
+// WaitMarkedRun waits until the stream has a run of n consecutive marked
+// packets, all seen after t; it returns when the run started.
+func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout time.Duration) (time.Time, error) {
+	var runStart time.Time
+	what := fmt.Sprintf("stream %s: %d consecutive packets with DSCP %d", s.spec.Name, n, s.spec.DSCP)
+	err := pollEvery(ctx, timeout, 50*time.Millisecond, what, func() (bool, error) {
+		run := 0
+		for _, p := range s.Seen() {
+			if p.Dst != s.spec.Dst.Addr() || p.At.Before(t) {
+				continue
+			}
+			if p.DSCP != s.spec.DSCP {
+				run = 0
+				continue
+			}
+			if run == 0 {
+				runStart = p.At
+			}
+			if run++; run >= n {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	return runStart, err
+}
+
+// Stop ends the stream and returns its result; marks are counted from
+// the first marked packet on.
+func (s *Stream) Stop() StreamResult {
+	end := time.Now()
+	pr := s.probe.Stop()
+	first, ok := firstMarked(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, s.start)
+	if !ok {
+		first = s.start
+	}
+	marks := s.Marks(first, end)
+	s.watch.Close()
+	return StreamResult{Name: s.spec.Name, Sent: pr.Sent, Received: pr.Received, Lost: pr.Lost,
+		LongestReceiveGap: pr.LongestGap, Marks: marks}
+}

@@ -1,0 +1,107 @@
+package vmlife
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// AppearSpec is a VM created while a NetworkQoS selecting it already
+// exists (issue 7 scenario 1).
+type AppearSpec struct {
+	VM kubevirt.VM `json:"-"`
+	// Object is the NetworkQoS whose port group must take the VM's port.
+	Object ObjectRef `json:"object"`
+	// DSCP is the mark the object puts on the VM's traffic to the peer.
+	DSCP    int     `json:"dscp"`
+	Traffic Traffic `json:"traffic"`
+}
+
+// AppearResult is what VMAppears measured. Durations count from the
+// ovn-nbctl command that created the LSP (CommandAt).
+type AppearResult struct {
+	VM        VMRef     `json:"vm"`
+	LSP       string    `json:"lsp"`
+	Node      string    `json:"node"`
+	CommandAt time.Time `json:"commandAt"`
+	// LSPInNB: the LSP appeared in the NB (monitor of the harness).
+	LSPInNB time.Duration `json:"lspInNBNs"`
+	// InGroup: the controller put the LSP into the object's port group.
+	InGroup time.Duration `json:"inGroupNs"`
+	// PortUp: kubevirt saw the LSP bound and up.
+	PortUp time.Duration `json:"portUpNs"`
+	// FirstPacket: first packet of the VM on the uplink, any DSCP.
+	FirstPacket time.Duration `json:"firstPacketNs"`
+	// FirstMarked: first packet carrying DSCP on the uplink.
+	FirstMarked time.Duration `json:"firstMarkedNs"`
+	// Marking counts every packet of the VM to the peer on the uplink
+	// from CommandAt until the probe stopped; Marking.Unmarked are the
+	// packets that left before marking started.
+	Marking Marking   `json:"marking"`
+	Out     Direction `json:"out"`
+}
+
+// VMAppears creates the VM without its LSP, starts the guest's probe to
+// the peer (nothing leaves the guest's port until OVN binds it), then
+// creates the LSP as ovnkube would and measures LSP creation -> first
+// marked packet on the VM node's uplink, with the controller's
+// port-group update and the binding in between.
+func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, error) {
+	ref := VMRef{spec.VM.Namespace, spec.VM.Name}
+	res := AppearResult{VM: ref, Node: spec.VM.Node}
+	fail := func(err error) (AppearResult, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
+	if err := o.vms.Create(ctx, spec.VM, kubevirt.CreateOptions{SkipLSP: true}); err != nil {
+		return fail(err)
+	}
+	in, vmIP, err := o.instance(ref)
+	if err != nil {
+		return fail(err)
+	}
+	res.LSP = in.LSPs[0]
+	s, err := o.watchedSession(ctx, in, vmIP, spec.Traffic, false)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.close()
+	ups := s.ups
+	rec := o.recordMembers(ctx, spec.Object)
+	defer rec.stop()
+	res.CommandAt = time.Now()
+	if err := o.vms.CreateLSPs(ctx, ref.Namespace, ref.Name); err != nil {
+		return fail(err)
+	}
+	res.PortUp = time.Since(res.CommandAt)
+	var first localnet.Seen
+	err = localnet.Poll(ctx, s.tr.Timeout, fmt.Sprintf("DSCP %d from %s on %s's uplink", spec.DSCP, vmIP, in.Node),
+		func(context.Context) (bool, error) {
+			var ok bool
+			first, ok = firstAfter(ups.seen(vmIP), s.peerIP, spec.DSCP, res.CommandAt)
+			return ok, nil
+		})
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.waitMore(ctx, s.tr.After); err != nil {
+		return fail(err)
+	}
+	res.Out, _ = s.stop()
+	rec.stop()
+	seen := ups.seen(vmIP)
+	res.Marking = tally(seen, s.peerIP, spec.DSCP, res.CommandAt, time.Time{})
+	res.FirstMarked = first.At.Sub(res.CommandAt)
+	if p, ok := firstAfter(seen, s.peerIP, -1, res.CommandAt); ok {
+		res.FirstPacket = p.At.Sub(res.CommandAt)
+	}
+	if at, ok := o.clock.at(res.LSP); ok {
+		res.LSPInNB = at.Sub(res.CommandAt)
+	}
+	joined, _ := rec.times(res.LSP)
+	if joined.IsZero() {
+		return fail(fmt.Errorf("LSP %s never seen in the port group of NetworkQoS %s", res.LSP, spec.Object))
+	}
+	res.InGroup = joined.Sub(res.CommandAt)
+	return res, nil
+}

@@ -1,0 +1,137 @@
+package vmlife
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nqos/nqos/kubevirt"
+)
+
+// MigrateSpec is a live migration under constant-rate traffic (issue 7
+// scenarios 1 and 2).
+type MigrateSpec struct {
+	VM     VMRef                  `json:"vm"`
+	Target string                 `json:"target"`
+	Mode   kubevirt.MigrationMode `json:"mode"`
+	// LateTargetLSP creates the target LSP only after the switch
+	// (per-pod-lsp): the VM is "migrated in" after its policy.
+	LateTargetLSP bool      `json:"lateTargetLSP"`
+	Object        ObjectRef `json:"object"`
+	DSCP          int       `json:"dscp"`
+	// MTURequest of the target VIF (multi-chassis binding tunnels need
+	// headroom; see testbed-findings).
+	MTURequest int     `json:"mtuRequest"`
+	Traffic    Traffic `json:"traffic"`
+}
+
+// MigrateResult is what Migrate measured. Durations relative to the
+// switch are negative for events before it.
+type MigrateResult struct {
+	VM        VMRef                    `json:"vm"`
+	Mode      kubevirt.MigrationMode   `json:"mode"`
+	Late      bool                     `json:"lateTargetLSP"`
+	Report    kubevirt.MigrationReport `json:"report"`
+	SourceLSP string                   `json:"sourceLSP"`
+	TargetLSP string                   `json:"targetLSP"`
+	// TargetInGroupBeforeSwitch: the controller had put the target LSP
+	// into the object's port group when the guest moved.
+	TargetInGroupBeforeSwitch bool `json:"targetInGroupBeforeSwitch"`
+	// TargetLSPInNB and TargetInGroup are relative to the switch.
+	TargetLSPInNB time.Duration `json:"targetLSPInNBNs"`
+	TargetInGroup time.Duration `json:"targetInGroupNs"`
+	// TargetLeftGroup: the target LSP was seen out of the port group
+	// again, relative to the switch (0: it stayed).
+	TargetLeftGroup time.Duration `json:"targetLeftGroupNs"`
+	// FirstMarkedOnTarget: switch -> first marked packet on the target
+	// node's uplink.
+	FirstMarkedOnTarget time.Duration `json:"firstMarkedOnTargetNs"`
+	// FirstPacketOnTarget: switch -> first packet, any DSCP, there.
+	FirstPacketOnTarget time.Duration `json:"firstPacketOnTargetNs"`
+	// LSPToMarked: target LSP in the NB -> first marked packet on the
+	// target uplink (meaningful when the LSP is created after the switch).
+	LSPToMarked time.Duration `json:"lspToMarkedNs"`
+	// Out is guest -> peer, In is peer -> guest (marking applies to Out).
+	Out Direction `json:"out"`
+	In  Direction `json:"in"`
+	// Marking counts the guest's packets to the peer on both uplinks
+	// over the whole traffic window; OnTarget only after the switch on
+	// the target's uplink.
+	Marking  Marking `json:"marking"`
+	OnTarget Marking `json:"onTarget"`
+}
+
+// Migrate live-migrates the VM while probes run both ways between the
+// guest and the peer and both nodes' uplinks are watched.
+func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, error) {
+	res := MigrateResult{VM: spec.VM, Mode: spec.Mode, Late: spec.LateTargetLSP}
+	fail := func(err error) (MigrateResult, error) {
+		return res, fmt.Errorf("VM %s migration to %s (%s): %w", spec.VM, spec.Target, spec.Mode, err)
+	}
+	in, vmIP, err := o.instance(spec.VM)
+	if err != nil {
+		return fail(err)
+	}
+	res.SourceLSP = in.LSPs[0]
+	s, err := o.watchedSession(ctx, in, vmIP, spec.Traffic, true, in.Node, spec.Target)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.close()
+	if err := s.waitMore(ctx, 50); err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	rec := o.recordMembers(ctx, spec.Object)
+	defer rec.stop()
+	opts := kubevirt.MigrateOptions{Mode: spec.Mode, LateTargetLSP: spec.LateTargetLSP, MTURequest: spec.MTURequest,
+		BeforeSwitch: o.beforeSwitch(spec.Object, &res)}
+	rep, err := o.vms.Migrate(ctx, spec.VM.Namespace, spec.VM.Name, spec.Target, opts)
+	res.Report, res.TargetLSP = rep, rep.TargetLSP
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.waitMore(ctx, s.tr.After); err != nil {
+		return fail(err)
+	}
+	res.Out, res.In = s.stop()
+	rec.stop()
+	res.fill(s.ups, s.session, spec.DSCP, start, rec, o.clock)
+	if res.OnTarget.Marked == 0 {
+		return fail(fmt.Errorf("no DSCP %d packet from %s on %s's uplink after the switch", spec.DSCP, vmIP, spec.Target))
+	}
+	return res, nil
+}
+
+// beforeSwitch records whether the prepared target port is already in
+// the object's port group when the guest moves.
+func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
+	return func(_ context.Context, rep kubevirt.MigrationReport) error {
+		res.TargetInGroupBeforeSwitch = rep.TargetLSP != "" && slices.Contains(o.Members(obj), rep.TargetLSP)
+		return nil
+	}
+}
+
+// fill computes the figures from the watches and recordings.
+func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lspClock) {
+	sw := r.Report.SwitchAt
+	all := ups.seen(s.vmIP)
+	r.Marking = tally(all, s.peerIP, dscp, start, time.Time{})
+	target := ups.onNode(r.Report.Target, s.vmIP)
+	r.OnTarget = tally(target, s.peerIP, dscp, sw, time.Time{})
+	if !r.OnTarget.FirstMarked.IsZero() {
+		r.FirstMarkedOnTarget = r.OnTarget.FirstMarked.Sub(sw)
+	}
+	if p, ok := firstAfter(target, s.peerIP, -1, sw); ok {
+		r.FirstPacketOnTarget = p.At.Sub(sw)
+	}
+	joined, left := rec.times(r.TargetLSP)
+	r.TargetInGroup, r.TargetLeftGroup = since(sw, joined), since(sw, left)
+	if at, ok := clock.at(r.TargetLSP); ok {
+		r.TargetLSPInNB = at.Sub(sw)
+		if !r.OnTarget.FirstMarked.IsZero() {
+			r.LSPToMarked = r.OnTarget.FirstMarked.Sub(at)
+		}
+	}
+}

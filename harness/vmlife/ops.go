@@ -1,0 +1,216 @@
+package vmlife
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// Testbed is what the operations need from the localnet testbed;
+// *localnet.Testbed implements it.
+type Testbed interface {
+	UplinkCapturePoint(node string) (netns, ifname string, err error)
+	Host(name string) (localnet.Host, bool)
+	NBCtl(ctx context.Context, args ...string) (string, error)
+	Exec(ctx context.Context, netns string, argv ...string) (string, error)
+}
+
+// VMs is what the operations need from the VM manager; *kubevirt.Manager
+// implements it.
+type VMs interface {
+	Create(ctx context.Context, vm kubevirt.VM, opts kubevirt.CreateOptions) error
+	CreateLSPs(ctx context.Context, namespace, name string) error
+	Get(namespace, name string) (kubevirt.Instance, error)
+	Migrate(ctx context.Context, namespace, name, target string, opts kubevirt.MigrateOptions) (kubevirt.MigrationReport, error)
+	RestartLauncher(ctx context.Context, namespace, name string) error
+	SetGuestIP(ctx context.Context, namespace, name string, i int, ipv4, ipv6 string) error
+}
+
+// NB is what the operations read from the Northbound database;
+// *ovnnb.Client implements it.
+type NB interface {
+	Rows() qos.Desired
+	OnLogicalSwitchPortAdd(fn func(lspName string))
+}
+
+// Ops performs lifecycle operations on one testbed.
+type Ops struct {
+	tb    Testbed
+	vms   VMs
+	nb    NB
+	clock *lspClock
+}
+
+// New returns the operations of a testbed. It registers a callback on nb
+// that timestamps every LSP appearing in the NB, so nb must outlive the Ops.
+func New(tb Testbed, vms VMs, nb NB) *Ops {
+	c := &lspClock{seen: map[string]time.Time{}}
+	nb.OnLogicalSwitchPortAdd(c.add)
+	return &Ops{tb: tb, vms: vms, nb: nb, clock: c}
+}
+
+// lspClock records when each LSP name first appeared in the NB cache.
+type lspClock struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+}
+
+func (c *lspClock) add(name string) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[name]; !ok {
+		c.seen[name] = now
+	}
+}
+
+func (c *lspClock) at(name string) (time.Time, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.seen[name]
+	return t, ok
+}
+
+// ObjectRef names a NetworkQoS.
+type ObjectRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+func (r ObjectRef) String() string { return r.Namespace + "/" + r.Name }
+
+// Members are the LSPs in the port groups the NB holds for the object,
+// sorted.
+func (o *Ops) Members(obj ObjectRef) []string {
+	var out []string
+	for _, pg := range o.nb.Rows().PortGroups {
+		if pg.ExternalIDs[qos.ObjectNameKey] == obj.Namespace+":"+obj.Name {
+			out = append(out, pg.Ports...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// waitMember polls until lsp is (in=true) or is not (in=false) a member
+// of the object's port groups and returns when that was first seen.
+func (o *Ops) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bool, timeout time.Duration) (time.Time, error) {
+	var at time.Time
+	what := fmt.Sprintf("LSP %s in port group of NetworkQoS %s = %v", lsp, obj, in)
+	err := localnet.Poll(ctx, timeout, what, func(context.Context) (bool, error) {
+		if slices.Contains(o.Members(obj), lsp) == in {
+			at = time.Now()
+			return true, nil
+		}
+		return false, nil
+	})
+	return at, err
+}
+
+// instance returns the running VM and its first interface's IPv4 address.
+func (o *Ops) instance(vm VMRef) (kubevirt.Instance, netip.Addr, error) {
+	in, err := o.vms.Get(vm.Namespace, vm.Name)
+	if err != nil {
+		return in, netip.Addr{}, err
+	}
+	if len(in.VM.Interfaces) == 0 || len(in.LSPs) == 0 {
+		return in, netip.Addr{}, fmt.Errorf("VM %s: no interface", vm)
+	}
+	p, err := netip.ParsePrefix(in.VM.Interfaces[0].IPv4)
+	if err != nil {
+		return in, netip.Addr{}, fmt.Errorf("VM %s: interfaces[0].IPv4 %q: %w", vm, in.VM.Interfaces[0].IPv4, err)
+	}
+	return in, p.Addr(), nil
+}
+
+// VMRef names a VM.
+type VMRef struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+func (r VMRef) String() string { return r.Namespace + "/" + r.Name }
+
+// host returns an external host and its IPv4 address.
+func (o *Ops) host(name string) (localnet.Host, netip.Addr, error) {
+	h, ok := o.tb.Host(name)
+	if !ok {
+		return h, netip.Addr{}, fmt.Errorf("no host %q on the testbed", name)
+	}
+	p, err := netip.ParsePrefix(h.IPv4)
+	if err != nil {
+		a, aerr := netip.ParseAddr(h.IPv4)
+		if aerr != nil {
+			return h, netip.Addr{}, fmt.Errorf("host %s: IPv4 %q: %w", name, h.IPv4, err)
+		}
+		return h, a, nil
+	}
+	return h, p.Addr(), nil
+}
+
+// mac reads the MAC address of ifname inside netns.
+func (o *Ops) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
+	out, err := o.tb.Exec(ctx, netns, "cat", "/sys/class/net/"+ifname+"/address")
+	if err != nil {
+		return nil, fmt.Errorf("MAC of %s in %s: %w", ifname, netns, err)
+	}
+	return net.ParseMAC(strings.TrimSpace(out))
+}
+
+// watchUplinks starts a DSCP watch on the uplink of every node given.
+func (o *Ops) watchUplinks(nodes ...string) (*uplinks, error) {
+	u := &uplinks{ws: map[string]*localnet.DSCPWatch{}}
+	for _, n := range nodes {
+		ns, ifname, err := o.tb.UplinkCapturePoint(n)
+		if err == nil {
+			var w *localnet.DSCPWatch
+			if w, err = localnet.WatchDSCP(ns, ifname); err == nil {
+				u.ws[n] = w
+				continue
+			}
+		}
+		u.Close()
+		return nil, fmt.Errorf("watch uplink of %s: %w", n, err)
+	}
+	return u, nil
+}
+
+// uplinks are DSCP watches on node uplinks, by node.
+type uplinks struct {
+	ws map[string]*localnet.DSCPWatch
+}
+
+// seen is what every watched uplink saw from src, in time order.
+func (u *uplinks) seen(src netip.Addr) []localnet.Seen {
+	var out []localnet.Seen
+	for _, w := range u.ws {
+		out = append(out, w.Seen(src)...)
+	}
+	slices.SortStableFunc(out, func(a, b localnet.Seen) int { return a.At.Compare(b.At) })
+	return out
+}
+
+// onNode is what one node's uplink saw from src (nil if not watched).
+func (u *uplinks) onNode(node string, src netip.Addr) []localnet.Seen {
+	w, ok := u.ws[node]
+	if !ok {
+		return nil
+	}
+	return w.Seen(src)
+}
+
+// Close stops every watch.
+func (u *uplinks) Close() {
+	for _, w := range u.ws {
+		w.Close()
+	}
+}

@@ -1,0 +1,164 @@
+package vmlife
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// GuestSpec is a lifecycle event of a running VM selected by a
+// NetworkQoS (issue 7 scenario 3).
+type GuestSpec struct {
+	VM      VMRef     `json:"vm"`
+	Object  ObjectRef `json:"object"`
+	DSCP    int       `json:"dscp"`
+	Traffic Traffic   `json:"traffic"`
+}
+
+// RestartResult is what RestartLauncher measured. Durations count from
+// the start of the restart.
+type RestartResult struct {
+	VM     VMRef  `json:"vm"`
+	OldLSP string `json:"oldLSP"`
+	NewLSP string `json:"newLSP"`
+	// Start is when the restart began.
+	Start time.Time `json:"start"`
+	// MembersBefore and MembersAfter are the object's port-group members.
+	MembersBefore []string `json:"membersBefore"`
+	MembersAfter  []string `json:"membersAfter"`
+	// Restart is how long the launcher restart took (new LSP up).
+	Restart       time.Duration `json:"restartNs"`
+	NewLSPInNB    time.Duration `json:"newLSPInNBNs"`
+	NewInGroup    time.Duration `json:"newInGroupNs"`
+	OldOutOfGroup time.Duration `json:"oldOutOfGroupNs"`
+	Out           Direction     `json:"out"`
+	// Marking counts the guest's packets to the peer on the uplink from
+	// the start of the restart until the probe stopped.
+	Marking Marking `json:"marking"`
+}
+
+// RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
+// MAC) while the guest sends to the peer, and records the port-group
+// membership change and the marking on the uplink.
+func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
+	res := RestartResult{VM: spec.VM, MembersBefore: o.Members(spec.Object)}
+	fail := func(err error) (RestartResult, error) {
+		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
+	}
+	in, vmIP, err := o.instance(spec.VM)
+	if err != nil {
+		return fail(err)
+	}
+	res.OldLSP = in.LSPs[0]
+	s, err := o.watchedSession(ctx, in, vmIP, spec.Traffic, false)
+	if err != nil {
+		return fail(err)
+	}
+	defer s.close()
+	ups := s.ups
+	if err := s.waitMore(ctx, 50); err != nil {
+		return fail(err)
+	}
+	rec := o.recordMembers(ctx, spec.Object)
+	defer rec.stop()
+	start := time.Now()
+	res.Start = start
+	if err := o.vms.RestartLauncher(ctx, spec.VM.Namespace, spec.VM.Name); err != nil {
+		return fail(err)
+	}
+	res.Restart = time.Since(start)
+	now, _, err := o.instance(spec.VM)
+	if err != nil {
+		return fail(err)
+	}
+	res.NewLSP = now.LSPs[0]
+	if _, err := o.waitMember(ctx, spec.Object, res.NewLSP, true, s.tr.Timeout); err != nil {
+		return fail(err)
+	}
+	if _, err := o.waitMember(ctx, spec.Object, res.OldLSP, false, s.tr.Timeout); err != nil {
+		return fail(err)
+	}
+	if err := s.waitMore(ctx, s.tr.After); err != nil {
+		return fail(err)
+	}
+	res.Out, _ = s.stop()
+	rec.stop()
+	res.MembersAfter = o.Members(spec.Object)
+	res.Marking = tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
+	joined, _ := rec.times(res.NewLSP)
+	_, left := rec.times(res.OldLSP)
+	res.NewInGroup, res.OldOutOfGroup = since(start, joined), since(start, left)
+	if at, ok := o.clock.at(res.NewLSP); ok {
+		res.NewLSPInNB = at.Sub(start)
+	}
+	return res, nil
+}
+
+// IPChangeResult is what ChangeGuestIP measured.
+type IPChangeResult struct {
+	VM            VMRef    `json:"vm"`
+	OldIP         string   `json:"oldIP"`
+	NewIP         string   `json:"newIP"`
+	MembersBefore []string `json:"membersBefore"`
+	MembersAfter  []string `json:"membersAfter"`
+	// Before counts the packets from the old address, After those from
+	// the new one, on the uplink.
+	Before    Marking   `json:"before"`
+	After     Marking   `json:"after"`
+	OutBefore Direction `json:"outBefore"`
+	OutAfter  Direction `json:"outAfter"`
+}
+
+// ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
+// (OVN never sees it) between two probe streams to the peer and records
+// the marking of both addresses and the port-group membership.
+func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
+	res := IPChangeResult{VM: spec.VM, NewIP: newIPv4, MembersBefore: o.Members(spec.Object)}
+	fail := func(err error) (IPChangeResult, error) {
+		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
+	}
+	newPrefix, err := netip.ParsePrefix(newIPv4)
+	if err != nil {
+		return fail(fmt.Errorf("new IPv4 %q: %w", newIPv4, err))
+	}
+	in, oldIP, err := o.instance(spec.VM)
+	if err != nil {
+		return fail(err)
+	}
+	res.OldIP, res.NewIP = oldIP.String(), newPrefix.Addr().String()
+	ups, err := o.watchUplinks(in.Node)
+	if err != nil {
+		return fail(err)
+	}
+	defer ups.Close()
+	start := time.Now()
+	if res.OutBefore, res.Before, err = o.stream(ctx, in.Netns, in.NICs[0], oldIP, spec, ups, start); err != nil {
+		return fail(err)
+	}
+	v6 := in.VM.Interfaces[0].IPv6
+	if err := o.vms.SetGuestIP(ctx, spec.VM.Namespace, spec.VM.Name, 0, newIPv4, v6); err != nil {
+		return fail(err)
+	}
+	changed := time.Now()
+	if res.OutAfter, res.After, err = o.stream(ctx, in.Netns, in.NICs[0], newPrefix.Addr(), spec, ups, changed); err != nil {
+		return fail(err)
+	}
+	res.MembersAfter = o.Members(spec.Object)
+	return res, nil
+}
+
+// stream runs one guest -> peer probe from ip until After datagrams
+// arrived and counts its packets on the uplinks from t on.
+func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (Direction, Marking, error) {
+	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
+	if err != nil {
+		return Direction{}, Marking{}, err
+	}
+	defer s.stop()
+	if err := s.waitMore(ctx, s.tr.After); err != nil {
+		return Direction{}, Marking{}, err
+	}
+	out, _ := s.stop()
+	return out, tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
+}

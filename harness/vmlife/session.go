@@ -1,0 +1,214 @@
+package vmlife
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// Traffic defaults: one datagram every 2 ms per direction (500/s).
+const (
+	defaultInterval = 2 * time.Millisecond
+	defaultAfter    = 200
+	defaultTimeout  = 20 * time.Second
+	probePortOut    = 7201
+	probePortIn     = 7202
+)
+
+// Traffic configures the constant-rate UDP probes of an operation.
+type Traffic struct {
+	// Peer is the external host the guest exchanges datagrams with.
+	Peer string `json:"peer"`
+	// Interval between datagrams per direction (default 2 ms).
+	Interval time.Duration `json:"intervalNs"`
+	// After is how many datagrams must arrive per direction after the
+	// operation before the probes stop (default 200).
+	After int `json:"after"`
+	// Timeout bounds each wait of the operation (default 20 s).
+	Timeout time.Duration `json:"timeoutNs"`
+}
+
+func (t Traffic) withDefaults() Traffic {
+	if t.Interval <= 0 {
+		t.Interval = defaultInterval
+	}
+	if t.After <= 0 {
+		t.After = defaultAfter
+	}
+	if t.Timeout <= 0 {
+		t.Timeout = defaultTimeout
+	}
+	return t
+}
+
+// session is a probe stream from a guest to a peer host and, optionally,
+// back.
+type session struct {
+	tr       Traffic
+	vmIP     netip.Addr
+	peerIP   netip.Addr
+	out, in  *localnet.Probe
+	inActive bool
+}
+
+// pinNeighbour installs a permanent neighbour entry for the peer in the
+// guest, so the first datagrams after a (re)plug do not wait for an ARP
+// retry (1 s) that has nothing to do with QoS.
+func (o *Ops) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
+	mac, err := o.mac(ctx, peer.Netns, peer.Ifname)
+	if err != nil {
+		return err
+	}
+	_, err = o.tb.Exec(ctx, netns, "ip", "neigh", "replace", peerIP.String(), "lladdr", mac.String(), "dev", nic, "nud", "permanent")
+	if err != nil {
+		return fmt.Errorf("neighbour %s in %s: %w", peerIP, netns, err)
+	}
+	return nil
+}
+
+// startSession starts the guest -> peer probe and, with both, the
+// peer -> guest probe.
+func (o *Ops) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr Traffic, both bool) (*session, error) {
+	tr = tr.withDefaults()
+	peer, peerIP, err := o.host(tr.Peer)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.pinNeighbour(ctx, netns, nic, peer, peerIP); err != nil {
+		return nil, err
+	}
+	s := &session{tr: tr, vmIP: vmIP, peerIP: peerIP}
+	s.out, err = localnet.StartProbe(ctx, netns, netip.AddrPortFrom(vmIP, probePortOut), peer.Netns, netip.AddrPortFrom(peerIP, probePortOut), tr.Interval)
+	if err != nil {
+		return nil, fmt.Errorf("probe %s -> %s: %w", vmIP, peerIP, err)
+	}
+	if both {
+		s.in, err = localnet.StartProbe(ctx, peer.Netns, netip.AddrPortFrom(peerIP, probePortIn), netns, netip.AddrPortFrom(vmIP, probePortIn), tr.Interval)
+		if err != nil {
+			s.out.Stop()
+			return nil, fmt.Errorf("probe %s -> %s: %w", peerIP, vmIP, err)
+		}
+	}
+	return s, nil
+}
+
+// watched is a probe session with DSCP watches on node uplinks.
+type watched struct {
+	*session
+	ups *uplinks
+}
+
+// watchedSession watches the uplinks of nodes (default: the VM's node)
+// and starts the VM's probe session.
+func (o *Ops) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr Traffic, both bool, nodes ...string) (*watched, error) {
+	if len(nodes) == 0 {
+		nodes = []string{in.Node}
+	}
+	ups, err := o.watchUplinks(nodes...)
+	if err != nil {
+		return nil, err
+	}
+	s, err := o.startSession(ctx, in.Netns, in.NICs[0], vmIP, tr, both)
+	if err != nil {
+		ups.Close()
+		return nil, err
+	}
+	return &watched{session: s, ups: ups}, nil
+}
+
+// close stops the probes and the watches.
+func (w *watched) close() {
+	w.stop()
+	w.ups.Close()
+}
+
+// waitMore waits until every running probe received n more datagrams
+// than it had when called.
+func (s *session) waitMore(ctx context.Context, n int) error {
+	for _, p := range []*localnet.Probe{s.out, s.in} {
+		if p == nil {
+			continue
+		}
+		want := p.Received() + n
+		err := localnet.Poll(ctx, s.tr.Timeout, fmt.Sprintf("%d more probe datagrams (%s <-> %s)", n, s.vmIP, s.peerIP),
+			func(context.Context) (bool, error) { return p.Received() >= want, nil })
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop ends both probes and returns out (guest -> peer) and in.
+func (s *session) stop() (out, in Direction) {
+	out = direction(s.out.Stop())
+	if s.in != nil {
+		in = direction(s.in.Stop())
+	}
+	return out, in
+}
+
+// memberRecorder samples an object's port-group membership and records
+// when each LSP was first seen in it and, after that, first seen out of it.
+type memberRecorder struct {
+	mu     sync.Mutex
+	joined map[string]time.Time
+	left   map[string]time.Time
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// memberSample is the sampling period of a memberRecorder.
+const memberSample = 5 * time.Millisecond
+
+func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &memberRecorder{joined: map[string]time.Time{}, left: map[string]time.Time{}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(memberSample)
+		defer t.Stop()
+		for {
+			r.observe(o.Members(obj), time.Now())
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return r
+}
+
+func (r *memberRecorder) observe(members []string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range members {
+		if _, ok := r.joined[m]; !ok {
+			r.joined[m] = now
+		}
+	}
+	for m := range r.joined {
+		if _, gone := r.left[m]; !gone && !slices.Contains(members, m) {
+			r.left[m] = now
+		}
+	}
+}
+
+// times returns when lsp joined and left (zero when not seen).
+func (r *memberRecorder) times(lsp string) (joined, left time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.joined[lsp], r.left[lsp]
+}
+
+func (r *memberRecorder) stop() {
+	r.cancel()
+	<-r.done
+}

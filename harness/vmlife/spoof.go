@@ -1,0 +1,239 @@
+package vmlife
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/harness/traffic"
+)
+
+// SpoofSpec is a guest sending raw frames with another VM's source IP and
+// MAC (issue 7 scenario 7). The spoofer's class has DSCP SpooferDSCP and
+// a meter (RateKbps, BurstKbits); the victim's class has VictimDSCP.
+type SpoofSpec struct {
+	Spoofer     VMRef  `json:"spoofer"`
+	Victim      VMRef  `json:"victim"`
+	SpooferDSCP int    `json:"spooferDSCP"`
+	VictimDSCP  int    `json:"victimDSCP"`
+	RateKbps    uint64 `json:"rateKbps"`
+	BurstKbits  uint64 `json:"burstKbits"`
+	// Peer is the destination host; VLAN the network's tag on the uplink.
+	Peer string `json:"peer"`
+	VLAN int    `json:"vlan"`
+	// Frames per spoofer flow (default 3000) at PPS (default 3000) with
+	// Payload UDP bytes (default 1000): about 25 Mbit/s for 1 s.
+	Frames  uint64  `json:"frames"`
+	PPS     float64 `json:"pps"`
+	Payload int     `json:"payload"`
+	// Dir receives the uplink captures (required).
+	Dir string `json:"dir"`
+}
+
+// Spoof flow names.
+const (
+	FlowSpooferOwn       = "spoofer-own"       // spoofer's IP and MAC
+	FlowSpooferVictimIP  = "spoofer-victim-ip" // victim's IP, spoofer's MAC
+	FlowSpooferVictimMAC = "spoofer-victim-mac"
+	FlowVictimOwn        = "victim-own" // control: the victim's own frames
+	spooferMeter         = "spoofer-class"
+)
+
+// SpoofFlow is what one injected flow became on the uplink.
+type SpoofFlow struct {
+	Name   string `json:"name"`
+	From   VMRef  `json:"from"`
+	Node   string `json:"node"`
+	SrcIP  string `json:"srcIP"`
+	SrcMAC string `json:"srcMAC"`
+	Sent   uint64 `json:"sent"`
+	Seen   uint64 `json:"seen"`
+	// Dropped = Sent - Seen: by port security or by the meter.
+	Dropped uint64 `json:"dropped"`
+	// MisClassified counts packets carrying the victim's DSCP.
+	MisClassified uint64         `json:"misClassified"`
+	DSCP          map[int]uint64 `json:"dscp"`
+	OfferedKbps   float64        `json:"offeredKbps"`
+	DeliveredKbps float64        `json:"deliveredKbps"`
+}
+
+// SpoofResult is what Spoof measured, with capture's standard verdicts
+// for the flows that reached the uplink (DSCP, token-bucket bound,
+// throughput floor).
+type SpoofResult struct {
+	Flows    []SpoofFlow       `json:"flows"`
+	Verdicts []capture.Verdict `json:"verdicts"`
+	Pcaps    []string          `json:"pcaps"`
+}
+
+// Flow returns the named flow's result.
+func (r SpoofResult) Flow(name string) (SpoofFlow, bool) {
+	for _, f := range r.Flows {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return SpoofFlow{}, false
+}
+
+func (s SpoofSpec) withDefaults() SpoofSpec {
+	if s.Frames == 0 {
+		s.Frames = 3000
+	}
+	if s.PPS == 0 {
+		s.PPS = 3000
+	}
+	if s.Payload == 0 {
+		s.Payload = 1000
+	}
+	return s
+}
+
+// spoofFlow is one planned injection.
+type spoofFlow struct {
+	from   VMRef
+	netns  string
+	nic    string
+	node   string
+	srcMAC net.HardwareAddr
+	raw    traffic.RawSpec
+	expect *flow.Expect // nil: judged apart (may be dropped)
+}
+
+// Spoof injects, one after the other, the spoofer's own frames, frames
+// with the victim's IP, frames with the victim's IP and MAC, and the
+// victim's own frames (control), captures the uplinks of both VMs' nodes
+// and classifies what arrived.
+func (o *Ops) Spoof(ctx context.Context, spec SpoofSpec) (SpoofResult, error) {
+	spec = spec.withDefaults()
+	var res SpoofResult
+	fail := func(err error) (SpoofResult, error) {
+		return res, fmt.Errorf("spoofing by VM %s as %s: %w", spec.Spoofer, spec.Victim, err)
+	}
+	if spec.Dir == "" {
+		return fail(fmt.Errorf("field Dir is required"))
+	}
+	plan, err := o.planSpoof(ctx, spec)
+	if err != nil {
+		return fail(err)
+	}
+	caps, err := o.startCaptures(ctx, plan, spec.Dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer func() {
+		for _, c := range caps {
+			_ = c.Close()
+		}
+	}()
+	start := time.Now()
+	reports := map[string]traffic.InjectReport{}
+	for _, f := range plan {
+		rep, err := traffic.Inject(ctx, f.netns, f.nic, f.raw)
+		if err != nil {
+			return fail(err)
+		}
+		reports[f.raw.Flow.Name] = rep
+	}
+	for node, c := range caps {
+		if _, err := c.Stop(); err != nil {
+			return fail(fmt.Errorf("capture on %s: %w", node, err))
+		}
+		res.Pcaps = append(res.Pcaps, c.PcapPath())
+	}
+	if err := res.analyze(plan, caps, reports, spec, start); err != nil {
+		return fail(err)
+	}
+	return res, nil
+}
+
+// planSpoof builds the four flows.
+func (o *Ops) planSpoof(ctx context.Context, spec SpoofSpec) ([]spoofFlow, error) {
+	peer, peerIP, err := o.host(spec.Peer)
+	if err != nil {
+		return nil, err
+	}
+	peerMAC, err := o.mac(ctx, peer.Netns, peer.Ifname)
+	if err != nil {
+		return nil, err
+	}
+	mk := func(vm VMRef) (spoofFlow, netip.Addr, error) {
+		in, ip, err := o.instance(vm)
+		if err != nil {
+			return spoofFlow{}, ip, err
+		}
+		mac, err := o.mac(ctx, in.Netns, in.NICs[0])
+		return spoofFlow{from: vm, netns: in.Netns, nic: in.NICs[0], node: in.Node, srcMAC: mac}, ip, err
+	}
+	sp, spIP, err := mk(spec.Spoofer)
+	if err != nil {
+		return nil, err
+	}
+	vi, viIP, err := mk(spec.Victim)
+	if err != nil {
+		return nil, err
+	}
+	own := &flow.Expect{DSCP: flow.DSCPValue(spec.SpooferDSCP), MaxRateKbps: spec.RateKbps, BurstKbits: spec.BurstKbits, Meter: spooferMeter}
+	victim := &flow.Expect{DSCP: flow.DSCPValue(spec.VictimDSCP)}
+	type row struct {
+		name   string
+		base   spoofFlow
+		ip     netip.Addr
+		mac    net.HardwareAddr
+		frames uint64
+		pps    float64
+		expect *flow.Expect
+	}
+	rows := []row{
+		{FlowSpooferOwn, sp, spIP, sp.srcMAC, spec.Frames, spec.PPS, own},
+		{FlowSpooferVictimIP, sp, viIP, sp.srcMAC, spec.Frames, spec.PPS, own},
+		{FlowSpooferVictimMAC, sp, viIP, vi.srcMAC, spec.Frames, spec.PPS, nil},
+		{FlowVictimOwn, vi, viIP, vi.srcMAC, spec.Frames / 10, spec.PPS / 10, victim},
+	}
+	var plan []spoofFlow
+	for i, r := range rows {
+		f := r.base
+		f.srcMAC, f.expect = r.mac, r.expect
+		fs := flow.Spec{Name: r.name, From: r.base.from.Name, To: spec.Peer, SrcIP: r.ip, DstIP: peerIP,
+			Protocol: flow.UDP, SrcPort: uint16(7301 + i), DstPort: 9, VLAN: spec.VLAN,
+			Duration: time.Duration(float64(r.frames) / r.pps * float64(time.Second))}
+		f.raw = traffic.RawSpec{Flow: fs, SrcMAC: r.mac, DstMAC: peerMAC, Count: r.frames, PPS: r.pps, PayloadSize: spec.Payload}
+		f.raw.Flow.VLAN = 0 // the guest sends untagged; the localnet port tags
+		f.raw.Flow.Rate = uint64(r.pps * float64(8*(14+20+8+spec.Payload)))
+		plan = append(plan, f)
+	}
+	return plan, nil
+}
+
+// wireSpec is the flow as captured on the uplink (tagged).
+func (f spoofFlow) wireSpec(vlan int) flow.Spec {
+	s := f.raw.Flow
+	s.VLAN = vlan
+	return s
+}
+
+func (o *Ops) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*capture.Capture, error) {
+	caps := map[string]*capture.Capture{}
+	for _, f := range plan {
+		if caps[f.node] != nil {
+			continue
+		}
+		ns, ifname, err := o.tb.UplinkCapturePoint(f.node)
+		if err == nil {
+			caps[f.node], err = capture.Start(ctx, capture.Options{Netns: ns, Interface: ifname,
+				PcapPath: filepath.Join(dir, "uplink-"+f.node+".pcap")})
+		}
+		if err != nil {
+			for _, c := range caps {
+				_ = c.Close()
+			}
+			return nil, fmt.Errorf("capture uplink of %s: %w", f.node, err)
+		}
+	}
+	return caps, nil
+}

@@ -1,0 +1,86 @@
+package vmlife
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/harness/traffic"
+)
+
+// analyze classifies each node's capture with the flows sent from that
+// node and fills the flows and verdicts.
+func (r *SpoofResult) analyze(plan []spoofFlow, caps map[string]*capture.Capture, reports map[string]traffic.InjectReport, spec SpoofSpec, ready time.Time) error {
+	for node, c := range caps {
+		var specs []flow.Spec
+		expect := map[string]flow.Expect{}
+		for _, f := range plan {
+			if f.node != node {
+				continue
+			}
+			specs = append(specs, f.wireSpec(spec.VLAN))
+			if f.expect != nil {
+				expect[f.raw.Flow.Name] = *f.expect
+			}
+		}
+		a, err := capture.AnalyzeFile(c.PcapPath(), specs, capture.AnalyzeOptions{Ready: ready, Expect: expect})
+		if err != nil {
+			return err
+		}
+		r.Verdicts = append(r.Verdicts, capture.Judge(a, expect, capture.JudgeOptions{})...)
+		for _, f := range plan {
+			if f.node == node {
+				r.Flows = append(r.Flows, spoofFlowResult(f, a.Flow(f.raw.Flow.Name), reports[f.raw.Flow.Name], spec))
+			}
+		}
+	}
+	// flows in plan order, whatever the map order of the nodes
+	ordered := make([]SpoofFlow, 0, len(plan))
+	for _, f := range plan {
+		if got, ok := r.Flow(f.raw.Flow.Name); ok {
+			ordered = append(ordered, got)
+		}
+	}
+	r.Flows = ordered
+	r.Verdicts = append(r.Verdicts, r.portSecurityVerdict(spec))
+	return nil
+}
+
+func spoofFlowResult(f spoofFlow, fr *capture.FlowResult, rep traffic.InjectReport, spec SpoofSpec) SpoofFlow {
+	out := SpoofFlow{Name: f.raw.Flow.Name, From: f.from, Node: f.node, SrcIP: f.raw.Flow.SrcIP.String(),
+		SrcMAC: f.srcMAC.String(), Sent: rep.Sent, DSCP: map[int]uint64{}}
+	if d := rep.End.Sub(rep.Start).Seconds(); d > 0 {
+		out.OfferedKbps = float64(rep.Bytes) * 8 / d / 1000
+	}
+	if fr == nil {
+		return out
+	}
+	out.Seen = fr.Packets
+	if out.Sent > out.Seen {
+		out.Dropped = out.Sent - out.Seen
+	}
+	out.DSCP = fr.DSCPHistogram()
+	out.MisClassified = fr.DSCP[spec.VictimDSCP]
+	if f.expect != nil && *f.expect.DSCP == spec.VictimDSCP {
+		out.MisClassified = 0 // the victim's own frames carry its DSCP rightly
+	}
+	if d := fr.Last.Sub(fr.First).Seconds(); d > 0 {
+		out.DeliveredKbps = float64(fr.Bytes) * 8 / d / 1000
+	}
+	return out
+}
+
+// portSecurityVerdict judges the frames with the victim's MAC: OVN may
+// drop them (port security) or let them through, but none may leave with
+// a DSCP other than the spoofer's; at least one frame must have been sent.
+func (r *SpoofResult) portSecurityVerdict(spec SpoofSpec) capture.Verdict {
+	f, _ := r.Flow(FlowSpooferVictimMAC)
+	if f.Sent == 0 {
+		return capture.CountVerdict(FlowSpooferVictimMAC, "foreign-mac", 0, 1, 0, "no frame was sent")
+	}
+	other := f.Seen - f.DSCP[spec.SpooferDSCP]
+	detail := fmt.Sprintf("%d sent, %d seen (%d dropped by OVN), %d with another DSCP than %d (%d with the victim's %d)",
+		f.Sent, f.Seen, f.Dropped, other, spec.SpooferDSCP, f.MisClassified, spec.VictimDSCP)
+	return capture.CountVerdict(FlowSpooferVictimMAC, "foreign-mac", other, 0, 0, detail)
+}

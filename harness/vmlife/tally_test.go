@@ -1,0 +1,248 @@
+package vmlife
+
+import (
+	"encoding/json"
+	"flag"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var (
+	t0   = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	peer = netip.MustParseAddr("10.20.0.10")
+	far  = netip.MustParseAddr("10.20.0.20")
+)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func seenAt(ms, dscp int, dst netip.Addr) localnet.Seen {
+	return localnet.Seen{At: at(ms), Dst: dst, DSCP: dscp}
+}
+
+func TestTally(t *testing.T) {
+	seen := []localnet.Seen{seenAt(0, 0, peer), seenAt(10, 46, peer), seenAt(20, 0, peer), seenAt(30, 46, peer),
+		seenAt(40, 46, far), seenAt(50, 18, peer)}
+	for _, tc := range []struct {
+		name     string
+		from, to time.Time
+		want     Marking
+	}{
+		{"open window", time.Time{}, time.Time{}, Marking{Packets: 5, Marked: 2, Unmarked: 3,
+			DSCP: map[int]int{0: 2, 46: 2, 18: 1}, FirstMarked: at(10), LastUnmarked: at(50)}},
+		{"from 15ms", at(15), time.Time{}, Marking{Packets: 3, Marked: 1, Unmarked: 2,
+			DSCP: map[int]int{0: 1, 46: 1, 18: 1}, FirstMarked: at(30), LastUnmarked: at(50)}},
+		{"bounded, inclusive", at(10), at(30), Marking{Packets: 3, Marked: 2, Unmarked: 1,
+			DSCP: map[int]int{0: 1, 46: 2}, FirstMarked: at(10), LastUnmarked: at(20)}},
+		{"empty", at(100), time.Time{}, Marking{DSCP: map[int]int{}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tally(seen, peer, 46, tc.from, tc.to)
+			if !equalJSON(t, got, tc.want) {
+				t.Errorf("tally = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestFirstAfter(t *testing.T) {
+	// out of time order on purpose: several uplinks are merged
+	seen := []localnet.Seen{seenAt(30, 46, peer), seenAt(5, 46, peer), seenAt(20, 0, peer), seenAt(25, 46, far)}
+	for _, tc := range []struct {
+		name   string
+		dscp   int
+		after  time.Time
+		wantAt time.Time
+		found  bool
+	}{
+		{"marked", 46, at(0), at(5), true},
+		{"marked after 6ms", 46, at(6), at(30), true},
+		{"any DSCP after 6ms", -1, at(6), at(20), true},
+		{"at the bound", 46, at(30), at(30), true},
+		{"none", 46, at(31), time.Time{}, false},
+		{"other dst ignored", 18, at(0), time.Time{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := firstAfter(seen, peer, tc.dscp, tc.after)
+			if ok != tc.found || (ok && !got.At.Equal(tc.wantAt)) {
+				t.Errorf("firstAfter = %v, %v; want %v, %v", got.At, ok, tc.wantAt, tc.found)
+			}
+		})
+	}
+}
+
+func TestSpread(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name             string
+		in               []time.Duration
+		min, median, max time.Duration
+	}{
+		{"none", nil, 0, 0, 0},
+		{"one", ms(7), 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond},
+		{"odd", ms(30, 10, 20), 10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond},
+		{"even", ms(40, 10, 20, 30), 10 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spread(tc.in)
+			if s.Min != tc.min || s.Median != tc.median || s.Max != tc.max || !slices.Equal(s.Samples, tc.in) {
+				t.Errorf("spread(%v) = %+v, want min %v median %v max %v", tc.in, s, tc.min, tc.median, tc.max)
+			}
+		})
+	}
+}
+
+func TestMemberRecorder(t *testing.T) {
+	r := &memberRecorder{joined: map[string]time.Time{}, left: map[string]time.Time{}}
+	steps := []struct {
+		at      time.Time
+		members []string
+	}{{at(0), []string{"a"}}, {at(5), []string{"a", "b"}}, {at(10), []string{"b"}}, {at(15), []string{"a", "b"}}, {at(20), nil}}
+	for _, s := range steps {
+		r.observe(s.members, s.at)
+	}
+	for _, tc := range []struct {
+		lsp          string
+		joined, left time.Time
+	}{{"a", at(0), at(10)}, {"b", at(5), at(20)}, {"c", time.Time{}, time.Time{}}} {
+		j, l := r.times(tc.lsp)
+		if !j.Equal(tc.joined) || !l.Equal(tc.left) {
+			t.Errorf("%s: joined %v left %v, want %v and %v", tc.lsp, j, l, tc.joined, tc.left)
+		}
+	}
+}
+
+// rowsNB serves fixed rows; the operations only read them.
+type rowsNB struct{ d qos.Desired }
+
+func (n rowsNB) Rows() qos.Desired                   { return n.d }
+func (n rowsNB) OnLogicalSwitchPortAdd(func(string)) {}
+
+func TestMembers(t *testing.T) {
+	pg := func(obj string, ports ...string) qos.PortGroup {
+		return qos.PortGroup{Name: "pg-" + obj, Ports: ports, ExternalIDs: map[string]string{qos.ObjectNameKey: obj}}
+	}
+	o := New(nil, nil, rowsNB{qos.Desired{PortGroups: []qos.PortGroup{
+		pg("vms:production", "p2", "p1"), pg("vms:production", "p1", "p3"), pg("vms:batch", "b1"), pg("other:production", "x"),
+	}}})
+	for _, tc := range []struct {
+		obj  ObjectRef
+		want []string
+	}{{prodObj, []string{"p1", "p2", "p3"}}, {batchObj, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
+		if got := o.Members(tc.obj); !slices.Equal(got, tc.want) {
+			t.Errorf("Members(%s) = %v, want %v", tc.obj, got, tc.want)
+		}
+	}
+}
+
+func TestLSPClockKeepsFirstSighting(t *testing.T) {
+	c := &lspClock{seen: map[string]time.Time{}}
+	c.add("a")
+	first, _ := c.at("a")
+	c.add("a") // re-announced after a reconnect
+	if again, _ := c.at("a"); !again.Equal(first) {
+		t.Errorf("second sighting moved the time from %v to %v", first, again)
+	}
+	if _, ok := c.at("b"); ok {
+		t.Error("unseen LSP has a time")
+	}
+}
+
+func TestPortSecurityVerdict(t *testing.T) {
+	spec := SpoofSpec{SpooferDSCP: 10, VictimDSCP: 46}
+	for _, tc := range []struct {
+		name string
+		f    SpoofFlow
+		pass bool
+	}{
+		{"all dropped", SpoofFlow{Sent: 100, Dropped: 100, DSCP: map[int]uint64{}}, true},
+		{"let through in the spoofer's class", SpoofFlow{Sent: 100, Seen: 40, Dropped: 60, DSCP: map[int]uint64{10: 40}}, true},
+		{"one in the victim's class", SpoofFlow{Sent: 100, Seen: 40, Dropped: 60, MisClassified: 1, DSCP: map[int]uint64{10: 39, 46: 1}}, false},
+		{"unmarked", SpoofFlow{Sent: 100, Seen: 5, DSCP: map[int]uint64{0: 5}}, false},
+		{"nothing sent", SpoofFlow{DSCP: map[int]uint64{}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.f
+			f.Name = FlowSpooferVictimMAC
+			r := SpoofResult{Flows: []SpoofFlow{f}}
+			if v := r.portSecurityVerdict(spec); v.Pass != tc.pass {
+				t.Errorf("verdict %q: pass %v, want %v", v.Message, v.Pass, tc.pass)
+			}
+		})
+	}
+}
+
+// TestResultJSON pins the JSON field names reports read.
+func TestResultJSON(t *testing.T) {
+	results := map[string]any{
+		"appear":   AppearResult{VM: VMRef{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: tally(nil, peer, 46, time.Time{}, time.Time{})},
+		"baseline": BaselineResult{Add: spread([]time.Duration{time.Millisecond})},
+		"migrate":  MigrateResult{Mode: "per-pod-lsp", Out: Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
+		"restart":  RestartResult{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
+		"ipchange": IPChangeResult{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
+		"spoof":    SpoofResult{Flows: []SpoofFlow{{Name: FlowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
+	}
+	got, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "results.golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if string(want) != string(got)+"\n" {
+		t.Errorf("result JSON differs from %s (run with -update if intended):\n%s", path, got)
+	}
+}
+
+func equalJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	x, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(x) == string(y)
+}
+
+// Bad input is refused before anything is touched, with an error naming
+// the VM and the field.
+func TestBadInput(t *testing.T) {
+	o := New(nil, nil, rowsNB{})
+	ctx := t.Context()
+	_, err := o.ChangeGuestIP(ctx, GuestSpec{VM: VMRef{"vms", "a"}}, "10.0.0.300/16")
+	if err == nil || !strings.Contains(err.Error(), "VM vms/a") || !strings.Contains(err.Error(), "new IPv4") {
+		t.Errorf("bad CIDR: %v", err)
+	}
+	_, err = o.Spoof(ctx, SpoofSpec{Spoofer: VMRef{"vms", "s"}, Victim: VMRef{"vms", "v"}})
+	if err == nil || !strings.Contains(err.Error(), "VM vms/s") || !strings.Contains(err.Error(), "Dir") {
+		t.Errorf("missing Dir: %v", err)
+	}
+}
