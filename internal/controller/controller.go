@@ -2,8 +2,10 @@
 // NetworkQoS, Pod, Namespace, NetworkAttachmentDefinition (and CUDN when
 // installed), a rate-limited work queue keyed by NetworkQoS, the mapping
 // of cluster events to the objects they affect, one NB transaction per
-// reconcile through internal/ovnnb, status conditions, collision events,
-// the startup garbage collection and legacy-match migration, and metrics.
+// reconcile through internal/ovnnb (requeued at once when a missing logical
+// switch or port appears), status conditions and the aggregate
+// status.status, collision events, the startup garbage collection and
+// legacy-match migration, and metrics.
 // Under an nqos_bug_<id> build tag only (internal/seeded) it also carries
 // the two controller-side seeded bugs, teardown and noretry.
 package controller
@@ -37,6 +39,8 @@ type NB interface {
 	MigrateLegacy(ctx context.Context, row ovnnb.LegacyRow, pg qos.PortGroup) (ovnnb.MigrateResult, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
+	OnLogicalSwitchAdd(fn func(name string))
+	HasSwitch(name string) bool
 }
 
 // Config configures a Controller.
@@ -60,19 +64,20 @@ const workers = 8
 
 // Controller reconciles NetworkQoS objects into the OVN Northbound DB.
 type Controller struct {
-	nb      NB
-	node    string
-	zone    string
-	log     *slog.Logger
-	kube    kubernetes.Interface
-	dyn     dynamic.Interface
-	queue   workqueue.TypedRateLimitingInterface[string]
-	inf     *informerSet
-	facts   *informerFacts
-	metrics *metrics
-	events  *eventSink
-	pending *pendingPorts
-	results *resultCache
+	nb       NB
+	node     string
+	zone     string
+	log      *slog.Logger
+	kube     kubernetes.Interface
+	dyn      dynamic.Interface
+	queue    workqueue.TypedRateLimitingInterface[string]
+	inf      *informerSet
+	facts    *informerFacts
+	metrics  *metrics
+	events   *eventSink
+	ports    *pending // objects waiting for logical switch ports
+	switches *pending // objects waiting for logical switches
+	results  *resultCache
 
 	live   atomic.Bool // caches synced: event handlers map events to keys
 	synced atomic.Bool // startup GC and migration done
@@ -98,9 +103,10 @@ func New(cfg Config) (*Controller, error) {
 	c := &Controller{
 		nb: cfg.NB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
 		kube: kube, dyn: dyn,
-		queue:   workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
-		pending: newPendingPorts(),
-		results: newResultCache(),
+		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
+		ports:    newPending(),
+		switches: newPending(),
+		results:  newResultCache(),
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -116,6 +122,7 @@ func New(cfg Config) (*Controller, error) {
 	c.events = newEventSink(kube, log)
 	c.inf.addHandlers(c)
 	cfg.NB.OnLogicalSwitchPortAdd(c.onPortAdd)
+	cfg.NB.OnLogicalSwitchAdd(c.onSwitchAdd)
 	return c, nil
 }
 
@@ -170,7 +177,15 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // onPortAdd requeues, without backoff, every object waiting for lsp.
 func (c *Controller) onPortAdd(lsp string) {
-	for _, key := range c.pending.waiting(lsp) {
+	for _, key := range c.ports.waiting(lsp) {
+		c.queue.Add(key)
+	}
+}
+
+// onSwitchAdd requeues, without backoff, every object waiting for the
+// logical switch ls (its Apply failed with ovnnb.ErrMissingSwitch).
+func (c *Controller) onSwitchAdd(ls string) {
+	for _, key := range c.switches.waiting(ls) {
 		c.queue.Add(key)
 	}
 }

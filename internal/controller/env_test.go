@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,6 +45,7 @@ type running struct {
 	nbc    *ovnnb.Client
 	cancel context.CancelFunc
 	done   chan error
+	once   sync.Once
 }
 
 func newEnv(t testing.TB) *env {
@@ -74,11 +76,14 @@ func runID(t testing.TB) string {
 	return hex.EncodeToString(b)
 }
 
-func (e *env) dial() *ovnnb.Client {
+func (e *env) dial() *ovnnb.Client { return e.dialTo(e.nb) }
+
+// dialTo connects a client to srv, closed at test end.
+func (e *env) dialTo(srv *nbtest.Server) *ovnnb.Client {
 	e.t.Helper()
-	c, err := ovnnb.Dial(e.ctx, e.nb.Addr(), slog.New(slog.DiscardHandler))
+	c, err := ovnnb.Dial(e.ctx, srv.Addr(), slog.New(slog.DiscardHandler))
 	if err != nil {
-		e.t.Fatalf("dial NB: %v", err)
+		e.t.Fatalf("dial NB %s: %v", srv.Addr(), err)
 	}
 	e.t.Cleanup(c.Close)
 	return c
@@ -86,10 +91,19 @@ func (e *env) dial() *ovnnb.Client {
 
 func (e *env) switchName() string { return qos.SwitchName(e.net, "localnet") }
 
-// start runs a controller (own NB client) until stop or test end.
+// start runs a controller on the test's NB (own NB client) until stop or
+// test end.
 func (e *env) start(node string) *Controller {
 	e.t.Helper()
-	nbc := e.dial()
+	e.ctrl = e.startOn(e.nb, node)
+	return e.ctrl.c
+}
+
+// startOn runs a controller for node on srv (own NB client), stopped at
+// test end at the latest; it returns once the controller synced.
+func (e *env) startOn(srv *nbtest.Server, node string) *running {
+	e.t.Helper()
+	nbc := e.dialTo(srv)
 	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := New(Config{Kube: e.cfg, NB: nbc, Node: node, Log: log})
 	if err != nil {
@@ -98,29 +112,35 @@ func (e *env) start(node string) *Controller {
 	ctx, cancel := context.WithCancel(e.ctx)
 	r := &running{c: c, nbc: nbc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- c.Run(ctx) }()
-	e.ctrl = r
-	e.t.Cleanup(func() { e.stop() })
+	e.t.Cleanup(func() { r.stop(e.t) })
 	e.eventually("controller synced", 30*time.Second, func() (bool, string) { return c.Synced(), "not synced" })
-	return c
+	return r
 }
 
-// stop cancels the running controller and waits for Run to return.
+// stop stops the controller of the last start.
 func (e *env) stop() {
 	if e.ctrl == nil {
 		return
 	}
 	r := e.ctrl
 	e.ctrl = nil
-	r.cancel()
-	select {
-	case err := <-r.done:
-		if err != nil {
-			e.t.Errorf("controller Run: %v", err)
+	r.stop(e.t)
+}
+
+// stop cancels the controller and waits for Run to return (once).
+func (r *running) stop(t testing.TB) {
+	r.once.Do(func() {
+		r.cancel()
+		select {
+		case err := <-r.done:
+			if err != nil {
+				t.Errorf("controller Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Errorf("controller Run did not return 30s after cancel")
 		}
-	case <-time.After(30 * time.Second):
-		e.t.Errorf("controller Run did not return 30s after cancel")
-	}
-	r.nbc.Close()
+		r.nbc.Close()
+	})
 }
 
 // eventually polls cond every 20ms until it holds or timeout passes.

@@ -84,7 +84,8 @@ func TestLabelChangeMovesPodInAndOut(t *testing.T) {
 
 // Accepted=False removes the rows of a previously accepted revision, in
 // an order that never leaves a QoS row referencing a deleted port group,
-// and flips back when the spec is corrected.
+// and flips back when the spec is corrected; status.status follows
+// (applied, not correctly applied, applied).
 func TestRejectedRevisionTearsDownAndRecovers(t *testing.T) {
 	e := newEnv(t)
 	e.goldVM()
@@ -92,6 +93,7 @@ func TestRejectedRevisionTearsDownAndRecovers(t *testing.T) {
 	good := ruleSpec{dscp: 8, cidrs: []string{"10.20.0.0/16"}}
 	e.createNQ(e.nqos("gold", 50, map[string]string{"tier": "gold"}, []string{e.net}, ruleSpec{dscp: 46}, good))
 	e.waitConditions("gold", acceptedTrue, readyTrue)
+	e.waitAggregate("gold", statusApplied)
 	if rows := e.waitRowsMatchCompiler(""); len(rows.QoS) != 2 {
 		t.Fatalf("accepted revision: want 2 QoS rows, got %d", len(rows.QoS))
 	}
@@ -104,9 +106,11 @@ func TestRejectedRevisionTearsDownAndRecovers(t *testing.T) {
 		t.Errorf("Accepted message %q does not name egress rule 1", c.Message)
 	}
 	e.waitNoOwnedRows()
+	e.waitAggregate("gold", statusNotApplied)
 
 	e.updateEgress("gold", ruleSpec{dscp: 46}, good)
 	e.waitConditions("gold", acceptedTrue, readyTrue)
+	e.waitAggregate("gold", statusApplied)
 	e.waitRowsMatchCompiler("")
 	stop() // no transaction left a QoS row referencing a deleted port group
 }

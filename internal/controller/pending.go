@@ -5,49 +5,50 @@ import (
 	"sync"
 )
 
-// pendingPorts remembers which objects wait for which logical switch
-// ports, so an LSP appearing in the NB requeues exactly those objects.
-type pendingPorts struct {
+// pending remembers which objects wait for which named NB rows (logical
+// switch ports, logical switches), so the row appearing in the NB
+// requeues exactly those objects.
+type pending struct {
 	mu     sync.Mutex
-	byPort map[string]map[string]struct{} // lsp -> keys
-	byKey  map[string][]string            // key -> lsps
+	byName map[string]map[string]struct{} // row name -> keys
+	byKey  map[string][]string            // key -> row names
 }
 
-func newPendingPorts() *pendingPorts {
-	return &pendingPorts{byPort: map[string]map[string]struct{}{}, byKey: map[string][]string{}}
+func newPending() *pending {
+	return &pending{byName: map[string]map[string]struct{}{}, byKey: map[string][]string{}}
 }
 
-// set replaces the ports key waits for (nil: none).
-func (p *pendingPorts) set(key string, ports []string) {
+// set replaces the names key waits for (nil: none).
+func (p *pending) set(key string, names []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, lsp := range p.byKey[key] {
-		if keys := p.byPort[lsp]; keys != nil {
+	for _, n := range p.byKey[key] {
+		if keys := p.byName[n]; keys != nil {
 			delete(keys, key)
 			if len(keys) == 0 {
-				delete(p.byPort, lsp)
+				delete(p.byName, n)
 			}
 		}
 	}
 	delete(p.byKey, key)
-	if len(ports) == 0 {
+	if len(names) == 0 {
 		return
 	}
-	p.byKey[key] = append([]string(nil), ports...)
-	for _, lsp := range ports {
-		if p.byPort[lsp] == nil {
-			p.byPort[lsp] = map[string]struct{}{}
+	p.byKey[key] = append([]string(nil), names...)
+	for _, n := range names {
+		if p.byName[n] == nil {
+			p.byName[n] = map[string]struct{}{}
 		}
-		p.byPort[lsp][key] = struct{}{}
+		p.byName[n][key] = struct{}{}
 	}
 }
 
-// waiting returns the keys waiting for lsp, sorted.
-func (p *pendingPorts) waiting(lsp string) []string {
+// waiting returns the keys waiting for name, sorted.
+func (p *pending) waiting(name string) []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	keys := make([]string, 0, len(p.byPort[lsp]))
-	for k := range p.byPort[lsp] {
+	keys := make([]string, 0, len(p.byName[name]))
+	for k := range p.byName[name] {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	if seeded.Active == seeded.NoLateLSPRetry {
 		res.MissingPorts = nil // seeded bug: a pod without its LSP is dropped silently, never retried
 	}
-	c.waitForPorts(key, res.MissingPorts)
+	c.waitForRows(key, res)
 	if err != nil { // ovnnb's errors name the object
 		return outcome{result: resultError, err: err}.also(c.writeStatus(ctx, nq, r.Accepted, c.failed(key, err)))
 	}
@@ -93,22 +94,21 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	return outcome{result: resultSuccess}.also(c.writeStatus(ctx, nq, r.Accepted, c.ready()))
 }
 
-// waitForPorts registers the ports key waits for. A port that appeared
-// between Apply's read and the registration missed the callback: requeue
-// at once for it.
-func (c *Controller) waitForPorts(key string, missing []string) {
-	c.pending.set(key, missing)
-	for _, p := range missing {
-		if c.nb.HasPort(p) {
-			c.queue.Add(key)
-			return
-		}
+// waitForRows registers the ports and switches key waits for (none
+// after a success or an unrelated error). A row that appeared between
+// Apply's read and the registration missed its callback: requeue at once.
+func (c *Controller) waitForRows(key string, res ovnnb.ApplyResult) {
+	c.ports.set(key, res.MissingPorts)
+	c.switches.set(key, res.MissingSwitches)
+	if slices.ContainsFunc(res.MissingPorts, c.nb.HasPort) || slices.ContainsFunc(res.MissingSwitches, c.nb.HasSwitch) {
+		c.queue.Add(key)
 	}
 }
 
 // remove tears the object's rows down (QoS rows before groups and sets).
 func (c *Controller) remove(ctx context.Context, key string, nbKey ovnnb.Key, result string) outcome {
-	c.pending.set(key, nil)
+	c.ports.set(key, nil)
+	c.switches.set(key, nil)
 	c.results.delete(key)
 	if err := c.teardown(ctx, nbKey); err != nil { // names the object
 		return outcome{result: resultError, err: err}

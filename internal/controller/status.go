@@ -15,9 +15,26 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
+// Aggregate texts of status.status (upstream's cluster-manager wording).
+const (
+	statusApplied    = "NetworkQoS Destinations applied"
+	statusNotApplied = "NetworkQoS Destinations not correctly applied"
+)
+
 // statusApply is the server-side-apply body for the status subresource:
 // only our own conditions, so other writers' conditions (other zones)
 // are kept by the API server (conditions is a list map keyed by type).
+//
+// status.status is a single scalar, so it can have one meaningful owner
+// only. Per-zone controllers (Node set) apply under their own field
+// managers with Force; if each wrote its own verdict there, zones that
+// disagree would overwrite each other, and since a status change
+// requeues nothing, two zones writing at once from stale views could
+// leave "not correctly applied" on an object every zone has since
+// applied. So only the single central controller (Node empty, which
+// sees the whole NB) writes it; a zone controller leaves it out of its
+// apply body (omitempty) and never owns the field. Aggregating the
+// per-zone conditions is a cluster-manager job, as upstream does.
 type statusApply struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
@@ -26,14 +43,16 @@ type statusApply struct {
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
 	Status struct {
+		Status     string             `json:"status,omitempty"`
 		Conditions []metav1.Condition `json:"conditions"`
 	} `json:"status"`
 }
 
 // writeStatus sets our conditions (Accepted and Ready-In-Zone-<zone>)
 // with observedGeneration, keeping the lastTransitionTime of unchanged
-// ones; it writes nothing when the cached status already says the same.
-// The write is a forced server-side apply owned by "nqos-<zone>".
+// ones, and, for the central controller only, status.status; it writes
+// nothing when the cached status already says the same. The write is a
+// forced server-side apply owned by "nqos-<zone>".
 func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, conds ...qos.Condition) error {
 	cur := nq.Status.Conditions
 	next := make([]metav1.Condition, len(cur))
@@ -48,13 +67,14 @@ func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, c
 		})
 		ours = append(ours, *meta.FindStatusCondition(next, q.Type))
 	}
-	if reflect.DeepEqual(cur, next) {
+	aggregate := c.aggregate(conds)
+	if reflect.DeepEqual(cur, next) && (c.node != "" || aggregate == nq.Status.Status) {
 		return nil
 	}
 	var body statusApply
 	body.APIVersion, body.Kind = v1alpha1.GroupName+"/"+v1alpha1.Version, v1alpha1.Kind
 	body.Metadata.Name, body.Metadata.Namespace = nq.Name, nq.Namespace
-	body.Status.Conditions = ours
+	body.Status.Status, body.Status.Conditions = aggregate, ours
 	raw, err := json.Marshal(body)
 	if err != nil {
 		return fmt.Errorf("networkqos %s: status: %w", objectRef(nq), err)
@@ -69,4 +89,21 @@ func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, c
 		return fmt.Errorf("networkqos %s: write status: %w", objectRef(nq), err)
 	}
 	return nil
+}
+
+// aggregate is the status.status text for our conditions: applied only
+// when Accepted and our Ready-In-Zone condition are both True. Zone
+// controllers write none (see statusApply).
+func (c *Controller) aggregate(conds []qos.Condition) string {
+	if c.node != "" {
+		return ""
+	}
+	ok := map[string]bool{}
+	for _, q := range conds {
+		ok[q.Type] = q.Status == conditionTrue
+	}
+	if ok[qos.ConditionAccepted] && ok[c.readyType()] {
+		return statusApplied
+	}
+	return statusNotApplied
 }

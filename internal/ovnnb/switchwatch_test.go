@@ -1,0 +1,73 @@
+package ovnnb_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+)
+
+// switchAdds collects the names OnLogicalSwitchAdd announces.
+type switchAdds chan string
+
+// saw drains the announcements received so far and reports whether name
+// was among them.
+func (a switchAdds) saw(name string) bool {
+	for {
+		select {
+		case got := <-a:
+			if got == name {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// TestSwitchAppearsLater: Apply fails for a missing switch; creating it
+// announces its name, HasSwitch turns true, and the
+// next Apply writes the rows. After an NB restart, new switches are still
+// announced.
+func TestSwitchAppearsLater(t *testing.T) {
+	f := newFixture(t, "p1")
+	const late = "late_ovn_localnet_switch"
+	adds := make(switchAdds, 64)
+	f.c.OnLogicalSwitchAdd(func(name string) { adds <- name })
+	if !f.c.HasSwitch(testSwitch) {
+		t.Fatalf("HasSwitch(%s) false for a switch in the NB", testSwitch)
+	}
+	if f.c.HasSwitch(late) {
+		t.Fatalf("HasSwitch(%s) true before it exists", late)
+	}
+	key := ovnnb.Key{Namespace: "ns1", Name: "waits"}
+	want := object(key, 10, []string{"p1"}, rule{dscp: 46})
+	want.QoS[0].Switch = late
+	res, err := f.c.Apply(f.ctx, key, want)
+	if !errors.Is(err, ovnnb.ErrMissingSwitch) || !reflect.DeepEqual(res.MissingSwitches, []string{late}) {
+		t.Fatalf("Apply before the switch exists = %+v, %v; want ErrMissingSwitch for %s", res, err, late)
+	}
+	if adds.saw(late) {
+		t.Fatalf("%s announced before it was added", late)
+	}
+
+	f.srv.MustNBCtl("ls-add", late)
+	f.waitUntil("OnLogicalSwitchAdd("+late+")", func() bool { return adds.saw(late) })
+	if !f.c.HasSwitch(late) {
+		t.Fatalf("HasSwitch(%s) false after its add callback", late)
+	}
+	if res := f.apply(key, want); !res.Changed || len(res.MissingSwitches) > 0 {
+		t.Fatalf("Apply after ls-add = %+v, want Changed and no missing switch", res)
+	}
+	f.requireApplied(key, want)
+
+	f.srv.Stop()
+	f.srv.Restart()
+	const again = "again_ovn_localnet_switch"
+	f.srv.MustNBCtl("ls-add", again)
+	f.waitUntil("OnLogicalSwitchAdd("+again+") after reconnect", func() bool { return adds.saw(again) })
+	if !f.c.HasSwitch(again) || !f.c.HasSwitch(late) {
+		t.Fatalf("HasSwitch after reconnect: %s=%v %s=%v, want both true", again, f.c.HasSwitch(again), late, f.c.HasSwitch(late))
+	}
+}
