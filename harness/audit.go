@@ -3,77 +3,46 @@ package harness
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 )
 
-// auditor polls the NB audit while the steps run, when the scenario asks
-// for it, and is also sampled after every step. Polling samples the NB
-// cache: a violation shorter than the interval can be missed between
-// steps.
+// auditor is the NB invariant watcher of a scenario with
+// invariants.nbAudit: it audits every committed NB state (not a periodic
+// sample) from the scenario's first step until after its last.
 type auditor struct {
-	nb     NB
-	mu     sync.Mutex
-	seen   map[string]bool
-	out    []string
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	w     Watch
+	start time.Time
 }
 
-// startAudit starts polling; a nil *auditor (no nbAudit invariant) does
-// nothing.
-func (ex *execution) startAudit(ctx context.Context) *auditor {
+// startAudit starts the watcher; a nil *auditor (no nbAudit invariant)
+// does nothing. A watcher that cannot start is an environment error.
+func (ex *execution) startAudit(ctx context.Context) (*auditor, error) {
 	if !ex.sc.Invariants.NBAudit {
-		return nil
+		return nil, nil
 	}
-	interval := ex.r.AuditInterval
-	if interval <= 0 {
-		interval = 5 * time.Millisecond
+	var neverOwn []ObjectKey
+	for _, id := range ex.sc.Invariants.NeverOwnRows {
+		m, _ := ex.sc.Manifests.Get(id)
+		neverOwn = append(neverOwn, ObjectKey{Namespace: m.Namespace, Name: m.Name})
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	a := &auditor{nb: ex.env, seen: map[string]bool{}, cancel: cancel}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			a.sample()
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return a
+	w, err := ex.env.Watch(ctx, neverOwn)
+	if err != nil {
+		return nil, fmt.Errorf("start the NB invariant watcher: %w", err)
+	}
+	return &auditor{w: w, start: ex.r.now()}, nil
 }
 
-// sample records the violations the NB shows now.
-func (a *auditor) sample() {
+// stop ends the watcher and returns every distinct sighting, in the order
+// first seen, as "+<offset> <row>: <problem>" (offset from the watcher's
+// start), and how many NB states were audited.
+func (a *auditor) stop() ([]string, int) {
 	if a == nil {
-		return
+		return nil, 0
 	}
-	for _, v := range a.nb.Audit() {
-		s := fmt.Sprintf("%s: %s", v.Row, v.Problem)
-		a.mu.Lock()
-		if !a.seen[s] {
-			a.seen[s] = true
-			a.out = append(a.out, s)
-		}
-		a.mu.Unlock()
+	ss := a.w.Stop()
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("+%.3fs %s: %s", s.At.Sub(a.start).Seconds(), s.Row, s.Problem)
 	}
-}
-
-// stop ends polling and returns every distinct violation seen, in order.
-func (a *auditor) stop() []string {
-	if a == nil {
-		return nil
-	}
-	a.cancel()
-	a.wg.Wait()
-	a.sample()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.out
+	return out, a.w.Checks()
 }

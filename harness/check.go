@@ -35,9 +35,9 @@ func (ex *execution) wait(ctx context.Context, step int, c *scenarios.Check) err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("wait interrupted: %w (last: %s)", ctx.Err(), strings.Join(mism, "; "))
+			return fmt.Errorf("wait interrupted: %w (last: %s)", ctx.Err(), mism)
 		case <-deadline.C:
-			return &checkFailure{fmt.Sprintf("not met within %s: %s", c.Timeout, strings.Join(mism, "; "))}
+			return mism.failure(fmt.Sprintf("not met within %s: ", c.Timeout))
 		case <-tick.C:
 		}
 	}
@@ -49,19 +49,19 @@ func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) e
 		return err
 	}
 	if len(mism) > 0 {
-		return &checkFailure{strings.Join(mism, "; ")}
+		return mism.failure("")
 	}
 	return nil
 }
 
 // evaluate returns the mismatches of a check (none: it holds); an error
 // means the environment could not be read.
-func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) ([]string, error) {
+func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (mismatches, error) {
 	rows := ex.env.Rows()
-	var mism []string
+	var mism mismatches
 	if c.NoOwnedRows {
 		if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {
-			mism = append(mism, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
+			mism.add(PropRows, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
 				n, len(rows.QoS), len(rows.PortGroups), len(rows.AddressSets)))
 		}
 	}
@@ -72,14 +72,14 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 			if err != nil {
 				return nil, err
 			}
-			mism = append(mism, m...)
+			mism.add(PropConditions, m...)
 		}
 		if oc.Rows != nil {
 			m, err := ex.rows(rows, oc)
 			if err != nil {
 				return nil, err
 			}
-			mism = append(mism, m...)
+			mism.add(PropRows, m...)
 		}
 	}
 	return mism, nil

@@ -1,8 +1,11 @@
 // Package harness owns the scenario runner: it executes the steps of the
 // scenarios of package scenarios in order against an environment (a
 // Kubernetes API with the controller, the OVN NB, the localnet datapath),
-// evaluates condition, NB-row and flow expectations, watches invariants,
-// reports progress on the terminal and builds the reports.Run model. It is
+// evaluates condition, NB-row and flow expectations, watches NB invariants
+// on every committed transaction, judges every measured flow three-way
+// (compiled intent, ovn-trace, capture; package harness/ovntrace), prints
+// progress and the "FAIL scenario <name>: <property>" lines on the
+// terminal and builds the reports.Run model. It is
 // the only code that knows how to execute steps. The environment is
 // reached only through the small interfaces below; package
 // harness/localnetenv implements them over the real packages
@@ -12,9 +15,11 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
@@ -40,13 +45,30 @@ type NB interface {
 	// Rows returns the NetworkQoS-owned rows, sorted, in the compiler's
 	// vocabulary.
 	Rows() qos.Desired
-	// Audit returns invariant violations, e.g. a QoS row referencing a
-	// missing port group or address set.
-	Audit() []Violation
+	// Watch starts auditing every committed NB state against the NB
+	// invariants (e.g. no QoS row references a missing port group or
+	// address set; the objects of neverOwn own no row) until Stop; it
+	// returns once the current state is audited.
+	Watch(ctx context.Context, neverOwn []ObjectKey) (Watch, error)
 }
 
-// Violation is one NB invariant violation.
-type Violation struct{ Row, Problem string }
+// ObjectKey names a NetworkQoS.
+type ObjectKey struct{ Namespace, Name string }
+
+// Watch is a running NB invariant watcher.
+type Watch interface {
+	// Stop ends the watcher and returns each distinct violation once,
+	// with the time it was first seen, in that order.
+	Stop() []Sighting
+	// Checks is how many NB states have been audited.
+	Checks() int
+}
+
+// Sighting is an NB invariant violation and when it was first seen.
+type Sighting struct {
+	At           time.Time
+	Row, Problem string
+}
 
 // Traffic runs flows and measures them on the sending nodes' uplinks.
 type Traffic interface {
@@ -85,11 +107,25 @@ type Measured struct {
 	Verdicts []reports.Verdict
 }
 
+// Simulator is OVN's own prediction of a flow, the simulation tier.
+type Simulator interface {
+	// Trace makes the Southbound catch up with the Northbound
+	// (ovn-nbctl --wait=sb sync) and asks ovn-trace what happens to the
+	// first packet of the run as its sender puts it on the VM's port.
+	// An environment without OVN returns ErrNoSimulation.
+	Trace(ctx context.Context, run FlowRun) (ovntrace.Prediction, error)
+}
+
+// ErrNoSimulation is Simulator.Trace's error in an environment without
+// OVN: the flows are not judged three-way.
+var ErrNoSimulation = errors.New("no OVN to simulate with")
+
 // Env is one provisioned testbed for one scenario.
 type Env interface {
 	Cluster
 	NB
 	Traffic
+	Simulator
 	// OVNVersion is the testbed's OVN version, e.g. "23.03.1".
 	OVNVersion(ctx context.Context) (string, error)
 	// Logs returns the tails of the daemon logs, for failed scenarios.

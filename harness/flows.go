@@ -113,6 +113,9 @@ func (ex *execution) finish(ctx context.Context, g *group) error {
 		}
 		for i, run := range w.runs {
 			fr := ex.flowResult(run, w.plans[i], ms[i])
+			if tw, v := ex.threeWay(ctx, run, ms[i]); tw != nil {
+				fr.ThreeWay, fr.Verdicts = tw, append(fr.Verdicts, *v)
+			}
 			ex.r.Progress.FlowDone(ex.res.ID(), fr)
 			ex.res.Flows = append(ex.res.Flows, fr)
 		}

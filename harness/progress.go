@@ -71,4 +71,12 @@ func (p *Progress) ScenarioEnd(s reports.Scenario) {
 		msg = ": " + s.SkipReason
 	}
 	p.printf("--- %s %s in %.1fs%s", s.ID(), s.Status, s.Duration().Seconds(), msg)
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range FailureLines(s) {
+		fmt.Fprintln(p.w, l)
+	}
 }

@@ -24,11 +24,11 @@ type Runner struct {
 	Prov     Provisioner
 	Dir      string    // output directory; each scenario gets a subdirectory
 	Mode     string    // v4, v6 or dual
+	IPAM     string    // ipamless, ovnk, dhcp or all ("" is all)
 	Progress *Progress // may be nil
 	Now      func() time.Time
-	// PollInterval paces wait steps; AuditInterval paces the NB audit of
-	// scenarios with invariants.nbAudit. Defaults 100ms and 5ms.
-	PollInterval, AuditInterval time.Duration
+	// PollInterval paces wait steps; default 100ms.
+	PollInterval time.Duration
 }
 
 // Families maps an IP-family mode to the families a scenario runs in.
@@ -44,16 +44,64 @@ func Families(mode string) ([]scenarios.Family, error) {
 	return nil, fmt.Errorf("invalid IP family mode %q (want v4, v6 or dual)", mode)
 }
 
+// IPAM-filter modes of a run and the topology IPAM they select.
+const (
+	IPAMAll      = "all"
+	IPAMIpamless = "ipamless"
+	IPAMOVNK     = "ovnk"
+	IPAMDHCP     = "dhcp"
+)
+
+// TopologyIPAM maps an IPAM filter mode to the scenario topology's ipam
+// value it selects; "" for all.
+func TopologyIPAM(mode string) (string, error) {
+	switch mode {
+	case IPAMAll, "":
+		return "", nil
+	case IPAMIpamless:
+		return scenarios.IPAMNone, nil
+	case IPAMOVNK:
+		return scenarios.IPAMSubnets, nil
+	case IPAMDHCP:
+		return scenarios.IPAMDHCP, nil
+	}
+	return "", fmt.Errorf("invalid IPAM mode %q (want ipamless, ovnk, dhcp or all)", mode)
+}
+
+// skipReason says why the run skips the scenario ("" runs it).
+func skipReason(sc *scenarios.Scenario, fams []scenarios.Family, ipam string) string {
+	for _, f := range fams {
+		if !slices.Contains(sc.Families, f) {
+			return fmt.Sprintf("scenario runs in %v only", sc.Families)
+		}
+	}
+	if ipam == "" {
+		return ""
+	}
+	var have []string
+	for _, n := range sc.Topology.Networks {
+		if n.IPAM == ipam {
+			return ""
+		}
+		have = append(have, n.IPAM)
+	}
+	return fmt.Sprintf("no network with ipam %s (scenario has %v)", ipam, have)
+}
+
 // Run executes the scenarios one after the other.
 func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenario) (*reports.Run, error) {
 	fams, err := Families(r.Mode)
 	if err != nil {
 		return nil, err
 	}
+	ipam, err := TopologyIPAM(r.IPAM)
+	if err != nil {
+		return nil, err
+	}
 	host, _ := os.Hostname()
 	run := &reports.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode}
 	for i, sc := range scs {
-		res := r.scenario(ctx, sc, fams, i, len(scs))
+		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
 			run.OVNVersion = res.OVNVersion
 		}
@@ -79,7 +127,7 @@ func newResult(sc *scenarios.Scenario, fams []scenarios.Family) reports.Scenario
 }
 
 // scenario runs one scenario in a fresh environment.
-func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, i, n int) (res reports.Scenario) {
+func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, ipam string, i, n int) (res reports.Scenario) {
 	res = newResult(sc, fams)
 	res.Started = r.now()
 	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
@@ -87,11 +135,9 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		res.Finished = r.now()
 		r.Progress.ScenarioEnd(res)
 	}()
-	for _, f := range fams {
-		if !slices.Contains(sc.Families, f) {
-			res.Status, res.SkipReason = reports.Skipped, fmt.Sprintf("scenario runs in %v only", sc.Families)
-			return res
-		}
+	if why := skipReason(sc, fams, ipam); why != "" {
+		res.Status, res.SkipReason = reports.Skipped, why
+		return res
 	}
 	dir := filepath.Join(r.Dir, sc.Name+"-"+r.modeName())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -108,7 +154,7 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 			res.Status, res.Error = reports.Error, fmt.Sprintf("tear down testbed of %s: %v", sc.Name, err)
 		}
 	}()
-	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}}
+	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc)}
 	ex.run(ctx)
 	return res
 }

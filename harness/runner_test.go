@@ -3,12 +3,14 @@ package harness
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -17,7 +19,7 @@ func runOne(t *testing.T, sc *scenarios.Scenario, prov Provisioner, mode string)
 	t.Helper()
 	var out bytes.Buffer
 	r := &Runner{Prov: prov, Dir: t.TempDir(), Mode: mode, Progress: NewProgress(&out, time.Now),
-		PollInterval: time.Millisecond, AuditInterval: time.Millisecond}
+		PollInterval: time.Millisecond}
 	run, err := r.Run(context.Background(), "test", []*scenarios.Scenario{sc})
 	if err != nil {
 		t.Fatal(err)
@@ -127,9 +129,12 @@ func TestApplyErrorStopsScenario(t *testing.T) {
 
 func TestWaitTimesOutWithMismatch(t *testing.T) {
 	sc := loadTestdata(t, "wait-timeout.yaml")
-	res, _ := runOne(t, sc, &simProv{}, ModeV4)
+	res, progress := runOne(t, sc, &simProv{}, ModeV4)
 	if res.Status != reports.Fail {
 		t.Fatalf("status %s, want fail", res.Status)
+	}
+	if !strings.Contains(progress, "\nFAIL scenario wait-timeout: conditions\n") || strings.Contains(progress, "nb-rows") {
+		t.Errorf("progress lacks exactly the failure line for conditions:\n%s", progress)
 	}
 	for _, s := range []string{"not met within 50ms", "NetworkQoS vms/gold Accepted is False/UnsupportedDestinationSelector, want True/"} {
 		if !strings.Contains(res.Error, s) {
@@ -146,9 +151,12 @@ func TestFlowVerdictFailureFailsScenario(t *testing.T) {
 		m.Verdicts[0].Pass = false
 		return m
 	}
-	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	res, progress := runOne(t, sc, &simProv{env: sim}, ModeV4)
 	if res.Status != reports.Fail || !strings.Contains(res.Error, "flow marked/v4 failed") {
 		t.Errorf("status %s error %q", res.Status, res.Error)
+	}
+	if !strings.Contains(progress, "\nFAIL scenario engine: dscp\n") {
+		t.Errorf("progress lacks the failure line for dscp:\n%s", progress)
 	}
 	if res.Steps[len(res.Steps)-1].Status != reports.Pass {
 		t.Error("a flow verdict must not abort the remaining steps")
@@ -186,15 +194,23 @@ func TestAuditViolationFailsScenario(t *testing.T) {
 	sc.Invariants.NBAudit = true
 	sim := newSim(sc, "23.03.1")
 	sim.measure = passingMeasure
-	sim.audit = func() []Violation {
+	sim.audit = func() []Sighting {
 		if len(sim.Rows().QoS) > 0 {
-			return []Violation{{Row: "qos 1", Problem: "references missing port group @a1"}}
+			return []Sighting{{At: time.Now(), Row: "qos 1", Problem: "references missing port group @a1"}}
 		}
 		return nil
 	}
-	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Fail || len(res.Violations) != 1 || !strings.Contains(res.Error, "NB invariant violated") {
+	res, progress := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	if res.Status != reports.Fail || len(res.Violations) != 1 || !strings.Contains(res.Error, "NB invariant violated") ||
+		!strings.Contains(res.Violations[0], "qos 1: references missing port group @a1") {
 		t.Errorf("status %s error %q violations %v", res.Status, res.Error, res.Violations)
+	}
+	// one audit of the initial state, then one per apply, edit, label and delete
+	if want := 1 + 6; res.NBChecks != want {
+		t.Errorf("%d NB states audited, want %d", res.NBChecks, want)
+	}
+	if !strings.Contains(progress, "\nFAIL scenario engine: nb-audit\n") {
+		t.Errorf("progress lacks the failure line for nb-audit:\n%s", progress)
 	}
 }
 
@@ -207,6 +223,33 @@ func TestFamilyModes(t *testing.T) {
 	}
 	if _, err := Families("v5"); err == nil {
 		t.Error("mode v5 accepted")
+	}
+}
+
+func TestIPAMFilter(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml") // one network, ipam: none
+	for _, tc := range []struct {
+		ipam string
+		skip bool
+	}{{"", false}, {IPAMAll, false}, {IPAMIpamless, false}, {IPAMOVNK, true}, {IPAMDHCP, true}} {
+		sim := newSim(sc, "23.03.1")
+		sim.measure = passingMeasure
+		r := &Runner{Prov: &simProv{env: sim}, Dir: t.TempDir(), Mode: ModeV4, IPAM: tc.ipam, PollInterval: time.Millisecond}
+		run, err := r.Run(context.Background(), "test", []*scenarios.Scenario{sc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := run.Scenarios[0]
+		if skipped := res.Status == reports.Skipped; skipped != tc.skip {
+			t.Errorf("--ipam %q: status %s (%s), want skipped=%v", tc.ipam, res.Status, res.SkipReason, tc.skip)
+		}
+		if tc.skip && !strings.Contains(res.SkipReason, "no network with ipam") {
+			t.Errorf("--ipam %q: skip reason %q", tc.ipam, res.SkipReason)
+		}
+	}
+	r := &Runner{Prov: &simProv{}, Dir: t.TempDir(), IPAM: "static"}
+	if _, err := r.Run(context.Background(), "test", []*scenarios.Scenario{sc}); err == nil || !strings.Contains(err.Error(), `invalid IPAM mode "static"`) {
+		t.Errorf("--ipam static: error %v", err)
 	}
 }
 
@@ -243,5 +286,64 @@ func TestDualRunsFamiliesOneAfterTheOther(t *testing.T) {
 	}
 	if len(res.Flows) != 2 || res.Flows[0].Family != "v4" || res.Flows[1].Family != "v6" {
 		t.Errorf("flows %+v", res.Flows)
+	}
+}
+
+// TestThreeWay runs the simulation tier on the compiler-backed simEnv with
+// a scripted ovn-trace answer: it agrees with the compiled intent (rule 1,
+// priority 10501: DSCP 8 and its meter, the capture saw DSCP 8), then a
+// prediction of DSCP 46, or a capture that saw 250 Mbit/s through the
+// 100 Mbit/s meter, must fail the scenario naming the disagreeing legs.
+func TestThreeWay(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	for _, tc := range []struct {
+		name      string
+		dscp      uint8
+		rate      float64 // steady rate the capture saw
+		capture   string
+		agree     bool
+		wantPairs string
+	}{
+		{"agree", 8, 95e6, "100 packets DSCP 8, policed", true, ""},
+		{"trace-disagrees", 46, 95e6, "100 packets DSCP 8, policed", false, "DSCP: intent says DSCP 8, ovn-trace says DSCP 46, capture says DSCP 8: intent≠trace, trace≠capture"},
+		{"capture-not-policed", 8, 250e6, "100 packets DSCP 8, not policed", false, "capture says not policed: intent≠capture, trace≠capture"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim := newSim(sc, "23.03.1")
+			sim.measure = func(run FlowRun) Measured {
+				m := passingMeasure(run)
+				for i := range m.Rate {
+					m.Rate[i] = tc.rate
+				}
+				return m
+			}
+			sim.trace = func(run FlowRun) (ovntrace.Prediction, error) {
+				rows := sim.Rows().QoS
+				if len(rows) == 0 {
+					return ovntrace.Prediction{}, fmt.Errorf("no rows to trace %s against", run.Name)
+				}
+				return ovntrace.Prediction{
+					Flow: ovntrace.Microflow{Datapath: rows[0].Switch, InPort: "vm-a-port", Src: run.Spec.SrcIP, Dst: run.Spec.DstIP, Proto: ovntrace.ProtoUDP, DstPort: run.Spec.DstPort},
+					Deliveries: []ovntrace.Delivery{{Output: ovntrace.Output{Port: "ln-blue", Type: "localnet"},
+						DSCP: ovntrace.Mark(tc.dscp), Meters: []ovntrace.Meter{{Rate: 100000, Burst: 5000}}}},
+				}, nil
+			}
+			res, progress := runOne(t, sc, &simProv{env: sim}, ModeV4)
+			if len(res.Flows) != 1 || res.Flows[0].ThreeWay == nil {
+				t.Fatalf("flows %+v, want one with a three-way entry", res.Flows)
+			}
+			tw := res.Flows[0].ThreeWay
+			if tw.Agree != tc.agree || tw.Intent != "DSCP 8, meter 100000 kbps/5000 kbit" || len(tw.IntentRow) != 1 ||
+				!strings.Contains(tw.IntentRow[0], "priority 10501") || tw.Capture != tc.capture {
+				t.Errorf("three-way %+v", tw)
+			}
+			failLine := strings.Contains(progress, "\nFAIL scenario engine: three-way\n")
+			if tc.agree == failLine || (res.Status == reports.Pass) != tc.agree {
+				t.Errorf("status %s, failure line %v:\n%s", res.Status, failLine, progress)
+			}
+			if !strings.Contains(tw.Detail, tc.wantPairs) {
+				t.Errorf("detail %q lacks %q", tw.Detail, tc.wantPairs)
+			}
+		})
 	}
 }

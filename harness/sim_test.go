@@ -1,18 +1,12 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
@@ -28,21 +22,18 @@ type simEnv struct {
 	mu      sync.Mutex
 	sc      *scenarios.Scenario
 	ovn     string
-	applied map[string]*scenarios.Manifest // by manifest id
-	labels  map[string]map[string]string   // by VM
+	world   *world
 	calls   []string
 	failOn  string // a call ("apply vms/gold") that fails
 	measure func(FlowRun) Measured
-	audit   func() []Violation
+	trace   func(FlowRun) (ovntrace.Prediction, error) // nil: no OVN
+	audit   func() []Sighting                          // the invariant check of one NB state
+	watch   *simWatch
 	closed  bool
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
-	s := &simEnv{sc: sc, ovn: ovn, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}}
-	for _, vm := range sc.Topology.VMs {
-		s.labels[vm.Name] = maps.Clone(vm.Labels)
-	}
-	return s
+	return &simEnv{sc: sc, ovn: ovn, world: newWorld(sc)}
 }
 
 func (s *simEnv) call(name string) error {
@@ -59,66 +50,50 @@ func (s *simEnv) Apply(_ context.Context, m *scenarios.Manifest) error {
 	if err := s.call("apply " + m.Key()); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.applied[m.ID] = m
-	return nil
+	return s.change(func() { s.world.apply(m) })
 }
 
 func (s *simEnv) Delete(_ context.Context, m *scenarios.Manifest) error {
 	if err := s.call("delete " + m.Key()); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.applied, m.ID)
-	return nil
+	return s.change(func() { s.world.remove(m) })
 }
 
 func (s *simEnv) SetLabels(_ context.Context, vm *scenarios.VM, set map[string]string, remove []string) error {
 	if err := s.call("label " + vm.Name); err != nil {
 		return err
 	}
+	return s.change(func() { s.world.relabel(vm.Name, set, remove) })
+}
+
+// change applies fn under the lock, then audits the new state as a
+// watcher sent that one committed transaction would.
+func (s *simEnv) change(fn func()) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	maps.Copy(s.labels[vm.Name], set)
-	for _, k := range remove {
-		delete(s.labels[vm.Name], k)
-	}
+	fn()
+	w := s.watch
+	s.mu.Unlock()
+	w.audit()
 	return nil
 }
 
 func (s *simEnv) PortName(vm *scenarios.VM) (string, error) {
-	nad := s.sc.NetworkManifest(vm.Network)
-	return qos.LogicalPortName(nad.Namespace, nad.Name, vm.Namespace, "virt-launcher-"+vm.Name), nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.world.port(vm), nil
 }
 
-// compiled runs the real compiler over the applied manifests and the VMs'
-// pods (only pods whose NAD is applied).
+// compiled is what the real compiler makes of the applied manifests and
+// the VMs' pods.
 func (s *simEnv) compiled() qos.Desired {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var buf bytes.Buffer
-	for _, id := range slices.Sorted(maps.Keys(s.applied)) {
-		buf.WriteString("---\n")
-		buf.Write(s.applied[id].YAML())
-	}
-	in, err := qos.DecodeManifests(&buf, "sim")
+	d, err := s.world.compile()
 	if err != nil {
 		panic(fmt.Sprintf("applied manifests do not decode: %v", err))
 	}
-	for _, vm := range s.sc.Topology.VMs {
-		nad := s.sc.NetworkManifest(vm.Network)
-		if s.applied[nad.ID] == nil {
-			continue
-		}
-		in.Pods = append(in.Pods, &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-" + vm.Name, Namespace: vm.Namespace, Labels: maps.Clone(s.labels[vm.Name]),
-				Annotations: map[string]string{nadv1.NetworksAnnotation: nad.Namespace + "/" + nad.Name}},
-			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", vm.Node)},
-		})
-	}
-	return qos.Compile(in)
+	return d
 }
 
 func (s *simEnv) Conditions(_ context.Context, namespace, name string) ([]qos.Condition, error) {
@@ -136,11 +111,63 @@ func (s *simEnv) Rows() qos.Desired {
 	return d
 }
 
-func (s *simEnv) Audit() []Violation {
-	if s.audit == nil {
-		return nil
+func (s *simEnv) Trace(_ context.Context, run FlowRun) (ovntrace.Prediction, error) {
+	if s.trace == nil {
+		return ovntrace.Prediction{}, ErrNoSimulation
 	}
-	return s.audit()
+	return s.trace(run)
+}
+
+// Watch audits the current state and then every state change.
+func (s *simEnv) Watch(context.Context, []ObjectKey) (Watch, error) {
+	w := &simWatch{s: s, seen: map[string]bool{}}
+	s.mu.Lock()
+	s.watch = w
+	s.mu.Unlock()
+	w.audit()
+	return w, nil
+}
+
+// simWatch is the simEnv's watcher: one audit per state change.
+type simWatch struct {
+	s       *simEnv
+	mu      sync.Mutex
+	seen    map[string]bool
+	out     []Sighting
+	checks  int
+	stopped bool
+}
+
+func (w *simWatch) audit() {
+	if w == nil || w.s.audit == nil {
+		return
+	}
+	vs := w.s.audit()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.checks++
+	for _, v := range vs {
+		if k := v.Row + "|" + v.Problem; !w.seen[k] {
+			w.seen[k] = true
+			w.out = append(w.out, v)
+		}
+	}
+}
+
+func (w *simWatch) Stop() []Sighting {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	return w.out
+}
+
+func (w *simWatch) Checks() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.checks
 }
 
 type simRunning struct {

@@ -24,13 +24,8 @@ type execution struct {
 
 	running map[string]*group // by flow name
 	seen    map[string]bool   // conditions already recorded
+	world   *world            // the objects as the steps left them, for the intent
 }
-
-// checkFailure is an expectation that did not hold (as opposed to an
-// environment error).
-type checkFailure struct{ msg string }
-
-func (c *checkFailure) Error() string { return c.msg }
 
 func (ex *execution) run(ctx context.Context) {
 	res := ex.res
@@ -44,10 +39,14 @@ func (ex *execution) run(ctx context.Context) {
 	}
 	res.OVNVersion = v
 	res.NBBefore = ex.env.Rows()
-	audit := ex.startAudit(ctx)
-	stepErr := ex.steps(ctx, audit)
+	audit, err := ex.startAudit(ctx)
+	if err != nil {
+		res.Status, res.Error = reports.Error, err.Error()
+		return
+	}
+	stepErr := ex.steps(ctx)
 	ex.finishAll(ctx)
-	res.Violations = audit.stop()
+	res.Violations, res.NBChecks = audit.stop()
 	res.NBAfter = ex.env.Rows()
 	ex.verdict(stepErr)
 	if res.Status != reports.Pass {
@@ -57,7 +56,7 @@ func (ex *execution) run(ctx context.Context) {
 
 // steps runs the steps in order; after the first failing step the rest
 // are recorded as not run.
-func (ex *execution) steps(ctx context.Context, audit *auditor) error {
+func (ex *execution) steps(ctx context.Context) error {
 	var first error
 	n := len(ex.sc.Steps)
 	for i := range ex.sc.Steps {
@@ -70,7 +69,6 @@ func (ex *execution) steps(ctx context.Context, audit *auditor) error {
 		}
 		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
 		err := ex.step(ctx, i, st)
-		audit.sample()
 		rs.Finished, rs.Status = ex.r.now(), reports.Pass
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
@@ -83,15 +81,17 @@ func (ex *execution) steps(ctx context.Context, audit *auditor) error {
 }
 
 // verdict sets the scenario status from the step error, the flows and the
-// invariant violations.
+// invariant violations, and lists the failed properties.
 func (ex *execution) verdict(stepErr error) {
 	res := ex.res
 	res.Status = reports.Pass
 	var cf *checkFailure
-	switch {
-	case stepErr != nil && !errors.As(stepErr, &cf):
+	if stepErr != nil && !errors.As(stepErr, &cf) {
 		res.Status, res.Error = reports.Error, stepErr.Error()
 		return
+	}
+	res.FailedProperties = failedProperties(res, cf)
+	switch {
 	case stepErr != nil:
 		res.Status, res.Error = reports.Fail, stepErr.Error()
 		return
@@ -105,14 +105,17 @@ func (ex *execution) verdict(stepErr error) {
 			return
 		}
 	}
+	if len(res.FailedProperties) > 0 {
+		res.Status, res.Error = reports.Fail, "failed: "+strings.Join(res.FailedProperties, ", ")
+	}
 }
 
 func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error {
 	switch st.Kind() {
 	case "apply", "edit":
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, "apply")
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.apply, "apply")
 	case "delete":
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, "delete")
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.remove, "delete")
 	case "label":
 		return ex.label(ctx, st.Label)
 	case "start":
@@ -127,11 +130,14 @@ func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error 
 	return fmt.Errorf("step kind %q is not executable", st.Kind())
 }
 
-func (ex *execution) eachObject(st *scenarios.Step, fn func(*scenarios.Manifest) error, verb string) error {
+// eachObject runs fn on each object of the step and, once it succeeded,
+// records the change in the world.
+func (ex *execution) eachObject(st *scenarios.Step, fn func(*scenarios.Manifest) error, record func(*scenarios.Manifest), verb string) error {
 	for _, m := range st.Objects {
 		if err := fn(m); err != nil {
 			return fmt.Errorf("%s %s (manifest %s revision %d): %w", verb, m.Key(), m.ID, m.Revision, err)
 		}
+		record(m)
 	}
 	return nil
 }
@@ -144,6 +150,7 @@ func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error 
 	if err := ex.env.SetLabels(ctx, vm, l.Set, l.Remove); err != nil {
 		return fmt.Errorf("label VM %s: %w", vm.Name, err)
 	}
+	ex.world.relabel(vm.Name, l.Set, l.Remove)
 	return nil
 }
 

@@ -36,25 +36,31 @@ type Run struct {
 
 // Scenario is the result of one scenario in one IP-family mode.
 type Scenario struct {
-	Name        string      `json:"name"`
-	Title       string      `json:"title"`
-	File        string      `json:"file"`
-	Families    []string    `json:"families"`
-	Status      Status      `json:"status"`
-	Error       string      `json:"error,omitempty"`
-	Notes       []string    `json:"notes,omitempty"`
-	OVNVersion  string      `json:"ovnVersion,omitempty"`
-	Started     time.Time   `json:"started"`
-	Finished    time.Time   `json:"finished"`
-	Steps       []Step      `json:"steps"`
-	Flows       []Flow      `json:"flows"`
-	Conditions  []Condition `json:"conditions"`
-	Violations  []string    `json:"violations,omitempty"`
-	NBBefore    qos.Desired `json:"nbBefore"`
-	NBAfter     qos.Desired `json:"nbAfter"`
-	Logs        []Log       `json:"logs,omitempty"`
-	SkipReason  string      `json:"skipReason,omitempty"`
-	Description string      `json:"description,omitempty"`
+	Name       string      `json:"name"`
+	Title      string      `json:"title"`
+	File       string      `json:"file"`
+	Families   []string    `json:"families"`
+	Status     Status      `json:"status"`
+	Error      string      `json:"error,omitempty"`
+	Notes      []string    `json:"notes,omitempty"`
+	OVNVersion string      `json:"ovnVersion,omitempty"`
+	Started    time.Time   `json:"started"`
+	Finished   time.Time   `json:"finished"`
+	Steps      []Step      `json:"steps"`
+	Flows      []Flow      `json:"flows"`
+	Conditions []Condition `json:"conditions"`
+	Violations []string    `json:"violations,omitempty"`
+	// NBChecks is how many committed NB states the invariant watcher
+	// audited (0: the scenario does not watch).
+	NBChecks int `json:"nbChecks,omitempty"`
+	// FailedProperties are the properties the scenario failed on, sorted,
+	// without spaces (dscp, nb-rows, conditions, nb-audit, three-way...).
+	FailedProperties []string    `json:"failedProperties,omitempty"`
+	NBBefore         qos.Desired `json:"nbBefore"`
+	NBAfter          qos.Desired `json:"nbAfter"`
+	Logs             []Log       `json:"logs,omitempty"`
+	SkipReason       string      `json:"skipReason,omitempty"`
+	Description      string      `json:"description,omitempty"`
 }
 
 // ID names the scenario run, e.g. "story1-tiers [v4]".
@@ -110,6 +116,19 @@ type Flow struct {
 	Policer      *Policer      `json:"policer,omitempty"`
 	Pcap         string        `json:"pcap,omitempty"` // relative to the report
 	Verdicts     []Verdict     `json:"verdicts"`
+	ThreeWay     *ThreeWay     `json:"threeWay,omitempty"`
+}
+
+// ThreeWay is the simulation tier of a flow: what the compiled intent,
+// OVN's own prediction (ovn-trace) and the uplink capture each say.
+type ThreeWay struct {
+	Microflow string   `json:"microflow"`
+	Intent    string   `json:"intent"`
+	IntentRow []string `json:"intentRows,omitempty"` // the winning rows
+	Trace     string   `json:"trace"`
+	Capture   string   `json:"capture"`
+	Agree     bool     `json:"agree"`
+	Detail    string   `json:"detail,omitempty"` // the disagreement or why a leg is missing
 }
 
 // Pass reports whether every verdict of the flow passed.

@@ -38,6 +38,8 @@ var errorCases = []struct{ name, old, new string }{
 	{"unknown-vm-in-flow", "    from: vm-a\n    to: host-a\n    protocol: udp\n    rate: 300M", "    from: vm-x\n    to: host-a\n    protocol: udp\n    rate: 300M"},
 	{"unknown-host-in-flow", "    from: vm-a\n    to: host-a\n    protocol: udp\n    rate: 10M", "    from: vm-a\n    to: host-b\n    protocol: udp\n    rate: 10M"},
 	{"vm-node-beyond-nodes", "      node: 1", "      node: 2"},
+	{"never-own-rows-without-audit", "steps:\n", "invariants: {neverOwnRows: [gold]}\nsteps:\n"},
+	{"never-own-rows-not-networkqos", "steps:\n", "invariants: {nbAudit: true, neverOwnRows: [blue]}\nsteps:\n"},
 	{"vm-unknown-network", "      network: blue\n      labels", "      network: red\n      labels"},
 	{"bad-address", "addresses: {v4: 10.10.0.11/16}", "addresses: {v4: 10.10.0.11}"},
 	{"duplicate-name", "name: host-a,", "name: vm-a,"},

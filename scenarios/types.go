@@ -157,9 +157,13 @@ type Throughput struct {
 
 // Invariants are checked continuously while the scenario runs.
 type Invariants struct {
-	// NBAudit polls the NB audit (no QoS row referencing a missing port
-	// group or address set) during every step.
+	// NBAudit audits every committed NB state during the steps: no QoS
+	// row references a missing port group or address set.
 	NBAudit bool `yaml:"nbAudit"`
+	// NeverOwnRows are NetworkQoS manifest ids whose object must own no
+	// NB row in any committed state (rejected in every revision); needs
+	// nbAudit.
+	NeverOwnRows []string `yaml:"neverOwnRows"`
 }
 
 // Step is one ordered step; exactly one action field is set.

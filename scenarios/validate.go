@@ -8,6 +8,7 @@ import (
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -34,9 +35,25 @@ func (v *validator) validate() error {
 	if err := v.noDuplicateFamilies("ipFamilies", sc.Families); err != nil {
 		return err
 	}
-	for _, check := range []func() error{v.manifests, v.topology, v.endpoints, v.flowDefs, v.steps} {
+	for _, check := range []func() error{v.manifests, v.invariants, v.topology, v.endpoints, v.flowDefs, v.steps} {
 		if err := check(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// invariants checks that neverOwnRows names NetworkQoS manifests and
+// comes with nbAudit, which is what watches it.
+func (v *validator) invariants() error {
+	inv := &v.sc.Invariants
+	if len(inv.NeverOwnRows) > 0 && !inv.NBAudit {
+		return v.d.errAt("invariants.neverOwnRows", "needs nbAudit: true (the NB watcher checks it)")
+	}
+	for i, id := range inv.NeverOwnRows {
+		m, ok := v.sc.Manifests.Get(id)
+		if !ok || m.Kind != v1alpha1.Kind {
+			return v.d.errAt(fmt.Sprintf("invariants.neverOwnRows[%d]", i), "%q is not a NetworkQoS manifest id", id)
 		}
 	}
 	return nil

@@ -21,21 +21,24 @@ import (
 type runOptions struct {
 	reportDir string
 	family    string
+	ipam      string
 	validate  bool
 	names     []string
 }
 
 // parseRunArgs accepts flags before, between and after scenario names:
-// nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual].
+// nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual]
+// [--ipam ipamless|ovnk|dhcp|all].
 func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	var o runOptions
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.reportDir, "report-dir", "", "output directory (default reports/out/<UTC timestamp>)")
 	fs.StringVar(&o.family, "ip-family", harness.ModeV4, "IP family mode: v4, v6 or dual")
+	fs.StringVar(&o.ipam, "ipam", harness.IPAMAll, "run only scenarios with a network of this IPAM mode: ipamless, ovnk, dhcp or all")
 	fs.BoolVar(&o.validate, "validate", false, "parse and validate the scenarios, print their plan, run nothing")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--validate]")
+		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--validate]")
 		fmt.Fprintln(stderr, "SCENARIO is a builtin scenario name (see --validate) or a scenario file; none means all.")
 		fs.PrintDefaults()
 	}
@@ -51,6 +54,9 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	}
 	if _, err := harness.Families(o.family); err != nil {
 		return o, fmt.Errorf("--ip-family: %w", err)
+	}
+	if _, err := harness.TopologyIPAM(o.ipam); err != nil {
+		return o, fmt.Errorf("--ipam: %w", err)
 	}
 	return o, nil
 }
@@ -80,7 +86,7 @@ func runScenarios(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = reports.OutDir("reports/out", start)
 	}
-	r := &harness.Runner{Prov: prov, Dir: dir, Mode: o.family, Progress: harness.NewProgress(os.Stdout, time.Now)}
+	r := &harness.Runner{Prov: prov, Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now)}
 	run, err := r.Run(ctx, start.UTC().Format("20060102T150405Z"), scs)
 	if err != nil {
 		return err

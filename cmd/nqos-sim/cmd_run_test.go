@@ -24,6 +24,8 @@ func TestParseRunArgs(t *testing.T) {
 		{args: []string{"--ip-family=v6", "deletion"}, names: []string{"deletion"}, family: "v6"},
 		{args: []string{"--ip-family", "v5"}, err: `--ip-family: invalid IP family mode "v5"`},
 		{args: []string{"--nope"}, err: "flag provided but not defined: -nope"},
+		{args: []string{"--ipam", "ovnk", "deletion"}, names: []string{"deletion"}, family: "v4"},
+		{args: []string{"--ipam", "static"}, err: `--ipam: invalid IPAM mode "static"`},
 	} {
 		o, err := parseRunArgs(tc.args, io.Discard)
 		if tc.err != "" {

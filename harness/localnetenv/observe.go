@@ -2,12 +2,14 @@ package localnetenv
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/reports"
 )
@@ -18,14 +20,42 @@ const logTail = 16 << 10
 // Rows returns the NetworkQoS-owned NB rows from the NB client's cache.
 func (e *Env) Rows() qos.Desired { return e.nb.Rows() }
 
-// Audit returns the NB client's invariant violations.
-func (e *Env) Audit() []harness.Violation {
-	var out []harness.Violation
-	for _, v := range e.nb.Audit() {
-		out = append(out, harness.Violation{Row: v.Row, Problem: v.Problem})
+// Watch starts an ovnnb.Watcher on its own NB connection (a second
+// client, so the controller's client and cache are not involved): it
+// audits the state after every committed NB transaction.
+// Objects in neverOwn must own no row in any audited state.
+func (e *Env) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.Watch, error) {
+	c, err := ovnnb.Dial(ctx, e.tb.NBAddress(), e.log)
+	if err != nil {
+		return nil, fmt.Errorf("NB %s: watcher client: %w", e.tb.NBAddress(), err)
+	}
+	rejected := map[ovnnb.Key]bool{}
+	for _, k := range neverOwn {
+		rejected[ovnnb.Key{Namespace: k.Namespace, Name: k.Name}] = true
+	}
+	opts := ovnnb.WatchOptions{Rejected: func(k ovnnb.Key) bool { return rejected[k] }}
+	return &watch{c: c, w: c.Watch(context.WithoutCancel(ctx), opts)}, nil
+}
+
+// watch is a running ovnnb.Watcher and the client it was started from.
+type watch struct {
+	c *ovnnb.Client
+	w *ovnnb.Watcher
+}
+
+// Stop ends the watcher, closes its client and returns its sightings.
+func (w *watch) Stop() []harness.Sighting {
+	ss := w.w.Stop()
+	w.c.Close()
+	out := make([]harness.Sighting, len(ss))
+	for i, s := range ss {
+		out[i] = harness.Sighting{At: s.At, Row: s.Violation.Row, Problem: s.Violation.Problem}
 	}
 	return out
 }
+
+// Checks is how many NB states the watcher audited.
+func (w *watch) Checks() int { return w.w.Checks() }
 
 // OVNVersion runs `ovn-nbctl --version`; its first line names the version.
 func (e *Env) OVNVersion(ctx context.Context) (string, error) {

@@ -59,6 +59,7 @@ type Env struct {
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
 	vms    *kubevirt.Manager
+	log    *slog.Logger
 	cancel context.CancelFunc
 	ctrlWG sync.WaitGroup
 	ctrlMu sync.Mutex
@@ -93,7 +94,7 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, err)
 	}
-	e := &Env{sc: sc, dir: dir, tb: tb}
+	e := &Env{sc: sc, dir: dir, tb: tb, log: p.log()}
 	if err := e.start(ctx, p.log(), fams); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}

@@ -1,0 +1,76 @@
+package localnetenv
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/ovntrace"
+)
+
+// Trace syncs the SB with the NB and runs ovn-trace for the first packet
+// of the run as the sender's guest puts it on its logical switch port:
+// the guest NIC's MAC to the destination's MAC, the flow's addresses,
+// protocol and destination port.
+func (e *Env) Trace(ctx context.Context, run harness.FlowRun) (ovntrace.Prediction, error) {
+	mf, err := e.microflow(ctx, run)
+	if err != nil {
+		return ovntrace.Prediction{}, fmt.Errorf("flow %s: %w", run.Name, err)
+	}
+	if _, err := e.tb.NBCtl(ctx, "--wait=sb", "sync"); err != nil {
+		return ovntrace.Prediction{}, fmt.Errorf("flow %s: ovn-nbctl --wait=sb sync: %w", run.Name, err)
+	}
+	return ovntrace.Trace(ctx, e.tb.SBAddress(), mf)
+}
+
+func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Microflow, error) {
+	vm := e.sc.VM(run.Spec.From)
+	in, err := e.vms.Get(vm.Namespace, vm.Name)
+	if err != nil {
+		return ovntrace.Microflow{}, err
+	}
+	if len(in.LSPs) != 1 || len(in.NICs) != 1 {
+		return ovntrace.Microflow{}, fmt.Errorf("VM %s/%s has %d ports, want 1", vm.Namespace, vm.Name, len(in.LSPs))
+	}
+	src, err := e.mac(ctx, in.Netns, in.NICs[0])
+	if err != nil {
+		return ovntrace.Microflow{}, err
+	}
+	dstNetns, dstIf, err := e.endpoint(run.Spec.To)
+	if err != nil {
+		return ovntrace.Microflow{}, err
+	}
+	dst, err := e.mac(ctx, dstNetns, dstIf)
+	if err != nil {
+		return ovntrace.Microflow{}, err
+	}
+	sw, err := e.switchOf(ctx, in.LSPs[0])
+	if err != nil {
+		return ovntrace.Microflow{}, err
+	}
+	proto, err := ovntrace.ParseProto(string(run.Spec.Protocol))
+	if err != nil {
+		return ovntrace.Microflow{}, err
+	}
+	mf := ovntrace.Microflow{Datapath: sw, InPort: in.LSPs[0], EthSrc: src, EthDst: dst,
+		Src: run.Spec.SrcIP, Dst: run.Spec.DstIP, Proto: proto}
+	if proto != ovntrace.ProtoICMP {
+		mf.DstPort = run.Spec.DstPort
+	}
+	return mf, nil
+}
+
+// switchOf is the logical switch of an LSP; `ovn-nbctl lsp-get-ls`
+// prints "<uuid> (<name>)".
+func (e *Env) switchOf(ctx context.Context, lsp string) (string, error) {
+	out, err := e.tb.NBCtl(ctx, "lsp-get-ls", lsp)
+	if err != nil {
+		return "", err
+	}
+	i, j := strings.Index(out, "("), strings.LastIndex(out, ")")
+	if i < 0 || j < i {
+		return "", fmt.Errorf("LSP %s: ovn-nbctl lsp-get-ls printed %q, want \"<uuid> (<name>)\"", lsp, strings.TrimSpace(out))
+	}
+	return out[i+1 : j], nil
+}

@@ -1,0 +1,205 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+)
+
+// sentDSCP is the DSCP every sender writes: the raw injector and iperf3
+// (without -S) both send 0, which is what "unmarked" means on the wire.
+const sentDSCP = 0
+
+// threeWay is the simulation tier of one measured run: the compiled
+// intent (what the compiler's rows for the objects at this step say
+// should win), OVN's prediction (ovn-trace) and the capture must agree.
+// It returns the report entry and the "three-way" verdict; both nil when
+// the environment has no OVN to simulate with.
+func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*reports.ThreeWay, *reports.Verdict) {
+	pred, err := ex.env.Trace(ctx, run)
+	if errors.Is(err, ErrNoSimulation) {
+		return nil, nil
+	}
+	tw := &reports.ThreeWay{Microflow: pred.Flow.String()}
+	fail := func(format string, args ...any) (*reports.ThreeWay, *reports.Verdict) {
+		tw.Detail = fmt.Sprintf(format, args...)
+		return tw, &reports.Verdict{Check: PropThreeWay, Message: fmt.Sprintf("FAIL %s three-way: %s", run.Name, tw.Detail)}
+	}
+	if err != nil {
+		return fail("no ovn-trace prediction: %v", err)
+	}
+	tw.Trace = describePrediction(pred)
+	intent, rows, err := ex.intent(run, pred.Flow.Datapath)
+	if err != nil {
+		return fail("no compiled intent: %v", err)
+	}
+	tw.Intent, tw.IntentRow = describeIntent(intent), rows
+	obs, err := observe(m, run, intent)
+	if err != nil {
+		return fail("capture: %v", err)
+	}
+	tw.Capture = describeObservation(obs)
+	if err := ovntrace.Agree(intent, pred, obs); err != nil {
+		return fail("%v", err)
+	}
+	tw.Agree = true
+	return tw, &reports.Verdict{Check: PropThreeWay, Pass: true,
+		Message: fmt.Sprintf("PASS %s three-way: intent, ovn-trace and capture agree (%s)", run.Name, tw.Intent)}
+}
+
+// intent is the compiled intent for the run's first packet on datapath:
+// on OVN before 24.09 marking and metering are separate stages, so the
+// DSCP comes from the highest-priority matching row and the meter from
+// the highest-priority matching row with a bandwidth; on later OVN one
+// row decides both. rows describes the winning rows.
+func (ex *execution) intent(run FlowRun, datapath string) (ovntrace.Intent, []string, error) {
+	d, err := ex.world.compile()
+	if err != nil {
+		return ovntrace.Intent{}, nil, err
+	}
+	vm := ex.sc.VM(run.Spec.From)
+	p := packet{inport: ex.world.port(vm), src: run.Spec.SrcIP, dst: run.Spec.DstIP,
+		proto: string(run.Spec.Protocol), dstPort: int(run.Spec.DstPort)}
+	mark, meter, err := winners(d, datapath, p)
+	if err != nil {
+		return ovntrace.Intent{}, nil, fmt.Errorf("flow %s: %w", run.Name, err)
+	}
+	split, err := ovntrace.SplitQoSStages(ex.res.OVNVersion)
+	if err != nil {
+		return ovntrace.Intent{}, nil, err
+	}
+	if !split {
+		meter = nil
+		if mark != nil && mark.Bandwidth != nil && mark.Bandwidth.Rate > 0 {
+			meter = mark
+		}
+	}
+	in, err := ovntrace.IntentFromRow(mark)
+	if err != nil {
+		return in, nil, err
+	}
+	in.Meter = nil
+	if meter != nil {
+		mi, err := ovntrace.IntentFromRow(meter)
+		if err != nil {
+			return in, nil, err
+		}
+		in.Meter = mi.Meter
+	}
+	var rows []string
+	for _, r := range []*qos.QoSRow{mark, meter} {
+		if r != nil && (len(rows) == 0 || r != mark) {
+			rows = append(rows, fmt.Sprintf("%s rule %s priority %d: %s", r.ExternalIDs[qos.ObjectNameKey], r.ExternalIDs[qos.RuleIndexKey], r.Priority, r.Match))
+		}
+	}
+	return in, rows, nil
+}
+
+// winners are the highest-priority row on the switch whose match the
+// packet satisfies, and the highest-priority such row with a bandwidth.
+func winners(d qos.Desired, datapath string, p packet) (mark, meter *qos.QoSRow, err error) {
+	env := matchEnv{portGroups: map[string][]string{}, addrSets: map[string][]string{}}
+	for _, pg := range d.PortGroups {
+		env.portGroups[pg.Name] = pg.Ports
+	}
+	for _, as := range d.AddressSets {
+		env.addrSets[as.Name] = as.Addresses
+	}
+	for i := range d.QoS {
+		r := &d.QoS[i]
+		if r.Switch != datapath {
+			continue
+		}
+		ok, err := evalMatch(r.Match, p, env)
+		if err != nil {
+			return nil, nil, fmt.Errorf("QoS row priority %d: %w", r.Priority, err)
+		}
+		if !ok {
+			continue
+		}
+		if mark == nil || r.Priority > mark.Priority {
+			mark = r
+		}
+		if r.Bandwidth != nil && r.Bandwidth.Rate > 0 && (meter == nil || r.Priority > meter.Priority) {
+			meter = r
+		}
+	}
+	return mark, meter, nil
+}
+
+// observe reduces the capture to the single DSCP it saw and whether the
+// flow was held at the meter's rate (see policing).
+func observe(m Measured, run FlowRun, in ovntrace.Intent) (ovntrace.Observation, error) {
+	var hist [64]uint64
+	for d, n := range m.DSCP {
+		if d < 0 || d > 63 {
+			return ovntrace.Observation{}, fmt.Errorf("DSCP %d out of range", d)
+		}
+		hist[d] = n
+	}
+	meter := run.Expect.RateBits()
+	if in.Meter != nil {
+		meter = float64(in.Meter.Rate) * 1000
+	}
+	return ovntrace.ObserveHistogram(hist, sentDSCP, policing(m, run.Spec.Rate, meter))
+}
+
+// policing is the capture's claim about a meter of meterBits bit/s: a
+// flow offered above it (TCP offers without limit) is policed when its
+// steady rate stays within offeredSlack of it and not policed when it
+// exceeds that; a flow offered below it, or without a meter rate to
+// compare with, is not judged. The strict token-bucket bound is the
+// separate policing-bound verdict.
+func policing(m Measured, offered uint64, meterBits float64) ovntrace.Policing {
+	if meterBits <= 0 || (offered != 0 && float64(offered) <= meterBits*(1+offeredSlack)) {
+		return ovntrace.PolicingNotJudged
+	}
+	steady, n := steadyRate(m.Rate)
+	switch {
+	case n == 0:
+		return ovntrace.PolicingNotJudged
+	case steady <= meterBits*(1+offeredSlack):
+		return ovntrace.Policed
+	}
+	return ovntrace.NotPoliced
+}
+
+func describeIntent(in ovntrace.Intent) string {
+	meter := "no meter"
+	if in.Meter != nil {
+		meter = in.Meter.String()
+	}
+	return in.DSCP.String() + ", " + meter
+}
+
+func describePrediction(p ovntrace.Prediction) string {
+	d, ok := p.Egress()
+	if !ok {
+		if len(p.Deliveries) == 0 {
+			return "dropped"
+		}
+		return fmt.Sprintf("%d deliveries, none single to a localnet port", len(p.Deliveries))
+	}
+	meters := make([]string, len(d.Meters))
+	for i, m := range d.Meters {
+		meters[i] = m.String()
+	}
+	if len(meters) == 0 {
+		meters = []string{"no meter"}
+	}
+	return fmt.Sprintf("output %s: %s, %s", d.Output.Port, d.DSCP, strings.Join(meters, " + "))
+}
+
+func describeObservation(o ovntrace.Observation) string {
+	pol := map[ovntrace.Policing]string{ovntrace.PolicingNotJudged: "policing not judged",
+		ovntrace.Policed: "policed", ovntrace.NotPoliced: "not policed"}[o.Policing]
+	if o.Packets == 0 {
+		return "no packets, " + pol
+	}
+	return fmt.Sprintf("%d packets DSCP %d, %s", o.Packets, o.DSCP, pol)
+}

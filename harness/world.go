@@ -1,0 +1,94 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// world is the scenario's objects as the steps so far left them: the
+// applied manifest revisions and each VM's labels, with one
+// virt-launcher pod per VM. What the compiler makes of it is the intent
+// the simulation tier compares with ovn-trace and the capture. It is
+// not safe for concurrent use.
+type world struct {
+	sc      *scenarios.Scenario
+	applied map[string]*scenarios.Manifest // by manifest id
+	labels  map[string]map[string]string   // by VM
+}
+
+func newWorld(sc *scenarios.Scenario) *world {
+	w := &world{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}}
+	for _, vm := range sc.Topology.VMs {
+		w.labels[vm.Name] = maps.Clone(vm.Labels)
+	}
+	return w
+}
+
+func (w *world) apply(m *scenarios.Manifest)  { w.applied[m.ID] = m }
+func (w *world) remove(m *scenarios.Manifest) { delete(w.applied, m.ID) }
+
+func (w *world) relabel(vm string, set map[string]string, remove []string) {
+	if w.labels[vm] == nil {
+		w.labels[vm] = map[string]string{}
+	}
+	maps.Copy(w.labels[vm], set)
+	for _, k := range remove {
+		delete(w.labels[vm], k)
+	}
+}
+
+// podName is the VM's launcher pod in the world (the real testbed may
+// name it differently; the world only needs to be self-consistent).
+func podName(vm *scenarios.VM) string { return "virt-launcher-" + vm.Name }
+
+// nad is the namespace and name of the NAD a VM attaches through: the
+// network's NAD, or for a CUDN the NAD it renders in the VM's namespace.
+func (w *world) nad(vm *scenarios.VM) (string, string) {
+	m := w.sc.NetworkManifest(vm.Network)
+	if m.Kind == udnv1.Kind {
+		return vm.Namespace, m.Name
+	}
+	return m.Namespace, m.Name
+}
+
+// port is the VM's logical switch port in the world.
+func (w *world) port(vm *scenarios.VM) string {
+	ns, name := w.nad(vm)
+	return qos.LogicalPortName(ns, name, vm.Namespace, podName(vm))
+}
+
+// compile runs the real compiler over the applied manifests and the pods
+// of the VMs whose network manifest is applied.
+func (w *world) compile() (qos.Desired, error) {
+	var buf bytes.Buffer
+	for _, id := range slices.Sorted(maps.Keys(w.applied)) {
+		buf.WriteString("---\n")
+		buf.Write(w.applied[id].YAML())
+	}
+	in, err := qos.DecodeManifests(&buf, w.sc.File+" (applied manifests)")
+	if err != nil {
+		return qos.Desired{}, fmt.Errorf("scenario %s: %w", w.sc.Name, err)
+	}
+	for _, vm := range w.sc.Topology.VMs {
+		if w.applied[w.sc.NetworkManifest(vm.Network).ID] == nil {
+			continue
+		}
+		ns, name := w.nad(&vm)
+		in.Pods = append(in.Pods, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: podName(&vm), Namespace: vm.Namespace, Labels: maps.Clone(w.labels[vm.Name]),
+				Annotations: map[string]string{nadv1.NetworksAnnotation: ns + "/" + name}},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", vm.Node)},
+		})
+	}
+	return qos.Compile(in), nil
+}
