@@ -38,6 +38,13 @@ type Cluster interface {
 	SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error
 	// PortName is the logical switch port name of the VM's NIC.
 	PortName(vm *scenarios.VM) (string, error)
+	// StartVM creates a late VM's launcher pod and plugs its guest, but
+	// not yet its logical switch port (ovnkube's pod handler lags behind
+	// the pod); it returns the port's name.
+	StartVM(ctx context.Context, vm *scenarios.VM) (string, error)
+	// CreatePort creates the logical switch port of a VM StartVM started
+	// and returns once it is bound up.
+	CreatePort(ctx context.Context, vm *scenarios.VM) error
 }
 
 // NB is the OVN Northbound side of an environment.
@@ -120,9 +127,44 @@ type Simulator interface {
 // OVN: the flows are not judged three-way.
 var ErrNoSimulation = errors.New("no OVN to simulate with")
 
+// Lifecycle runs VM lifecycle operations while a constant-rate UDP probe
+// runs both ways between the guest and an external host and the uplinks
+// of every node the VM uses are watched.
+type Lifecycle interface {
+	// Migrate live-migrates the VM to node index to in a mode of
+	// scenarios.Migrate.
+	Migrate(ctx context.Context, vm *scenarios.VM, to int, mode string, p *scenarios.Probe) (LifeResult, error)
+	// RestartLauncher recreates the VM's launcher pod (new pod, new LSP).
+	RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
+	// ChangeGuestIP changes the guest's IPv4 address (CIDR) between two
+	// probe streams; OVN never sees it.
+	ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (LifeResult, error)
+	// RestartDaemon restarts a daemon while the VM's marked probe stream
+	// to the peer runs, and measures the marking gap.
+	RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
+}
+
+// LifeResult is what a lifecycle operation's probe measured.
+type LifeResult struct {
+	// Packets are the guest's probe packets to the peer seen on the
+	// uplinks, Unmarked those without the object's DSCP.
+	Packets, Unmarked int
+	// Lost are the probe datagrams lost per direction ("out": guest to
+	// peer, "in": peer to guest).
+	Lost map[string]int
+	// Gap is the longest time without a marked probe packet on the
+	// uplink (restartDaemon only).
+	Gap time.Duration
+	// Measures are the figures for the report.
+	Measures []reports.Measure
+	// Detail is the operation's own result, for results.json.
+	Detail any
+}
+
 // Env is one provisioned testbed for one scenario.
 type Env interface {
 	Cluster
+	Lifecycle
 	NB
 	Traffic
 	Simulator

@@ -13,10 +13,13 @@ import (
 // throughput, traffic). They appear in the machine-readable line
 // "FAIL scenario <name>: <property>" and never contain spaces.
 const (
-	PropConditions = "conditions" // a status condition expectation
-	PropRows       = "nb-rows"    // an NB row expectation (rows, members, no owned rows)
-	PropAudit      = "nb-audit"   // an NB invariant broken in some committed state
-	PropThreeWay   = "three-way"  // intent, ovn-trace and capture disagree
+	PropConditions = "conditions"  // a status condition expectation
+	PropRows       = "nb-rows"     // an NB row expectation (rows, members, no owned rows)
+	PropAudit      = "nb-audit"    // an NB invariant broken in some committed state
+	PropThreeWay   = "three-way"   // intent, ovn-trace and capture disagree
+	PropUnmarked   = "unmarked"    // a lifecycle probe saw packets without the object's DSCP
+	PropLoss       = "loss"        // a lifecycle probe lost more datagrams than allowed
+	PropGap        = "marking-gap" // a daemon restart left the probe unmarked for too long
 )
 
 // mismatch is one way an expectation does not hold.

@@ -162,12 +162,13 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 		Family: flowFamily(fam), VLAN: ex.sc.Network(from.Network).VLAN,
 		Rate: uint64(f.Rate), Duration: f.Duration,
 	}
-	exp, p, floor, err := ex.expectation(f, from.Node)
+	node := ex.world.node[from.Name] // where the VM runs now
+	exp, p, floor, err := ex.expectation(f, node)
 	if err != nil {
 		return FlowRun{}, nil, false, err
 	}
-	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: from.Node, Floor: floor,
-		Pcap: filepath.Join(ex.dir, fmt.Sprintf("step%02d-node%d-%s.pcap", step+1, from.Node, fam))}, p, true, nil
+	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: node, Floor: floor,
+		Pcap: filepath.Join(ex.dir, fmt.Sprintf("step%02d-node%d-%s.pcap", step+1, node, fam))}, p, true, nil
 }
 
 func flowFamily(f scenarios.Family) flow.Family {

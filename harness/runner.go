@@ -29,6 +29,9 @@ type Runner struct {
 	Now      func() time.Time
 	// PollInterval paces wait steps; default 100ms.
 	PollInterval time.Duration
+	// JoinTimeout bounds how long a startVM step waits for the VM's port
+	// to join its port groups; default scenarios.DefaultWaitTimeout.
+	JoinTimeout time.Duration
 }
 
 // Families maps an IP-family mode to the families a scenario runs in.

@@ -30,6 +30,8 @@ type simEnv struct {
 	audit   func() []Sighting                          // the invariant check of one NB state
 	watch   *simWatch
 	closed  bool
+	noJoin  bool        // StartVM leaves the VM out of the NB rows
+	life    *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
@@ -76,6 +78,48 @@ func (s *simEnv) change(fn func()) error {
 	s.mu.Unlock()
 	w.audit()
 	return nil
+}
+
+func (s *simEnv) StartVM(_ context.Context, vm *scenarios.VM) (string, error) {
+	return s.world.port(vm), s.call("startVM " + vm.Name)
+}
+
+func (s *simEnv) CreatePort(_ context.Context, vm *scenarios.VM) error {
+	if err := s.call("createPort " + vm.Name); err != nil {
+		return err
+	}
+	if s.noJoin { // the pod and port exist, the controller never reacts
+		return nil
+	}
+	return s.change(func() { s.world.startVM(vm.Name) })
+}
+
+// lifeResult is the double's lifecycle measurement: it has no datapath,
+// so unless a test sets life it reports one marked packet and no loss.
+func (s *simEnv) lifeResult(op string, vm *scenarios.VM) (LifeResult, error) {
+	if err := s.call(op + " " + vm.Name); err != nil {
+		return LifeResult{}, err
+	}
+	if s.life != nil {
+		return *s.life, nil
+	}
+	return LifeResult{Packets: 1, Lost: map[string]int{"in": 0, "out": 0}}, nil
+}
+
+func (s *simEnv) Migrate(_ context.Context, vm *scenarios.VM, _ int, _ string, _ *scenarios.Probe) (LifeResult, error) {
+	return s.lifeResult("migrate", vm)
+}
+
+func (s *simEnv) RestartLauncher(_ context.Context, vm *scenarios.VM, _ *scenarios.Probe) (LifeResult, error) {
+	return s.lifeResult("restartLauncher", vm)
+}
+
+func (s *simEnv) ChangeGuestIP(_ context.Context, vm *scenarios.VM, _ string, _ *scenarios.Probe) (LifeResult, error) {
+	return s.lifeResult("guestIP", vm)
+}
+
+func (s *simEnv) RestartDaemon(_ context.Context, _ *scenarios.RestartDaemon, vm *scenarios.VM, _ *scenarios.Probe) (LifeResult, error) {
+	return s.lifeResult("restartDaemon", vm)
 }
 
 func (s *simEnv) PortName(vm *scenarios.VM) (string, error) {

@@ -25,6 +25,9 @@ type execution struct {
 	running map[string]*group // by flow name
 	seen    map[string]bool   // conditions already recorded
 	world   *world            // the objects as the steps left them, for the intent
+	// measures are the figures the current step measured.
+	measures []reports.Measure
+	detail   any
 }
 
 func (ex *execution) run(ctx context.Context) {
@@ -68,8 +71,9 @@ func (ex *execution) steps(ctx context.Context) error {
 			continue
 		}
 		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
+		ex.measures, ex.detail = nil, nil
 		err := ex.step(ctx, i, st)
-		rs.Finished, rs.Status = ex.r.now(), reports.Pass
+		rs.Finished, rs.Status, rs.Measures, rs.Detail = ex.r.now(), reports.Pass, ex.measures, ex.detail
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
 			rs.Status, rs.Error = reports.Fail, err.Error()
@@ -118,6 +122,10 @@ func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error 
 		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.remove, "delete")
 	case "label":
 		return ex.label(ctx, st.Label)
+	case "startVM":
+		return ex.startVMs(ctx, st.StartVM)
+	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
+		return ex.lifecycle(ctx, st)
 	case "start":
 		return ex.start(ctx, i, st.Start)
 	case "stop":
@@ -172,6 +180,17 @@ func summary(st *scenarios.Step) string {
 		if len(st.Label.Remove) > 0 {
 			s += fmt.Sprintf(" remove %v", st.Label.Remove)
 		}
+	case "startVM":
+		s = "VMs " + strings.Join(st.StartVM, ", ")
+	case "migrate":
+		s = fmt.Sprintf("VM %s to node %d (%s)", st.Migrate.VM, st.Migrate.To, st.Migrate.Mode)
+	case "restartLauncher":
+		s = "VMs " + strings.Join(st.RestartLauncher, ", ")
+	case "guestIP":
+		s = fmt.Sprintf("VM %s guest IPv4 %s", st.GuestIP.VM, st.GuestIP.V4)
+	case "restartDaemon":
+		r := st.RestartDaemon
+		s = fmt.Sprintf("%s %s on node %d, probe from VM %s", r.Mode, r.Daemon, r.Node, r.VM)
 	case "start", "stop":
 		s = strings.Join(append(st.Start, st.Stop...), ", ")
 	case "wait":

@@ -24,18 +24,24 @@ type world struct {
 	sc      *scenarios.Scenario
 	applied map[string]*scenarios.Manifest // by manifest id
 	labels  map[string]map[string]string   // by VM
+	absent  map[string]bool                // late VMs not started yet
+	node    map[string]int                 // node index per VM (migrations move it)
 }
 
 func newWorld(sc *scenarios.Scenario) *world {
-	w := &world{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}}
+	w := &world{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}, absent: map[string]bool{}, node: map[string]int{}}
 	for _, vm := range sc.Topology.VMs {
 		w.labels[vm.Name] = maps.Clone(vm.Labels)
+		w.absent[vm.Name] = vm.Late
+		w.node[vm.Name] = vm.Node
 	}
 	return w
 }
 
 func (w *world) apply(m *scenarios.Manifest)  { w.applied[m.ID] = m }
 func (w *world) remove(m *scenarios.Manifest) { delete(w.applied, m.ID) }
+func (w *world) startVM(vm string)            { w.absent[vm] = false }
+func (w *world) move(vm string, node int)     { w.node[vm] = node }
 
 func (w *world) relabel(vm string, set map[string]string, remove []string) {
 	if w.labels[vm] == nil {
@@ -80,14 +86,14 @@ func (w *world) compile() (qos.Desired, error) {
 		return qos.Desired{}, fmt.Errorf("scenario %s: %w", w.sc.Name, err)
 	}
 	for _, vm := range w.sc.Topology.VMs {
-		if w.applied[w.sc.NetworkManifest(vm.Network).ID] == nil {
+		if w.absent[vm.Name] || w.applied[w.sc.NetworkManifest(vm.Network).ID] == nil {
 			continue
 		}
 		ns, name := w.nad(&vm)
 		in.Pods = append(in.Pods, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: podName(&vm), Namespace: vm.Namespace, Labels: maps.Clone(w.labels[vm.Name]),
 				Annotations: map[string]string{nadv1.NetworksAnnotation: ns + "/" + name}},
-			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", vm.Node)},
+			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", w.node[vm.Name])},
 		})
 	}
 	return qos.Compile(in), nil

@@ -88,6 +88,21 @@ type Step struct {
 	Error    string    `json:"error,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
+	// Measures are the figures a lifecycle step measured.
+	Measures []Measure `json:"measures,omitempty"`
+	// Detail is a lifecycle operation's full typed result.
+	Detail any `json:"detail,omitempty"`
+}
+
+// Measure is one figure a lifecycle step measured: a duration (e.g. from
+// a VM's LSP creation to its port-group membership) or, with a Unit, a
+// count (e.g. probe packets lost).
+type Measure struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"durationNs,omitempty"`
+	Count    int           `json:"count,omitempty"`
+	Unit     string        `json:"unit,omitempty"` // set for counts
+	Note     string        `json:"note,omitempty"`
 }
 
 // Duration is the step's wall time.

@@ -77,6 +77,8 @@ type VM struct {
 	Network   string            `yaml:"network,required"`
 	Labels    map[string]string `yaml:"labels"`
 	Addresses Addresses         `yaml:"addresses"` // configured in the guest, never seen by OVN
+	// Late VMs are not created at provisioning; a startVM step starts them.
+	Late bool `yaml:"late"`
 }
 
 // Host is an external host on the physical fabric, on a network's VLAN.
@@ -173,15 +175,86 @@ type Step struct {
 	Delete []string     `yaml:"delete"`
 	Edit   *Edit        `yaml:"edit"`
 	Label  *LabelChange `yaml:"label"`
-	Start  []string     `yaml:"start"`
-	Stop   []string     `yaml:"stop"`
-	Wait   *Check       `yaml:"wait"`
-	Expect *Check       `yaml:"expect"`
+	// StartVM starts late VMs: launcher pod, LSP and guest.
+	StartVM []string `yaml:"startVM"`
+	// Migrate live-migrates a VM, RestartLauncher recreates VMs' launcher
+	// pods, GuestIP changes an address inside a guest; each runs under
+	// the step's Probe.
+	Migrate         *Migrate `yaml:"migrate"`
+	RestartLauncher []string `yaml:"restartLauncher"`
+	GuestIP         *GuestIP `yaml:"guestIP"`
+	// RestartDaemon restarts an OVS/OVN daemon under the step's probe.
+	RestartDaemon *RestartDaemon `yaml:"restartDaemon"`
+	Probe         *Probe         `yaml:"probe"`
+	Start         []string       `yaml:"start"`
+	Stop          []string       `yaml:"stop"`
+	Wait          *Check         `yaml:"wait"`
+	Expect        *Check         `yaml:"expect"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`
 	// Objects are the manifest revisions apply, delete and edit act on.
 	Objects []*Manifest `yaml:"-"`
+}
+
+// Migration modes of a migrate step (package kubevirt's emulations).
+const (
+	MigratePerPodLSP    = "per-pod-lsp"   // a new LSP named after the target pod, as ovnkube does
+	MigrateMultiChassis = "multi-chassis" // one LSP bound on both chassis during the switch
+)
+
+// Migrate live-migrates a VM to another node.
+type Migrate struct {
+	VM   string `yaml:"vm,required"`
+	To   int    `yaml:"to,required"` // node index
+	Mode string `yaml:"mode,required"`
+}
+
+// GuestIP changes the VM's IPv4 address inside the guest (OVN never sees
+// it).
+type GuestIP struct {
+	VM string `yaml:"vm,required"`
+	V4 string `yaml:"v4,required"` // CIDR
+}
+
+// Daemons a restartDaemon step restarts.
+const (
+	DaemonOVNController = "ovn-controller"
+	DaemonVSwitchd      = "ovs-vswitchd"
+	DaemonNB            = "nb" // the central NB ovsdb-server; node is ignored
+)
+
+// Restart modes of a restartDaemon step.
+const (
+	RestartKill     = "kill"     // SIGKILL
+	RestartGraceful = "graceful" // SIGTERM, wait for exit
+)
+
+// RestartDaemon restarts one daemon while a VM's marked probe stream runs.
+type RestartDaemon struct {
+	Node   int    `yaml:"node"` // node index (ovn-controller, ovs-vswitchd)
+	Daemon string `yaml:"daemon,required"`
+	Mode   string `yaml:"mode,required"`
+	VM     string `yaml:"vm,required"` // sends the probe stream to the probe's peer
+}
+
+// Probe is the constant-rate UDP probe stream (both directions between
+// the guest and an external host, both nodes' uplinks watched) a
+// lifecycle step runs under, with its expectations.
+type Probe struct {
+	Peer   string `yaml:"peer,required"`   // external host
+	Object string `yaml:"object,required"` // NetworkQoS manifest selecting the VM
+	DSCP   int    `yaml:"dscp,required"`   // the mark the object puts on the probe
+	// MaxUnmarked bounds the probe packets on the uplinks without DSCP.
+	MaxUnmarked int `yaml:"maxUnmarked"`
+	// MaxLost bounds the probe datagrams lost per direction.
+	MaxLost int `yaml:"maxLost"`
+	// MaxGap bounds the longest time without a marked probe packet on the
+	// uplink (restartDaemon only, where it is required).
+	MaxGap time.Duration `yaml:"maxGap"`
+
+	// Object is the manifest revision in force at the step.
+	Manifest *Manifest `yaml:"-"`
 }
 
 // Edit applies an RFC 7386 JSON merge patch to a manifest's current

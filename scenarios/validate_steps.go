@@ -18,7 +18,10 @@ type stepState struct {
 	applied map[string]bool
 	started map[string]bool
 	stopped map[string]bool
-	group   map[string]int // flow -> index of the step that started it
+	group   map[string]int  // flow -> index of the step that started it
+	running map[string]bool // VMs that exist at this step (late ones once started)
+	node    map[string]int  // VM -> node index at this step
+	readdr  map[string]bool // VMs whose guest address a step changed
 }
 
 // Kind names the step's action.
@@ -37,7 +40,8 @@ func (s *Step) kinds() []string {
 		set  bool
 	}{
 		{"apply", s.Apply != nil}, {"delete", s.Delete != nil}, {"edit", s.Edit != nil},
-		{"label", s.Label != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
+		{"label", s.Label != nil}, {"startVM", s.StartVM != nil}, {"migrate", s.Migrate != nil},
+		{"restartLauncher", s.RestartLauncher != nil}, {"guestIP", s.GuestIP != nil}, {"restartDaemon", s.RestartDaemon != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
 		{"wait", s.Wait != nil}, {"expect", s.Expect != nil},
 	} {
 		if k.set {
@@ -48,7 +52,11 @@ func (s *Step) kinds() []string {
 }
 
 func (v *validator) steps() error {
-	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}}
+	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}, running: map[string]bool{}, node: map[string]int{}, readdr: map[string]bool{}}
+	for _, vm := range v.sc.Topology.VMs {
+		st.running[vm.Name] = !vm.Late
+		st.node[vm.Name] = vm.Node
+	}
 	for _, m := range v.sc.Manifests {
 		st.current[m.ID] = m
 	}
@@ -74,9 +82,14 @@ func (v *validator) steps() error {
 func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	kinds := s.kinds()
 	if len(kinds) != 1 {
-		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+	}
+	if err := v.probe(s, kinds[0], path, st); err != nil {
+		return err
 	}
 	switch kinds[0] {
+	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
+		return v.lifecycle(s, kinds[0], path, st)
 	case "apply":
 		return v.applyOrDelete(s, s.Apply, path+".apply", st, true)
 	case "delete":
@@ -84,7 +97,9 @@ func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	case "edit":
 		return v.edit(s, path+".edit", st)
 	case "label":
-		return v.label(s.Label, path+".label")
+		return v.label(s.Label, path+".label", st)
+	case "startVM":
+		return v.startVM(s.StartVM, path+".startVM", st)
 	case "start", "stop":
 		return v.traffic(s, idx, path, st)
 	case "wait":
@@ -142,9 +157,51 @@ func (v *validator) edit(s *Step, path string, st *stepState) error {
 	return nil
 }
 
-func (v *validator) label(l *LabelChange, path string) error {
-	if _, ok := v.vms[l.VM]; !ok {
-		return v.d.errAt(path+".vm", "unknown VM %q", l.VM)
+// startVM checks that each VM is late and started once.
+func (v *validator) startVM(names []string, path string, st *stepState) error {
+	return v.eachName(names, path, "VM", func(name, p string) error {
+		vm, ok := v.vms[name]
+		switch {
+		case !ok:
+			return v.d.errAt(p, "unknown VM %q", name)
+		case !vm.Late:
+			return v.d.errAt(p, "VM %q is created at provisioning (set late: true in topology.vms to start it in a step)", name)
+		case st.running[name]:
+			return v.d.errAt(p, "VM %q is started twice", name)
+		}
+		st.running[name] = true
+		return nil
+	})
+}
+
+// eachName checks that a step's list names something (a what) and runs
+// fn on each name with its field path.
+func (v *validator) eachName(names []string, path, what string, fn func(name, p string) error) error {
+	if len(names) == 0 {
+		return v.d.errAt(path, "names no %s", what)
+	}
+	for i, name := range names {
+		if err := fn(name, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runningVM checks that a step refers to a VM that exists at that step.
+func (v *validator) runningVM(name, path string, st *stepState) error {
+	if _, ok := v.vms[name]; !ok {
+		return v.d.errAt(path, "unknown VM %q", name)
+	}
+	if !st.running[name] {
+		return v.d.errAt(path, "VM %q is late and not started at this step (add a startVM step before)", name)
+	}
+	return nil
+}
+
+func (v *validator) label(l *LabelChange, path string, st *stepState) error {
+	if err := v.runningVM(l.VM, path+".vm", st); err != nil {
+		return err
 	}
 	if len(l.Set) == 0 && len(l.Remove) == 0 {
 		return v.d.errAt(path, "label change sets and removes nothing")
@@ -175,6 +232,12 @@ func (v *validator) traffic(s *Step, idx int, path string, st *stepState) error 
 			return v.d.errAt(p, "unknown flow %q", name)
 		case start && st.started[name]:
 			return v.d.errAt(p, "flow %q is started twice (define a second flow)", name)
+		case start && !st.running[f.From]:
+			return v.d.errAt(p, "flow %q is sent by VM %q, which is late and not started at this step", name, f.From)
+		case start && st.readdr[f.From]:
+			return v.d.errAt(p, "flow %q is sent by VM %q, whose guest address a guestIP step changed (flows use the topology address)", name, f.From)
+		case start && v.vms[f.To] != nil && !st.running[f.To]:
+			return v.d.errAt(p, "flow %q goes to VM %q, which is late and not started at this step", name, f.To)
 		case !start && (!st.started[name] || st.stopped[name]):
 			return v.d.errAt(p, "stops flow %q, which is not running at this step", name)
 		}
@@ -241,12 +304,12 @@ func (v *validator) objectCheck(oc *ObjectCheck, path string, st *stepState) err
 		}
 	}
 	if oc.Rows != nil {
-		return v.rowsCheck(oc.Rows, m, path+".rows")
+		return v.rowsCheck(oc.Rows, m, path+".rows", st)
 	}
 	return nil
 }
 
-func (v *validator) rowsCheck(r *RowsCheck, m *Manifest, path string) error {
+func (v *validator) rowsCheck(r *RowsCheck, m *Manifest, path string, st *stepState) error {
 	if r.None && (r.QoS != nil || r.PortGroupMembers != nil || r.AddressSets != nil) {
 		return v.d.errAt(path+".none", "none excludes qos, portGroupMembers and addressSets")
 	}
@@ -254,8 +317,8 @@ func (v *validator) rowsCheck(r *RowsCheck, m *Manifest, path string) error {
 		return v.d.errAt(path, "checks nothing (set none, qos, portGroupMembers or addressSets)")
 	}
 	for i, vm := range r.PortGroupMembers {
-		if _, ok := v.vms[vm]; !ok {
-			return v.d.errAt(fmt.Sprintf("%s.portGroupMembers[%d]", path, i), "unknown VM %q", vm)
+		if err := v.runningVM(vm, fmt.Sprintf("%s.portGroupMembers[%d]", path, i), st); err != nil {
+			return err
 		}
 	}
 	for i := range r.QoS {

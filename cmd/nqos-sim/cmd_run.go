@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,6 +118,27 @@ func printPlan(w io.Writer, scs []*scenarios.Scenario) {
 	}
 }
 
+// lifecycleTargets describes a lifecycle step's VMs and operation.
+func lifecycleTargets(st *scenarios.Step) []string {
+	var out []string
+	for _, vm := range append(slices.Clone(st.StartVM), st.RestartLauncher...) {
+		out = append(out, "VM "+vm)
+	}
+	switch {
+	case st.Migrate != nil:
+		out = append(out, fmt.Sprintf("VM %s to node %d (%s)", st.Migrate.VM, st.Migrate.To, st.Migrate.Mode))
+	case st.GuestIP != nil:
+		out = append(out, fmt.Sprintf("VM %s guest IPv4 %s", st.GuestIP.VM, st.GuestIP.V4))
+	case st.RestartDaemon != nil:
+		r := st.RestartDaemon
+		out = append(out, fmt.Sprintf("%s %s on node %d", r.Mode, r.Daemon, r.Node))
+	}
+	if p := st.Probe; p != nil {
+		out = append(out, fmt.Sprintf("under probe %s -> %s DSCP %d", p.Object, p.Peer, p.DSCP))
+	}
+	return out
+}
+
 func stepTargets(st *scenarios.Step) string {
 	var keys []string
 	for _, m := range st.Objects {
@@ -126,6 +148,7 @@ func stepTargets(st *scenarios.Step) string {
 	if st.Label != nil {
 		keys = append(keys, "VM "+st.Label.VM)
 	}
+	keys = append(keys, lifecycleTargets(st)...)
 	for _, c := range []*scenarios.Check{st.Wait, st.Expect} {
 		if c == nil {
 			continue

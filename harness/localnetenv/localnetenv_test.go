@@ -17,6 +17,9 @@ import (
 
 func requireTestbed(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: boots a real testbed")
+	}
 	if os.Geteuid() != 0 {
 		t.Skip("the localnet testbed needs root")
 	}

@@ -23,6 +23,7 @@ import (
 
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/kubevirt"
@@ -53,12 +54,14 @@ func (p *Provisioner) RunIDs() []string {
 // Env is a running testbed with the controller and the scenario's VMs.
 type Env struct {
 	sc     *scenarios.Scenario
+	fams   []scenarios.Family
 	dir    string
 	tb     *localnet.Testbed
 	nb     *ovnnb.Client
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
 	vms    *kubevirt.Manager
+	life   *vmlife.Ops
 	log    *slog.Logger
 	cancel context.CancelFunc
 	ctrlWG sync.WaitGroup
@@ -94,8 +97,8 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, err)
 	}
-	e := &Env{sc: sc, dir: dir, tb: tb, log: p.log()}
-	if err := e.start(ctx, p.log(), fams); err != nil {
+	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log()}
+	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
 	return e, nil
@@ -160,7 +163,7 @@ func iperfPorts(sc *scenarios.Scenario, host string) []int {
 }
 
 // start connects the NB, runs the controller and creates the VMs.
-func (e *Env) start(ctx context.Context, log *slog.Logger, fams []scenarios.Family) error {
+func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	cfg := e.tb.RESTConfig()
 	if cfg == nil {
 		return errors.New("testbed has no Kubernetes API")
@@ -194,7 +197,7 @@ func (e *Env) start(ctx context.Context, log *slog.Logger, fams []scenarios.Fami
 	}); err != nil {
 		return err
 	}
-	return e.createVMs(ctx, fams)
+	return e.createVMs(ctx)
 }
 
 func (e *Env) controllerErr() error {
@@ -206,24 +209,50 @@ func (e *Env) controllerErr() error {
 	return nil
 }
 
-func (e *Env) createVMs(ctx context.Context, fams []scenarios.Family) error {
+// createVMs creates the VMs that are not late.
+func (e *Env) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
-	for i, vm := range e.sc.Topology.VMs {
-		// locally administered unicast MAC, unique within the testbed
-		ifc := kubevirt.Interface{NAD: e.nadKey(&vm), MAC: fmt.Sprintf("0a:58:00:00:%02x:%02x", (i+1)>>8, (i+1)&0xff)}
-		if slices.Contains(fams, scenarios.V4) {
-			ifc.IPv4 = vm.Addresses.V4
+	e.life = vmlife.New(e.tb, e.vms, e.nb)
+	for i := range e.sc.Topology.VMs {
+		vm := &e.sc.Topology.VMs[i]
+		if vm.Late {
+			continue
 		}
-		if slices.Contains(fams, scenarios.V6) {
-			ifc.IPv6 = vm.Addresses.V6
-		}
-		kvm := kubevirt.VM{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Labels, Node: e.nodeName(vm.Node),
-			Interfaces: []kubevirt.Interface{ifc}}
-		if err := e.vms.Create(ctx, kvm, kubevirt.CreateOptions{}); err != nil {
+		if err := e.vms.Create(ctx, e.kubevirtVM(vm), kubevirt.CreateOptions{}); err != nil {
 			return fmt.Errorf("create VM %s: %w", vm.Name, err)
 		}
 	}
 	return nil
+}
+
+// kubevirtVM is the kubevirt VM of a topology VM in the run's families.
+func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
+	i := slices.IndexFunc(e.sc.Topology.VMs, func(v scenarios.VM) bool { return v.Name == vm.Name })
+	// locally administered unicast MAC, unique within the testbed
+	ifc := kubevirt.Interface{NAD: e.nadKey(vm), MAC: fmt.Sprintf("0a:58:00:00:%02x:%02x", (i+1)>>8, (i+1)&0xff)}
+	if slices.Contains(e.fams, scenarios.V4) {
+		ifc.IPv4 = vm.Addresses.V4
+	}
+	if slices.Contains(e.fams, scenarios.V6) {
+		ifc.IPv6 = vm.Addresses.V6
+	}
+	return kubevirt.VM{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Labels, Node: e.nodeName(vm.Node),
+		Interfaces: []kubevirt.Interface{ifc}}
+}
+
+// StartVM creates a late VM's launcher pod and plugs its guest without
+// its LSP and returns the LSP's name.
+func (e *Env) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
+	if err := e.vms.Create(ctx, e.kubevirtVM(vm), kubevirt.CreateOptions{SkipLSP: true}); err != nil {
+		return "", fmt.Errorf("create VM %s: %w", vm.Name, err)
+	}
+	return e.PortName(vm)
+}
+
+// CreatePort creates the LSP of a VM StartVM started, as ovnkube's pod
+// handler does, and waits until it is bound up.
+func (e *Env) CreatePort(ctx context.Context, vm *scenarios.VM) error {
+	return e.vms.CreateLSPs(ctx, vm.Namespace, vm.Name)
 }
 
 // nodeName is the testbed node of scenario node index i (0-based).

@@ -1,0 +1,221 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// startVMs starts late VMs one after the other: the launcher pod and
+// guest first, then the logical switch port. For each it measures the
+// time from the port's creation to the port being bound up and,
+// independently (a poller of the NB rows runs from before the port is
+// created), to the port being a member of every port group the intent
+// puts it in: the controller reacting to a VM that appears after its
+// NetworkQoS. A port that does not join within the join timeout fails
+// the step (nb-rows).
+func (ex *execution) startVMs(ctx context.Context, names []string) error {
+	for _, name := range names {
+		vm := ex.sc.VM(name)
+		if vm == nil {
+			return fmt.Errorf("startVM: unknown VM %q", name)
+		}
+		if err := ex.startVM(ctx, vm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
+	lsp, err := ex.env.StartVM(ctx, vm)
+	if err != nil {
+		return fmt.Errorf("start VM %s: %w", vm.Name, err)
+	}
+	ex.world.startVM(vm.Name)
+	groups, err := ex.intendedGroups(vm)
+	if err != nil {
+		return err
+	}
+	timeout := ex.r.JoinTimeout
+	if timeout <= 0 {
+		timeout = scenarios.DefaultWaitTimeout
+	}
+	jctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	joined := make(chan joinResult, 1)
+	go func() {
+		at, err := ex.awaitGroups(jctx, lsp, groups, timeout)
+		joined <- joinResult{at, err}
+	}()
+	created := time.Now()
+	if err := ex.env.CreatePort(ctx, vm); err != nil {
+		return fmt.Errorf("create the port of VM %s: %w", vm.Name, err)
+	}
+	ex.measures = append(ex.measures, reports.Measure{Name: vm.Name + " LSP created → port up", Duration: time.Since(created), Note: lsp})
+	j := <-joined
+	if j.err != nil {
+		return fmt.Errorf("VM %s: %w", vm.Name, j.err)
+	}
+	note := fmt.Sprintf("%d port groups", len(groups))
+	if len(groups) == 0 {
+		note = "no NetworkQoS selects it"
+	}
+	ex.measures = append(ex.measures, reports.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(j.at.Sub(created), 0), Note: note})
+	return nil
+}
+
+type joinResult struct {
+	at  time.Time
+	err error
+}
+
+// intendedGroups are the port groups the compiler's intent puts the VM's
+// port in, sorted.
+func (ex *execution) intendedGroups(vm *scenarios.VM) ([]string, error) {
+	want, err := ex.world.compile()
+	if err != nil {
+		return nil, err
+	}
+	port := ex.world.port(vm)
+	var out []string
+	for _, pg := range want.PortGroups {
+		if slices.Contains(pg.Ports, port) {
+			out = append(out, pg.Name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// awaitGroups polls the NB until lsp is in every one of groups and
+// returns when it first saw that; the timeout counts from the call.
+func (ex *execution) awaitGroups(ctx context.Context, lsp string, groups []string, timeout time.Duration) (time.Time, error) {
+	// the NB rows are the client's cache: polling them finely is cheap
+	// and bounds the measurement's resolution
+	interval := 10 * time.Millisecond
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		missing := missingGroups(ex.env.Rows(), lsp, groups)
+		if len(missing) == 0 {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("waiting for port %s in %v: %w", lsp, missing, ctx.Err())
+		case <-deadline.C:
+			var m mismatches
+			m.add(PropRows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
+			return time.Time{}, m.failure("")
+		case <-tick.C:
+		}
+	}
+}
+
+// missingGroups are the groups that do not (yet) contain lsp.
+func missingGroups(rows qos.Desired, lsp string, groups []string) []string {
+	var missing []string
+	for _, name := range groups {
+		i := slices.IndexFunc(rows.PortGroups, func(pg qos.PortGroup) bool { return pg.Name == name })
+		if i < 0 || !slices.Contains(rows.PortGroups[i].Ports, lsp) {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// lifecycle runs a migrate, restartLauncher, guestIP or restartDaemon
+// step and judges its probe: some probe packets seen, at most MaxUnmarked
+// without the object's DSCP, at most MaxLost lost per direction, and for a
+// daemon restart at most MaxGap without a marked packet.
+func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step) error {
+	var mism mismatches
+	var details []any
+	for _, op := range ex.operations(st) {
+		res, err := op.run(ctx)
+		if err != nil {
+			return fmt.Errorf("%s VM %s: %w", st.Kind(), op.vm.Name, err)
+		}
+		if op.after != nil {
+			op.after()
+		}
+		ex.measures = append(ex.measures, res.Measures...)
+		details = append(details, res.Detail)
+		mism.add(PropUnmarked, probeUnmarked(op.vm.Name, res, st.Probe)...)
+		mism.add(PropLoss, probeLoss(op.vm.Name, res, st.Probe)...)
+		if p := st.Probe; p.MaxGap > 0 && res.Gap > p.MaxGap {
+			mism.add(PropGap, fmt.Sprintf("VM %s: %v without a marked probe packet, at most %v allowed", op.vm.Name, res.Gap, p.MaxGap))
+		}
+	}
+	ex.detail = details
+	if len(mism) > 0 {
+		return mism.failure("")
+	}
+	return nil
+}
+
+// operation is one lifecycle operation of a step on one VM; after
+// records its effect in the world once it succeeded.
+type operation struct {
+	vm    *scenarios.VM
+	run   func(context.Context) (LifeResult, error)
+	after func()
+}
+
+func (ex *execution) operations(st *scenarios.Step) []operation {
+	p := st.Probe
+	switch st.Kind() {
+	case "migrate":
+		m := st.Migrate
+		vm := ex.sc.VM(m.VM)
+		return []operation{{vm: vm,
+			run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m.To, m.Mode, p) },
+			after: func() { ex.world.move(vm.Name, m.To) }}}
+	case "restartDaemon":
+		vm := ex.sc.VM(st.RestartDaemon.VM)
+		return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+			return ex.env.RestartDaemon(ctx, st.RestartDaemon, vm, p)
+		}}}
+	case "guestIP":
+		vm := ex.sc.VM(st.GuestIP.VM)
+		return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+			return ex.env.ChangeGuestIP(ctx, vm, st.GuestIP.V4, p)
+		}}}
+	}
+	var ops []operation
+	for _, name := range st.RestartLauncher {
+		vm := ex.sc.VM(name)
+		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) { return ex.env.RestartLauncher(ctx, vm, p) }})
+	}
+	return ops
+}
+
+func probeUnmarked(vm string, res LifeResult, p *scenarios.Probe) []string {
+	switch {
+	case res.Packets == 0:
+		return []string{fmt.Sprintf("VM %s: the probe saw no packet to %s on the uplinks", vm, p.Peer)}
+	case res.Unmarked > p.MaxUnmarked:
+		return []string{fmt.Sprintf("VM %s: %d of %d probe packets to %s without DSCP %d, at most %d allowed",
+			vm, res.Unmarked, res.Packets, p.Peer, p.DSCP, p.MaxUnmarked)}
+	}
+	return nil
+}
+
+func probeLoss(vm string, res LifeResult, p *scenarios.Probe) []string {
+	var out []string
+	for _, dir := range slices.Sorted(maps.Keys(res.Lost)) {
+		if n := res.Lost[dir]; n > p.MaxLost {
+			out = append(out, fmt.Sprintf("VM %s: %d probe datagrams lost %s, at most %d allowed", vm, n, dir, p.MaxLost))
+		}
+	}
+	return out
+}
