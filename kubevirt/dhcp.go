@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -35,16 +36,16 @@ func DHCPRequest(ctx context.Context, netns, ifname, mac string, timeout time.Du
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	_ = conn.SetDeadline(deadline)
+	_ = conn.SetWriteDeadline(deadline)
 	var xb [4]byte
 	_, _ = rand.Read(xb[:])
 	xid := binary.BigEndian.Uint32(xb[:])
-	offer, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeDiscover, nil, nil), xid, layers.DHCPMsgTypeOffer)
+	offer, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeDiscover, nil, nil), xid, layers.DHCPMsgTypeOffer, deadline)
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: discover: %w", ifname, netns, err)
 	}
 	server := dhcpOption(offer, layers.DHCPOptServerID)
-	ack, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeRequest, offer.YourClientIP.To4(), server), xid, layers.DHCPMsgTypeAck)
+	ack, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeRequest, offer.YourClientIP.To4(), server), xid, layers.DHCPMsgTypeAck, deadline)
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: request: %w", ifname, netns, err)
 	}
@@ -104,15 +105,38 @@ func dhcpMessage(xid uint32, hw net.HardwareAddr, t layers.DHCPMsgType, reqIP ne
 
 // dhcpExchange broadcasts msg and returns the first reply of type want
 // for xid.
-func dhcpExchange(conn net.PacketConn, msg []byte, xid uint32, want layers.DHCPMsgType) (*layers.DHCPv4, error) {
-	if _, err := conn.WriteTo(msg, &net.UDPAddr{IP: net.IPv4bcast, Port: 67}); err != nil {
-		return nil, err
-	}
+func dhcpExchange(conn net.PacketConn, msg []byte, xid uint32, want layers.DHCPMsgType, deadline time.Time) (*layers.DHCPv4, error) {
+	// Retransmit every second until the deadline, as DHCP clients do
+	// (RFC 2131 4.1): the first DISCOVER can be lost while the guest's
+	// port is still being bound or the server is still starting.
 	buf := make([]byte, 1500)
+	for {
+		if _, err := conn.WriteTo(msg, &net.UDPAddr{IP: net.IPv4bcast, Port: 67}); err != nil {
+			return nil, err
+		}
+		attempt := time.Now().Add(time.Second)
+		if attempt.After(deadline) {
+			attempt = deadline
+		}
+		_ = conn.SetReadDeadline(attempt)
+		d, err := dhcpReadReply(conn, buf, xid, want)
+		if err == nil {
+			return d, nil
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("waiting for DHCP %s: %w", want, err)
+		}
+	}
+}
+
+// dhcpReadReply reads until a reply of type want for xid arrives or the
+// read deadline passes.
+func dhcpReadReply(conn net.PacketConn, buf []byte, xid uint32, want layers.DHCPMsgType) (*layers.DHCPv4, error) {
 	for {
 		n, _, err := conn.ReadFrom(buf)
 		if err != nil {
-			return nil, fmt.Errorf("waiting for DHCP %s: %w", want, err)
+			return nil, err
 		}
 		var d layers.DHCPv4
 		if d.DecodeFromBytes(buf[:n], gopacket.NilDecodeFeedback) != nil || d.Xid != xid {

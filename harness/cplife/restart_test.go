@@ -94,8 +94,11 @@ func TestControllerRestarts(t *testing.T) {
 			t.Fatalf("%s: %v", p.name, err)
 		}
 		logJSON(t, p.name, res)
-		if res.TxWhileDown != 0 {
-			t.Errorf("%s: %d NB transactions while no controller ran", p.name, res.TxWhileDown)
+		// After SIGKILL, ovsdb-server may still commit requests the dead
+		// process had already sent (at most one per reconcile worker);
+		// anything beyond that would be a second writer.
+		if maxInFlight := inFlightAllowance(p.mode); res.TxWhileDown > maxInFlight {
+			t.Errorf("%s: %d NB transactions while no controller ran (at most %d in flight from the killed process)", p.name, res.TxWhileDown, maxInFlight)
 		}
 		if res.TxBeforeStop < p.afterTx {
 			t.Errorf("%s: stopped after %d transactions, want >= %d", p.name, res.TxBeforeStop, p.afterTx)
@@ -104,4 +107,14 @@ func TestControllerRestarts(t *testing.T) {
 	}
 	noSightings(t, w)
 	checkStream(t, s.Stop(), maxMarkGap)
+}
+
+// inFlightAllowance is how many transactions of a stopped controller may
+// still commit after it is gone: none after a graceful stop, and up to one
+// per reconcile worker (4) already on the wire when SIGKILL lands.
+func inFlightAllowance(mode StopMode) int {
+	if mode == StopKill {
+		return 4
+	}
+	return 0
 }
