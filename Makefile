@@ -53,7 +53,7 @@ e2e-localnet: deps build
 e2e-kind:
 	@echo "e2e-kind: needs a Docker engine and a KinD cluster with OVN-Kubernetes + KubeVirt; not runnable on this machine" >&2; exit 2
 
-## mutation: run the tests once per seeded bug (internal/seeded) and print bug | caught | by
+## mutation: run the scenario suite once per seeded bug (internal/seeded) and print bug | caught | by (MUTATION_SUITE=unit|all)
 mutation: deps
 	./hack/mutation.sh
 

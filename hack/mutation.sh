@@ -9,7 +9,12 @@
 #                  which stays valid when TAG is empty). Its output may be
 #                  `go test -json`, plain `go test` text and/or the scenario
 #                  runner's "FAIL scenario <name>: <property>" lines.
-#                  Default: go test -count=1 -json -tags=$TAG ./internal/... ./cmd/...
+#                  Default: chosen by MUTATION_SUITE.
+#   MUTATION_SUITE scenarios (default): the declarative scenario suite of
+#                  `make e2e-localnet` (nqos-sim run over scenarios/*.yaml,
+#                  real testbed), so "by" names scenarios;
+#                  unit: go test -count=1 -json -tags=$TAG ./internal/... ./cmd/...
+#                  all: both, one after the other.
 #   MUTATION_BUGS  space-separated bug ids to run (default: every bug)
 #   MUTATION_OUT   directory for the logs (default: a new /tmp/nqos-mutation.*)
 #   GO             the go command (default: go)
@@ -20,8 +25,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 GO="${GO:-go}"
-MUTATION_CMD="${MUTATION_CMD:-go test -count=1 -json -tags=\$TAG ./internal/... ./cmd/...}"
 OUT="${MUTATION_OUT:-$(mktemp -d /tmp/nqos-mutation.XXXXXX)}"
+export MUTATION_OUT="$OUT"
+scenario_cmd='"$GO" run -tags=$TAG ./cmd/nqos-sim run --report-dir "$MUTATION_OUT/reports/${TAG:-baseline}"'
+unit_cmd='"$GO" test -count=1 -json -tags=$TAG ./internal/... ./cmd/...'
+case "${MUTATION_SUITE:-scenarios}" in
+  scenarios) default_cmd=$scenario_cmd ;;
+  unit) default_cmd=$unit_cmd ;;
+  all) default_cmd="rc=0; $scenario_cmd || rc=\$?; $unit_cmd || rc=\$?; exit \$rc" ;;
+  *)
+    echo "mutation: MUTATION_SUITE='${MUTATION_SUITE}': want scenarios, unit or all" >&2
+    exit 3
+    ;;
+esac
+MUTATION_CMD="${MUTATION_CMD:-$default_cmd}"
+export GO
 mkdir -p "$OUT/bin"
 # Tests that drive this script themselves skip inside a mutation run.
 export NQOS_MUTATION_RUN=1

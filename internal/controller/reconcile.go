@@ -71,6 +71,9 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	}
 	r := qos.CompileObject(nq, c.facts, c.node)
 	if r.Err != nil || r.Accepted.Status != conditionTrue {
+		if seeded.Active == seeded.PartialRejected && r.Err == nil && len(r.QoS) > 0 {
+			return c.applyPartial(ctx, nq, nbKey, r) // seeded bug: the rejected object's partial rows are written
+		}
 		out := c.remove(ctx, key, nbKey, resultRejected)
 		return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -43,4 +44,17 @@ func (c *Controller) teardownReversed(ctx context.Context, key ovnnb.Key) error 
 		return err // names the object
 	}
 	return c.nb.Teardown(ctx, key)
+}
+
+// applyPartial is the PartialRejected bug's controller half: the rows the
+// compiler built for a rejected object on its networks with discoverable
+// pod IPs are applied as if it were accepted (its status still says
+// Accepted=False), instead of the object's rows being removed.
+func (c *Controller) applyPartial(ctx context.Context, nq *v1alpha1.NetworkQoS, key ovnnb.Key, r qos.Result) outcome {
+	_, err := c.nb.Apply(ctx, key, ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS})
+	out := outcome{result: resultRejected}
+	if err != nil { // ovnnb's errors name the object
+		out = outcome{result: resultError, err: err}
+	}
+	return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
 }

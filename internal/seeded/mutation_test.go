@@ -80,6 +80,7 @@ func TestMutationScript(t *testing.T) {
 		{"bug does not build", []string{"MUTATION_CMD=go test -count=1 -json -tags=$TAG${TAG:+,nqos_bug_dscp1} ./internal/seeded/testdata/probe", "MUTATION_BUGS=except"}, 1,
 			map[string][2]string{"except": {"BUILD FAILED", "github.com/nqos/nqos/internal/seeded"}}, "1 of 1 seeded bugs not caught"},
 		{"unknown bug", []string{"MUTATION_CMD=" + probeJSON, "MUTATION_BUGS=prio30"}, 3, nil, "unknown bug id 'prio30'"},
+		{"unknown suite", []string{"MUTATION_SUITE=e2e"}, 3, nil, "MUTATION_SUITE='e2e': want scenarios, unit or all"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
