@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RequiredTools are the binaries a testbed runs.
+// requiredTools are the binaries a testbed runs.
 var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "iperf3", "ethtool", "dnsmasq"}
 
 // StartTB boots a testbed for a test or benchmark: it skips (naming the
@@ -32,7 +32,9 @@ func StartTB(t testing.TB, spec Spec) *Testbed {
 	lockRun(t, spec.RunID)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_ = Down(ctx, spec.RunID)
+	if err := Down(ctx, spec.RunID); err != nil {
+		t.Fatalf("removing an earlier run %s: %v", spec.RunID, err)
+	}
 	tb, err := Up(ctx, spec)
 	if err != nil {
 		t.Fatalf("Up: %v", err)
