@@ -15,7 +15,7 @@ func udp(name string, src, dst string, sport, dport uint16) flow.Spec {
 
 func sendRaw(r *run) {
 	m := r.m
-	g4, g6 := m.guest4.String(), m.guest6.String()
+	g4 := m.guest4.String()
 	big := udp("raw-udp4-policed", g4, m.marked4.String(), 40001, 9000)
 	big.Rate = 150e6 // 1.5x the meter rate in 1442-byte frames: 13k frames/s
 	r.raw(big, marked, 0, m.guestMAC, 16000, 13000, 1400)
@@ -36,7 +36,6 @@ func sendRaw(r *run) {
 	vlan := udp("raw-udp4-vlan", g4, m.plain4.String(), 40005, 9100)
 	vlan.VLAN = 100
 	r.raw(vlan, plainTo, 0, m.guestMAC, 500, 5000, 100)
-	_ = g6
 }
 
 func sendIperf(r *run) {
