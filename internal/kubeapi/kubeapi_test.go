@@ -39,11 +39,20 @@ func TestReadCRDsRejectsBadInput(t *testing.T) {
 	}
 }
 
-func startServer(t *testing.T) *Server {
+// requireBins skips under -short and when the binaries are not built.
+func requireBins(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs etcd and kube-apiserver")
+	}
 	if _, err := BinDir(); err != nil {
 		t.Skipf("kube binaries not built: %v", err)
 	}
+}
+
+func startServer(t *testing.T) *Server {
+	t.Helper()
+	requireBins(t)
 	dir := t.TempDir()
 	s, err := Start(context.Background(), Options{Dir: dir, CRDFiles: []string{"testdata/widgets.yaml"}, LogDir: filepath.Join(dir, "logs")})
 	if err != nil {
@@ -122,9 +131,7 @@ func widget(ns, name string, size int64) *unstructured.Unstructured {
 }
 
 func TestCloseStopsProcesses(t *testing.T) {
-	if _, err := BinDir(); err != nil {
-		t.Skipf("kube binaries not built: %v", err)
-	}
+	requireBins(t)
 	s, err := Start(context.Background(), Options{})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -147,9 +154,7 @@ func TestCloseStopsProcesses(t *testing.T) {
 // TestCloseReportsDeadDaemon: a control-plane process that died before
 // Close is an error naming it, and Close still stops the other one.
 func TestCloseReportsDeadDaemon(t *testing.T) {
-	if _, err := BinDir(); err != nil {
-		t.Skipf("kube binaries not built: %v", err)
-	}
+	requireBins(t)
 	s, err := Start(context.Background(), Options{})
 	if err != nil {
 		t.Fatalf("Start: %v", err)

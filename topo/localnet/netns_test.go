@@ -69,9 +69,13 @@ func TestInNetns(t *testing.T) {
 }
 
 // testNetns creates namespace nqos-tn-<role> (lo up) for one test and
-// deletes it afterwards; it skips without iproute2 or root.
+// deletes it afterwards; it skips without iproute2 or root, and under
+// -short.
 func testNetns(t *testing.T, role string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs root and a network namespace")
+	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("iproute2 not installed")
 	}

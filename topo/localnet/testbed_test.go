@@ -12,6 +12,9 @@ import (
 
 func requireTools(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs root and the OVS/OVN daemons")
+	}
 	for _, b := range requiredTools {
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("%s not installed", b)
