@@ -146,6 +146,9 @@ func TestAnalyzeClassification(t *testing.T) {
 // TestPcapReadableByTshark reads the synthetic capture back with tshark
 // and compares its counts with the analysis (including VLAN decoding).
 func TestPcapReadableByTshark(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs tshark")
+	}
 	if _, err := exec.LookPath("tshark"); err != nil {
 		t.Skipf("tshark not installed: %v", err)
 	}

@@ -89,8 +89,8 @@ func Start(ctx context.Context, opts Options) (*Capture, error) {
 	c.stats.Started = time.Now()
 	go func() { c.loopErr = c.loop(); close(c.done) }()
 	if err := c.awaitProbe(ctx, probeFD); err != nil {
-		_, _ = c.Stop()
-		return nil, fmt.Errorf("capture %s: not ready: %w", name, err)
+		_, stopErr := c.Stop()
+		return nil, errors.Join(fmt.Errorf("capture %s: not ready: %w", name, err), stopErr)
 	}
 	return c, nil
 }
@@ -152,7 +152,7 @@ func (c *Capture) awaitProbe(ctx context.Context, fd int) error {
 		case <-c.ready:
 			return nil
 		case <-c.done:
-			return fmt.Errorf("capture loop ended: %v", c.loopErr)
+			return errors.New("capture loop ended (its error is in the stop error)")
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:

@@ -86,8 +86,8 @@ func (c *classifier) lookup(f *frame) (idx int, reverse bool) {
 	return noFlow, false
 }
 
-// find tries the exact key, then with the source port, then with both
-// ports wildcarded.
+// find tries the exact key, then with the source port wildcarded, then
+// the destination port, then both.
 func (c *classifier) find(k flowKey) (int, bool) {
 	if i, ok := c.byKey[k]; ok {
 		return i, true

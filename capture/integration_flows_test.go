@@ -15,7 +15,7 @@ func udp(name string, src, dst string, sport, dport uint16) flow.Spec {
 
 func sendRaw(r *run) {
 	m := r.m
-	g4, g6 := m.guest4.String(), m.guest6.String()
+	g4 := m.guest4.String()
 	big := udp("raw-udp4-policed", g4, m.marked4.String(), 40001, 9000)
 	big.Rate = 150e6 // 1.5x the meter rate in 1442-byte frames: 13k frames/s
 	r.raw(big, marked, 0, m.guestMAC, 16000, 13000, 1400)
@@ -36,7 +36,6 @@ func sendRaw(r *run) {
 	vlan := udp("raw-udp4-vlan", g4, m.plain4.String(), 40005, 9100)
 	vlan.VLAN = 100
 	r.raw(vlan, plainTo, 0, m.guestMAC, 500, 5000, 100)
-	_ = g6
 }
 
 func sendIperf(r *run) {
@@ -53,13 +52,30 @@ func sendIperf(r *run) {
 	r.runIperf(tu, plainTo, nil, 0)
 }
 
+// Allowances for a loaded shared 2-core machine (testbed-findings pitfall
+// 7: the netdev datapath reads its input from an AF_PACKET socket that
+// overflows when its thread is descheduled). Measured with other tests
+// running in parallel: up to 412 of 16000 (2.6%) raw frames lost on
+// datapath input, and the meter passing 89.7% of its rate to an
+// overloaded UDP flow (a stall longer than the bucket's 50 ms forfeits
+// tokens); alone: 0 lost, 99.7%. What reached the meter is still
+// accounted exactly (packet_in_count = seen + dropped).
+const (
+	// inputLossDiv: up to 1/20 (5%) of a raw flow may be lost on
+	// datapath input (delivery, and accounting against the injector).
+	inputLossDiv = 20
+	// floorFraction is the overloaded flow's throughput floor; the cap
+	// itself is judged strictly by the token-bucket bound.
+	floorFraction = 0.8
+)
+
 // judge applies every verdict of the scenario.
 func judge(t testingT, r *run, a *capture.Analysis) {
-	vs := capture.Judge(a, r.expect, capture.JudgeOptions{})
+	vs := capture.Judge(a, r.expect, capture.JudgeOptions{MinFraction: floorFraction})
 	vs = append(vs, capture.DSCPVerdict(a.Flow("raw-tcp6-preset"), flow.Expect{DSCP: flow.DSCPValue(10)}))
 	for _, name := range []string{"raw-tcp6-preset", "raw-spoof", "raw-icmp4", "raw-sctp6", "raw-udp4-vlan"} {
 		fr := a.Flow(name)
-		vs = append(vs, capture.DeliveryVerdict(fr, r.sent[name], 0))
+		vs = append(vs, capture.DeliveryVerdict(fr, r.sent[name], r.sent[name]/inputLossDiv))
 	}
 	if n := len(vs); n != 10+1+1+1+5 {
 		t.Error("verdict count", n, "want 18: 10 DSCP, 1 bound, 1 floor, 1 preset, 5 delivery")
@@ -93,10 +109,10 @@ func accounting(r *run, a *capture.Analysis) []capture.Verdict {
 		dropped, _ := p.meter.Dropped()
 		// Frames the netdev datapath lost on input (its AF_PACKET ring,
 		// pitfall 7) never reach the meter: exact against packet_in_count,
-		// 2% tolerance against the injector.
+		// inputLossDiv tolerance against the injector.
 		vs = append(vs,
 			capture.MeterAccountingVerdict(p.flows[0]+" (meter packet_in_count)", p.meter.PacketInCount, seen, dropped, 0),
-			capture.MeterAccountingVerdict(p.flows[0]+" (injector)", p.sent, seen, dropped, p.sent/50))
+			capture.MeterAccountingVerdict(p.flows[0]+" (injector)", p.sent, seen, dropped, p.sent/inputLossDiv))
 		r.t.Logf("%s: datapath input loss %d of %d frames", p.flows[0], p.sent-p.meter.PacketInCount, p.sent)
 	}
 	total := r.meterEnd.Sub(r.meterStart)

@@ -22,6 +22,19 @@ fi
 # The Debian packages may start system-wide OVS/OVN daemons; the testbed runs
 # its own per run ID and never uses those, so they are left alone.
 cd "$here"
+# Debian 12's golang package is far older than go.mod's go line: the Go
+# toolchain is not installed here, so say so plainly instead of failing
+# somewhere inside `go mod download`.
+want="$(sed -n 's/^go \([0-9.]*\)$/\1/p' go.mod)"
+if ! command -v go >/dev/null 2>&1; then
+  echo "deps: no go on PATH; install Go ${want} or newer (https://go.dev/dl/, e.g. into /usr/local/go) and add it to PATH" >&2
+  exit 1
+fi
+have="$(go env GOVERSION)"; have="${have#go}"
+if [[ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -n1)" != "$want" ]]; then
+  echo "deps: go ${have} on PATH is older than go.mod's go ${want}; install a newer Go" >&2
+  exit 1
+fi
 go mod download
 (cd tools/kube && go mod download)
 "$here/hack/kube-bins.sh" >/dev/null

@@ -31,6 +31,9 @@ const (
 
 func startCentral(t testing.TB) *central {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs OVN central daemons")
+	}
 	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-northd", "ovn-nbctl", "ovn-trace"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s not installed (Debian packages openvswitch-switch, ovn-central, ovn-host): %v", bin, err)

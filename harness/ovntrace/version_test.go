@@ -44,6 +44,9 @@ func TestSplitQoSStages(t *testing.T) {
 }
 
 func TestVersionInstalled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the installed ovn-northd")
+	}
 	out, err := exec.Command("ovn-northd", "--version").Output()
 	if err != nil {
 		t.Skipf("ovn-northd not installed: %v", err)

@@ -129,7 +129,7 @@ func (b *FrameBuilder) Build(seq uint64) ([]byte, error) {
 	}
 	l4, err := b.transport(net, seq, v6)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("raw flow %q: frame %d: %w", f.Name, seq, err)
 	}
 	ls = append(ls, l4...)
 	if err := gopacket.SerializeLayers(b.buf, b.opts, ls...); err != nil {

@@ -88,17 +88,20 @@ func readyz(ctx context.Context, cfg *rest.Config) error {
 	defer client.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/readyz", nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("kube-apiserver /readyz: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("kube-apiserver /readyz: %w", err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err != nil {
+		return fmt.Errorf("kube-apiserver /readyz: read body: %w", err)
+	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/readyz: %d %s", resp.StatusCode, body)
+		return fmt.Errorf("kube-apiserver /readyz: %d %s", resp.StatusCode, body)
 	}
 	return nil
 }

@@ -44,16 +44,16 @@ type etcdHealth struct {
 func etcdHealthy(ctx context.Context, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("etcd /health: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return fmt.Errorf("etcd /health: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err
+		return fmt.Errorf("etcd /health: %w", err)
 	}
 	var h etcdHealth
 	if err := json.Unmarshal(body, &h); err != nil {

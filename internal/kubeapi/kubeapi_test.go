@@ -39,11 +39,20 @@ func TestReadCRDsRejectsBadInput(t *testing.T) {
 	}
 }
 
-func startServer(t *testing.T) *Server {
+// requireBins skips under -short and when the binaries are not built.
+func requireBins(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs etcd and kube-apiserver")
+	}
 	if _, err := BinDir(); err != nil {
 		t.Skipf("kube binaries not built: %v", err)
 	}
+}
+
+func startServer(t *testing.T) *Server {
+	t.Helper()
+	requireBins(t)
 	dir := t.TempDir()
 	s, err := Start(context.Background(), Options{Dir: dir, CRDFiles: []string{"testdata/widgets.yaml"}, LogDir: filepath.Join(dir, "logs")})
 	if err != nil {
@@ -86,10 +95,24 @@ func TestStartServesCoreAndCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create widget: %v", err)
 	}
-	// Status subresource works.
-	_ = unstructured.SetNestedField(created.Object, "ok", "status", "phase")
+	// The status subresource stores status and ignores spec changes.
+	if err := unstructured.SetNestedField(created.Object, "ok", "status", "phase"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(created.Object, int64(4), "spec", "size"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := dyn.Resource(gvr).Namespace(ns.Name).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatalf("update widget status: %v", err)
+	}
+	stored, err := dyn.Resource(gvr).Namespace(ns.Name).Get(ctx, "w1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("get widget: %v", err)
+	}
+	phase, _, _ := unstructured.NestedString(stored.Object, "status", "phase")
+	size, _, _ := unstructured.NestedInt64(stored.Object, "spec", "size")
+	if phase != "ok" || size != 3 {
+		t.Fatalf("stored widget: status.phase %q spec.size %d, want \"ok\" and 3 (status written, spec untouched)", phase, size)
 	}
 	// Schema validation is enforced: size 0 is below the minimum.
 	_, err = dyn.Resource(gvr).Namespace(ns.Name).Create(ctx, widget(ns.Name, "w2", 0), metav1.CreateOptions{})
@@ -108,9 +131,7 @@ func widget(ns, name string, size int64) *unstructured.Unstructured {
 }
 
 func TestCloseStopsProcesses(t *testing.T) {
-	if _, err := BinDir(); err != nil {
-		t.Skipf("kube binaries not built: %v", err)
-	}
+	requireBins(t)
 	s, err := Start(context.Background(), Options{})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
@@ -127,5 +148,27 @@ func TestCloseStopsProcesses(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("own temporary directory %s not removed: %v", dir, err)
+	}
+}
+
+// TestCloseReportsDeadDaemon: a control-plane process that died before
+// Close is an error naming it, and Close still stops the other one.
+func TestCloseReportsDeadDaemon(t *testing.T) {
+	requireBins(t)
+	s, err := Start(context.Background(), Options{})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	apiserver := s.apiserver.cmd.Process.Pid
+	if err := s.etcd.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.etcd.exited
+	err = s.Close()
+	if err == nil || !strings.Contains(err.Error(), "etcd had exited before Close") {
+		t.Fatalf("Close error %v, want one saying etcd had exited", err)
+	}
+	if err := syscall.Kill(apiserver, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kube-apiserver %d still exists after Close (kill 0: %v)", apiserver, err)
 	}
 }

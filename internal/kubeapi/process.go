@@ -57,15 +57,19 @@ func (p *process) alive() error {
 	}
 }
 
-// stop sends SIGTERM, escalates to SIGKILL after stopGrace and waits.
+// stop sends SIGTERM, escalates to SIGKILL after stopGrace and waits. A
+// daemon that had already exited before stop is an error: the control
+// plane died under its user.
 func (p *process) stop() error {
 	defer p.log.Close()
 	select {
 	case <-p.exited:
-		return nil
+		return fmt.Errorf("kubeapi: %s had exited before Close (%v); see %s", p.name, p.err, p.log.Name())
 	default:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("kubeapi: stop %s: %w", p.name, err)
+	}
 	select {
 	case <-p.exited:
 		return nil

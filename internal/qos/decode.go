@@ -124,7 +124,7 @@ func strictUnmarshal(js []byte, obj any) error {
 // that defaults its namespace, adds it to an Input and returns its key.
 func newObject(apiVersion, kind string) (any, func(*Input) (string, string), error) {
 	switch apiVersion + " " + kind {
-	case v1alpha1.GroupName + "/" + v1alpha1.Version + " " + v1alpha1.Kind:
+	case v1alpha1.APIVersion() + " " + v1alpha1.Kind:
 		o := &v1alpha1.NetworkQoS{}
 		return o, adder(o, func(in *Input) *[]*v1alpha1.NetworkQoS { return &in.NetworkQoSes }, true), nil
 	case "v1 Namespace":
@@ -133,10 +133,10 @@ func newObject(apiVersion, kind string) (any, func(*Input) (string, string), err
 	case "v1 Pod":
 		o := &corev1.Pod{}
 		return o, adder(o, func(in *Input) *[]*corev1.Pod { return &in.Pods }, true), nil
-	case nadv1.GroupName + "/" + nadv1.Version + " " + nadv1.Kind:
+	case nadv1.APIVersion() + " " + nadv1.Kind:
 		o := &nadv1.NetworkAttachmentDefinition{}
 		return o, adder(o, func(in *Input) *[]*nadv1.NetworkAttachmentDefinition { return &in.NADs }, true), nil
-	case udnv1.GroupName + "/" + udnv1.Version + " " + udnv1.Kind:
+	case udnv1.APIVersion() + " " + udnv1.Kind:
 		o := &udnv1.ClusterUserDefinedNetwork{}
 		return o, adder(o, func(in *Input) *[]*udnv1.ClusterUserDefinedNetwork { return &in.CUDNs }, false), nil
 	}

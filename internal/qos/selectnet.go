@@ -100,7 +100,7 @@ func owningCUDN(nad *nadv1.NetworkAttachmentDefinition, f Facts) (*udnv1.Cluster
 		if ref.Controller == nil || !*ref.Controller {
 			continue
 		}
-		if ref.Kind == udnv1.Kind && ref.APIVersion == udnv1.GroupName+"/"+udnv1.Version {
+		if ref.Kind == udnv1.Kind && ref.APIVersion == udnv1.APIVersion() {
 			return f.CUDN(ref.Name)
 		}
 	}

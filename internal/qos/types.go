@@ -39,6 +39,9 @@ const (
 // in-memory Snapshot implements it for the CLI and tests; the controller
 // implements it over its informer indexers. Pods must be indexed by
 // namespace so a compile touches only the namespaces it selects.
+// Namespaces, PodsInNamespace and NADs return their objects sorted by
+// (namespace/)name: which NAD's config wins for a network, and so the
+// compiled output, depends on that order.
 type Facts interface {
 	Namespace(name string) (*corev1.Namespace, bool)
 	Namespaces() []*corev1.Namespace

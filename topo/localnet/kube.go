@@ -10,17 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
-)
-
-var (
-	nadGVR  = schema.GroupVersionResource{Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource}
-	cudnGVR = schema.GroupVersionResource{Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource}
 )
 
 // createNetworkObjects creates each network's namespaces, CUDN and NADs
@@ -46,11 +40,11 @@ func (t *Testbed) createNetworkObjects(ctx context.Context) error {
 func (t *Testbed) createNetworkObject(ctx context.Context, cs kubernetes.Interface, dyn dynamic.Interface, n Network) error {
 	var owner *metav1.OwnerReference
 	if n.CUDN != nil {
-		u, err := createObject(ctx, dyn.Resource(cudnGVR), n.CUDN)
+		u, err := createObject(ctx, dyn.Resource(udnv1.GroupVersionResource()), n.CUDN)
 		if err != nil {
 			return fmt.Errorf("ClusterUserDefinedNetwork %s: %w", n.CUDN.Name, err)
 		}
-		owner = &metav1.OwnerReference{APIVersion: udnv1.GroupName + "/" + udnv1.Version, Kind: udnv1.Kind,
+		owner = &metav1.OwnerReference{APIVersion: udnv1.APIVersion(), Kind: udnv1.Kind,
 			Name: u.GetName(), UID: u.GetUID(), Controller: ptrTrue()}
 	}
 	for _, ns := range n.Namespaces {
@@ -64,11 +58,11 @@ func (t *Testbed) createNetworkObject(ctx context.Context, cs kubernetes.Interfa
 			return err
 		}
 		obj := nad.DeepCopy()
-		obj.TypeMeta = metav1.TypeMeta{APIVersion: nadv1.GroupName + "/" + nadv1.Version, Kind: nadv1.Kind}
+		obj.TypeMeta = metav1.TypeMeta{APIVersion: nadv1.APIVersion(), Kind: nadv1.Kind}
 		if owner != nil {
 			obj.OwnerReferences = []metav1.OwnerReference{*owner}
 		}
-		if _, err := createObject(ctx, dyn.Resource(nadGVR).Namespace(obj.Namespace), obj); err != nil {
+		if _, err := createObject(ctx, dyn.Resource(nadv1.GroupVersionResource()).Namespace(obj.Namespace), obj); err != nil {
 			return fmt.Errorf("NAD %s/%s: %w", obj.Namespace, obj.Name, err)
 		}
 	}

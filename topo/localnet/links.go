@@ -18,8 +18,8 @@ type veth struct {
 	aMAC           string
 }
 
-// addNetns creates a network namespace with loopback up; it tolerates an
-// existing one only if mayExist.
+// addNetns creates a network namespace with loopback up; an existing
+// namespace of that name is an error.
 func (r runner) addNetns(ctx context.Context, name string) error {
 	if err := r.script(ctx, "", []string{"ip", "netns", "add", name}); err != nil {
 		return err

@@ -3,6 +3,7 @@ package localnet
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"runtime"
@@ -16,25 +17,36 @@ import (
 // namespace; sockets fn opens stay in that namespace after it returns.
 func InNetns(name string, fn func() error) error {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// The thread is unlocked only once it is back in its own namespace:
+	// a thread that could not return stays locked, so the runtime ends it
+	// with this goroutine instead of scheduling other goroutines on it.
+	back := false
+	defer func() {
+		if back {
+			runtime.UnlockOSThread()
+		}
+	}()
 	orig, err := netns.Get()
 	if err != nil {
+		back = true
 		return fmt.Errorf("netns %s: current namespace: %w", name, err)
 	}
 	defer orig.Close()
 	target, err := netns.GetFromName(name)
 	if err != nil {
+		back = true
 		return fmt.Errorf("netns %s: %w", name, err)
 	}
 	defer target.Close()
 	if err := netns.Set(target); err != nil {
+		back = true
 		return fmt.Errorf("netns %s: enter: %w", name, err)
 	}
 	ferr := fn()
 	if err := netns.Set(orig); err != nil {
-		// The thread stays locked and dies with the goroutine.
-		return fmt.Errorf("netns %s: leave: %w", name, err)
+		return errors.Join(ferr, fmt.Errorf("netns %s: leave: %w", name, err))
 	}
+	back = true
 	return ferr
 }
 
@@ -88,7 +100,7 @@ func SendRARP(ctx context.Context, netnsName, ifname, mac string, count int, int
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("RARP from %s in %s: after %d of %d: %w", ifname, netnsName, i+1, count, ctx.Err())
 		case <-tick.C:
 		}
 	}

@@ -180,9 +180,9 @@ func renderCUDN(c *udnv1.ClusterUserDefinedNetwork, nss []*corev1.Namespace) ([]
 			return nil, fmt.Errorf("ClusterUserDefinedNetwork %s: render NAD config: %w", c.Name, err)
 		}
 		out = append(out, &nadv1.NetworkAttachmentDefinition{
-			TypeMeta: metav1.TypeMeta{APIVersion: nadv1.GroupName + "/" + nadv1.Version, Kind: nadv1.Kind},
+			TypeMeta: metav1.TypeMeta{APIVersion: nadv1.APIVersion(), Kind: nadv1.Kind},
 			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns.Name, OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: udnv1.GroupName + "/" + udnv1.Version, Kind: udnv1.Kind, Name: c.Name, UID: c.UID, Controller: ptrTrue(),
+				APIVersion: udnv1.APIVersion(), Kind: udnv1.Kind, Name: c.Name, UID: c.UID, Controller: ptrTrue(),
 			}}},
 			Spec: nadv1.Spec{Config: string(raw)},
 		})

@@ -58,6 +58,8 @@ type Probe struct {
 	stopOnce   sync.Once
 	result     ProbeResult
 	sent       int
+	sendErrors int
+	sendErr    error // first local send failure
 	arrivals   map[uint32]time.Time
 }
 
@@ -67,6 +69,12 @@ const stopGrace = time.Second
 // ProbeResult summarises one direction.
 type ProbeResult struct {
 	Sent, Received, Lost int
+	// SendErrors are datagrams the sending socket refused (counted in
+	// Sent and Lost: the stream has a hole there too); SendErr is the
+	// first such error, so a local failure is not mistaken for datapath
+	// loss.
+	SendErrors int
+	SendErr    error
 	// LongestGap is the longest time between consecutive receptions.
 	LongestGap time.Duration
 	// GapStart is when that gap began.
@@ -100,11 +108,16 @@ func (p *Probe) transmit(ctx context.Context) {
 	buf := make([]byte, 64)
 	for seq := uint32(0); ; seq++ {
 		binary.BigEndian.PutUint32(buf, seq)
-		if _, err := p.send.WriteToUDP(buf, p.dst); err == nil {
-			p.mu.Lock()
-			p.sent = int(seq) + 1
-			p.mu.Unlock()
+		_, err := p.send.WriteToUDP(buf, p.dst)
+		p.mu.Lock()
+		p.sent = int(seq) + 1
+		if err != nil {
+			p.sendErrors++
+			if p.sendErr == nil {
+				p.sendErr = fmt.Errorf("probe to %s: datagram %d: %w", p.dst, seq, err)
+			}
 		}
+		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -149,17 +162,19 @@ func (p *Probe) stop() ProbeResult {
 	p.cancel()
 	<-p.txDone
 	p.send.Close()
+	// A timeout here is the expected outcome when datagrams were lost:
+	// what is still missing after stopGrace is counted as lost below.
 	_ = Poll(context.Background(), stopGrace, "datagrams in flight", func(context.Context) (bool, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return len(p.arrivals) >= p.sent, nil
+		return len(p.arrivals) >= p.sent-p.sendErrors, nil
 	})
 	_ = p.recv.SetReadDeadline(time.Now())
 	<-p.rxDone
 	p.recv.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := ProbeResult{Sent: p.sent, Received: len(p.arrivals)}
+	r := ProbeResult{Sent: p.sent, Received: len(p.arrivals), SendErrors: p.sendErrors, SendErr: p.sendErr}
 	r.Lost = r.Sent - r.Received
 	var prev time.Time
 	for seq := 0; seq < p.sent; seq++ {

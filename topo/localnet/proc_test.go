@@ -37,6 +37,9 @@ ctypes.CDLL(None, use_errno=True).syscall(int(sys.argv[2]), 0)
 // and the pidfile is locked.
 func startLockHolder(t *testing.T, pidfile string) int {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: runs a python3 helper process")
+	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not installed: it runs the lock-holding helper process")

@@ -97,7 +97,7 @@ func (s *state) save() error {
 	return nil
 }
 
-// LoadState reads a run's state.json (for status and tools).
+// loadState reads a run's state.json (for status and tools).
 func loadState(runID string) (*state, error) {
 	raw, err := os.ReadFile(statePath(runID))
 	if err != nil {

@@ -12,11 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// RequiredTools are the binaries a testbed runs.
+// requiredTools are the binaries a testbed runs.
 var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "iperf3", "ethtool", "dnsmasq"}
 
-// StartTB boots a testbed for a test or benchmark: it skips (naming the
-// package to install) when a binary is missing, holds the run ID's lock
+// StartTB boots a testbed for a test or benchmark: it skips under -short
+// and (naming the package to install) when a binary is missing, holds the run ID's lock
 // for the test's lifetime (a concurrent test process using the same ID,
 // e.g. two `go test` runs of one package, waits instead of tearing this
 // one down), removes a crashed earlier run of the same ID first, and
@@ -24,6 +24,9 @@ var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "
 // fails if anything is left behind.
 func StartTB(t testing.TB, spec Spec) *Testbed {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: boots a real OVN testbed (root, namespaces, daemons)")
+	}
 	for _, b := range requiredTools {
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("%s not installed: the testbed needs openvswitch-switch, ovn-central, ovn-host, iperf3, ethtool, dnsmasq-base", b)
@@ -32,7 +35,9 @@ func StartTB(t testing.TB, spec Spec) *Testbed {
 	lockRun(t, spec.RunID)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_ = Down(ctx, spec.RunID)
+	if err := Down(ctx, spec.RunID); err != nil {
+		t.Fatalf("removing an earlier run %s: %v", spec.RunID, err)
+	}
 	tb, err := Up(ctx, spec)
 	if err != nil {
 		t.Fatalf("Up: %v", err)

@@ -12,6 +12,9 @@ import (
 
 func requireTools(t testing.TB) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs root and the OVS/OVN daemons")
+	}
 	for _, b := range requiredTools {
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("%s not installed", b)
@@ -128,12 +131,19 @@ func TestDownAfterCrash(t *testing.T) {
 	requireTools(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_ = Down(ctx, "t3")
+	lockRun(t, "t3")
+	if err := Down(ctx, "t3"); err != nil {
+		t.Fatalf("removing an earlier run t3: %v", err)
+	}
 	tb, err := Up(ctx, Spec{RunID: "t3", Nodes: 1, Hosts: []HostSpec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = Down(context.Background(), "t3") })
+	t.Cleanup(func() {
+		if err := Down(context.Background(), "t3"); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
 	if _, err := tb.Exec(ctx, "", "ip", "link", "add", "nqt3v99", "type", "veth", "peer", "name", "nqt3g99"); err != nil {
 		t.Fatal(err)
 	}

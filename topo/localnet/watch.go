@@ -1,6 +1,7 @@
 package localnet
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -26,12 +27,14 @@ type Seen struct {
 // (an AF_PACKET socket in the interface's namespace), e.g. at a node's
 // uplink capture point.
 type DSCPWatch struct {
+	name string // "<ifname> in <netns>"
 	fd   int
 	mu   sync.Mutex
 	seen []Seen
 	stop atomic.Bool
 	done chan struct{}
 	once sync.Once
+	err  error // why the read loop ended early; valid after done
 }
 
 // maxSeen bounds a watch's memory.
@@ -66,9 +69,14 @@ func WatchDSCP(netnsName, ifname string) (*DSCPWatch, error) {
 		}
 		return nil, fmt.Errorf("watch %s in %s: %w", ifname, netnsName, err)
 	}
+	// The receive timeout lets Close end the read loop; without it Close
+	// would block until the next frame.
 	tv := unix.Timeval{Usec: 100000}
-	_ = unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv)
-	w := &DSCPWatch{fd: fd, done: make(chan struct{})}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("watch %s in %s: SO_RCVTIMEO: %w", ifname, netnsName, err)
+	}
+	w := &DSCPWatch{name: ifname + " in " + netnsName, fd: fd, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
@@ -84,10 +92,11 @@ func (w *DSCPWatch) loop() {
 			return
 		}
 		n, oobn, _, _, err := unix.Recvmsg(w.fd, buf, oob, 0)
-		if err == unix.EAGAIN || err == unix.EINTR {
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
+			w.err = fmt.Errorf("watch %s: read: %w", w.name, err)
 			return
 		}
 		if s, ok := decodeSeen(buf[:n]); ok {
@@ -165,6 +174,19 @@ func (w *DSCPWatch) FirstMarked(src netip.Addr, dscp int, t time.Time) (Seen, bo
 		}
 	}
 	return Seen{}, false
+}
+
+// Err reports why the watch stopped recording before Close (a socket
+// error), or nil while it records or after a normal Close. A watch that
+// stopped early has seen nothing since: callers judging "never marked"
+// must check it.
+func (w *DSCPWatch) Err() error {
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return nil
+	}
 }
 
 // Close stops the watch; later calls do nothing.

@@ -22,9 +22,12 @@ type Bed struct {
 }
 
 // New returns a Bed whose names carry runID ("nqos-<runID>-<role>").
-// It skips the test when a required binary is missing.
+// It skips the test when a required binary is missing, and under -short.
 func New(t testing.TB, runID string, bins ...string) *Bed {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: needs root, network namespaces and real daemons")
+	}
 	for _, b := range append([]string{"ip", "ethtool", "nsenter"}, bins...) {
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("required binary %s not installed: %v", b, err)

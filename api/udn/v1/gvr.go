@@ -1,0 +1,12 @@
+package v1
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// APIVersion is the apiVersion of a ClusterUserDefinedNetwork object.
+func APIVersion() string { return GroupName + "/" + Version }
+
+// GroupVersionResource is the ClusterUserDefinedNetwork resource, for dynamic
+// clients and informers.
+func GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: GroupName, Version: Version, Resource: Resource}
+}
