@@ -34,18 +34,24 @@ func (m *Manager) addLSP(ctx context.Context, vm VM, a attachment, lsp, chassis 
 	for _, ip := range a.ovnIPs() {
 		addr += " " + prefixAddr(ip)
 	}
-	_, err := m.tb.NBCtl(ctx, "--", "lsp-add", a.Switch, lsp,
+	args := []string{"--", "lsp-add", a.Switch, lsp,
 		"--", "lsp-set-addresses", lsp, addr,
 		"--", "lsp-set-port-security", lsp, addr,
-		"--", "set", "Logical_Switch_Port", lsp, "options:requested-chassis="+chassis,
-		"external_ids:namespace="+vm.Namespace, "external_ids:pod=true",
-		"external_ids:k8s.ovn.org/network="+a.Network,
-		"external_ids:k8s.ovn.org/nad="+a.NADNamespace+"/"+a.NADName,
-		"external_ids:k8s.ovn.org/topology=localnet")
-	if err != nil {
+		"--", "set", "Logical_Switch_Port", lsp, "options:requested-chassis=" + chassis}
+	if _, err := m.tb.NBCtl(ctx, append(args, lspExternalIDs(vm, a)...)...); err != nil {
 		return fmt.Errorf("VM %s/%s: LSP %s: %w", vm.Namespace, vm.Name, lsp, err)
 	}
 	return nil
+}
+
+// lspExternalIDs are the ovn-nbctl set arguments for the external_ids
+// ovnkube writes on the LSP of a pod of vm on a secondary localnet network
+// (upstream-networkqos-facts: namespace, pod, network, nad, topology).
+func lspExternalIDs(vm VM, a attachment) []string {
+	return []string{"external_ids:namespace=" + vm.Namespace, "external_ids:pod=true",
+		"external_ids:k8s.ovn.org/network=" + a.Network,
+		"external_ids:k8s.ovn.org/nad=" + a.NADNamespace + "/" + a.NADName,
+		"external_ids:k8s.ovn.org/topology=localnet"}
 }
 
 func (m *Manager) deleteLSP(ctx context.Context, vm VM, lsp string) error {

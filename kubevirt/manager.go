@@ -30,6 +30,7 @@ type Testbed interface {
 	Node(name string) (localnet.Node, bool)
 	NBCtl(ctx context.Context, args ...string) (string, error)
 	SBCtl(ctx context.Context, args ...string) (string, error)
+	VSCtl(ctx context.Context, node string, args ...string) (string, error)
 	Exec(ctx context.Context, netns string, argv ...string) (string, error)
 	WaitPortUp(ctx context.Context, lsp string) error
 }
@@ -207,6 +208,8 @@ func (m *Manager) get(namespace, name string) (*instance, error) {
 
 // Instance is what a running VM currently is.
 type Instance struct {
+	// VM is the VM as it runs now: its interfaces carry the guest's
+	// current static addresses (after SetGuestIP).
 	VM       VM
 	Pod      string
 	Node     string
@@ -230,7 +233,9 @@ func (m *Manager) Get(namespace, name string) (Instance, error) {
 
 func (m *Manager) snapshot(in *instance) Instance {
 	out := Instance{VM: in.vm, Pod: in.pod, Node: in.node, LSPs: slices.Clone(in.lsps), Netns: m.tb.GuestNetns(m.guest(in.vm))}
-	for _, a := range in.atts {
+	out.VM.Interfaces = make([]Interface, len(in.atts))
+	for i, a := range in.atts {
+		out.VM.Interfaces[i] = a.Interface
 		out.NICs = append(out.NICs, a.NIC)
 		out.Networks = append(out.Networks, a.Network)
 		out.Leases = append(out.Leases, a.IPv4Lease)

@@ -21,7 +21,10 @@ const (
 	// gets its own LSP (same MAC); the source LSP is deleted at the switch.
 	MigratePerPodLSP MigrationMode = "per-pod-lsp"
 	// MigrateMultiChassis: one LSP bound on both chassis
-	// (requested-chassis=<src>,<dst>, activation-strategy=rarp).
+	// (requested-chassis=<src>,<dst>, activation-strategy=rarp); once
+	// the binding settles on the target, the LSP is handed to the target
+	// pod (renamed in place, VIF iface-id re-pointed) before the source
+	// pod is deleted, so it is always named after a live launcher pod.
 	MigrateMultiChassis MigrationMode = "multi-chassis"
 )
 
@@ -41,6 +44,13 @@ type MigrateOptions struct {
 	// RARPs is the number of announcements the guest sends after the
 	// switch (default 5, 50 ms apart, as QEMU's announce-self).
 	RARPs int
+	// BeforeHandover (multi-chassis only), if set, runs once the binding
+	// has settled on the target alone and before the LSP is handed to
+	// the target pod. It sees the report so far.
+	BeforeHandover func(ctx context.Context, rep MigrationReport) error
+	// Handover (multi-chassis only) orders the handover's two writes
+	// (default HandoverLSPFirst).
+	Handover HandoverOrder
 }
 
 // MigrationReport records what a migration did and when.
@@ -48,6 +58,11 @@ type MigrationReport struct {
 	Mode                 MigrationMode
 	Source, Target       string // nodes
 	SourcePod, TargetPod string
+	// SourceLSP is the source pod's LSP. TargetLSP is the port the guest
+	// uses on the target: per-pod-lsp the target pod's own LSP;
+	// multi-chassis the shared LSP, named after the source pod until the
+	// handover (as BeforeSwitch sees it) and after the target pod once
+	// handed over (the final report).
 	SourceLSP, TargetLSP string
 	Start                time.Time
 	// Prepared: target pod, LSP and pre-plugged port bound.
@@ -59,6 +74,11 @@ type MigrationReport struct {
 	// TargetUp: switch to the target LSP up (per-pod-lsp) or to the
 	// binding settled on the target alone (multi-chassis).
 	TargetUp time.Duration
+	// HandoverAt (multi-chassis) is when the handover's writes began.
+	HandoverAt time.Time
+	// Handover (multi-chassis): HandoverAt to the port bound on the
+	// target under its new name with its flows installed.
+	Handover time.Duration
 	// Done: whole migration including source pod deletion.
 	Done time.Duration
 }
@@ -79,6 +99,9 @@ func (m *Manager) migrate(ctx context.Context, in *instance, target string, opts
 	var err error
 	if _, ok := m.tb.Node(target); !ok || target == in.node {
 		return MigrationReport{}, fmt.Errorf("VM %s/%s: migrate to %q: not a testbed node other than %s", namespace, name, target, in.node)
+	}
+	if err := opts.Handover.valid(); err != nil {
+		return MigrationReport{}, fmt.Errorf("VM %s/%s: %w", namespace, name, err)
 	}
 	if opts.RARPs == 0 {
 		opts.RARPs = 5
@@ -185,10 +208,18 @@ func (m *Manager) migrateMultiChassis(ctx context.Context, in *instance, target 
 		}
 	}
 	rep.TargetUp = time.Since(rep.SwitchAt)
+	if err := runHook(ctx, "before handover", opts.BeforeHandover, rep); err != nil {
+		return err
+	}
+	names, err := m.handOver(ctx, in, pod, target, opts.Handover, rep)
+	if err != nil {
+		return err
+	}
+	rep.TargetLSP = names[0]
 	if err := m.deletePod(ctx, in.vm, in.pod); err != nil {
 		return err
 	}
-	in.pod, in.node = pod, target
+	in.pod, in.node, in.lsps = pod, target, names
 	return nil
 }
 
@@ -197,7 +228,7 @@ func (m *Manager) migrateMultiChassis(ctx context.Context, in *instance, target 
 // each NIC moved.
 func (m *Manager) switchOver(ctx context.Context, in *instance, target string, opts MigrateOptions, rep *MigrationReport, after func(i int) error) error {
 	rep.Prepared = time.Since(rep.Start)
-	if err := runHook(ctx, opts.BeforeSwitch, rep); err != nil {
+	if err := runHook(ctx, "before switch", opts.BeforeSwitch, rep); err != nil {
 		return err
 	}
 	rep.SwitchAt = time.Now()
@@ -239,12 +270,12 @@ func (m *Manager) announce(ctx context.Context, in *instance, n int) error {
 	return nil
 }
 
-func runHook(ctx context.Context, h func(context.Context, MigrationReport) error, rep *MigrationReport) error {
+func runHook(ctx context.Context, what string, h func(context.Context, MigrationReport) error, rep *MigrationReport) error {
 	if h == nil {
 		return nil
 	}
 	if err := h(ctx, *rep); err != nil {
-		return fmt.Errorf("before switch: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package kubevirt
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,8 @@ func migrateAndMeasure(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM, ta
 		_, err := tb.NBCtl(ctx, "--", "--id=@lsp", "get", "Logical_Switch_Port", rep.TargetLSP, "--", "add", "Port_Group", qosPG, "ports", "@lsp")
 		return err
 	}
+	before, _ := m.Get(vm.Namespace, vm.Name)
+	rowUUID := lspUUID(t, tb, before.LSPs[0])
 	opts := MigrateOptions{Mode: mode, LateTargetLSP: late, BeforeSwitch: joinPG}
 	if late {
 		opts.BeforeSwitch = nil
@@ -81,9 +84,56 @@ func migrateAndMeasure(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM, ta
 			t.Errorf("%s: %s gap %v, want < 2s", mode, dir, r.LongestGap)
 		}
 	}
+	if mode == MigrateMultiChassis {
+		checkHandedOver(t, tb, m, vm, rep, rowUUID)
+	}
 	reach(t, endpoint{guest, vmIP.String()}, endpoint{backup.Netns, backup.IPv4}, 20)
 	if got := tb.GuestNodes(m.guest(vm)); len(got) != 1 || got[0] != target {
 		t.Fatalf("guest plugged into %v after migration, want [%s]", got, target)
+	}
+}
+
+// lspUUID returns the row UUID of the LSP named name.
+func lspUUID(t *testing.T, tb *localnet.Testbed, name string) string {
+	t.Helper()
+	out, err := tb.NBCtl(context.Background(), "--bare", "--columns=_uuid", "find", "Logical_Switch_Port", "name="+name)
+	if err != nil || len(strings.Fields(out)) != 1 {
+		t.Fatalf("LSP %s: %q %v, want one row", name, out, err)
+	}
+	return strings.TrimSpace(out)
+}
+
+// checkHandedOver: after a multi-chassis migration the LSP row is the one
+// the VM had (same UUID, still in the hand-made port group), named after
+// the target launcher pod, with no row left under the source pod's name,
+// and the target VIF's iface-id names it.
+func checkHandedOver(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM, rep MigrationReport, rowUUID string) {
+	t.Helper()
+	ctx := context.Background()
+	in, err := m.Get(vm.Namespace, vm.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "vms.tenant.blue_vms_" + in.Pod
+	if rep.TargetLSP != want || in.LSPs[0] != want || rep.SourceLSP == want {
+		t.Fatalf("handover: report %s -> %s, VM LSP %s, want -> %s (target pod %s)", rep.SourceLSP, rep.TargetLSP, in.LSPs[0], want, in.Pod)
+	}
+	if got := lspUUID(t, tb, want); got != rowUUID {
+		t.Errorf("LSP %s is row %s, want the migrated row %s", want, got, rowUUID)
+	}
+	if out, err := tb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", "Logical_Switch_Port", "name="+rep.SourceLSP); err != nil || out != "" {
+		t.Errorf("LSP %s still exists after the handover: %q %v", rep.SourceLSP, out, err)
+	}
+	if out, err := tb.NBCtl(ctx, "--bare", "--columns=ports", "list", "Port_Group", qosPG); err != nil || !strings.Contains(out, rowUUID) {
+		t.Errorf("port group %s ports %q (%v), want it to hold %s", qosPG, out, err, rowUUID)
+	}
+	if vif, err := m.vifOf(ctx, in.Node, want); err != nil {
+		t.Errorf("target VIF: %v", err)
+	} else {
+		t.Logf("handover: %s -> %s (row %s, VIF %s on %s) in %v", rep.SourceLSP, want, rowUUID, vif, in.Node, rep.Handover.Round(time.Millisecond))
+	}
+	if rep.HandoverAt.Before(rep.SwitchAt) || rep.Handover <= 0 {
+		t.Errorf("handover at %v (switch %v), took %v", rep.HandoverAt, rep.SwitchAt, rep.Handover)
 	}
 }
 

@@ -43,7 +43,7 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, to int, mode string
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
 		Lost: map[string]int{"out": res.Out.Lost, "in": res.In.Lost},
-		Measures: []reports.Measure{
+		Measures: append([]reports.Measure{
 			measure("target prepared (pod, LSP, port bound)", res.Report.Prepared),
 			measure("target LSP in its port group, relative to the switch", res.TargetInGroup),
 			measure("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
@@ -53,9 +53,28 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, to int, mode string
 			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
 			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
 			counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
-		},
+		}, handoverMeasures(res.Phases, res.Report)...),
 		Detail: res,
 	}, nil
+}
+
+// handoverMeasures are the multi-chassis figures per phase: the switch
+// (guest moved, binding settled on the target) and the handover of the
+// LSP to the target pod (renamed in place, VIF re-pointed).
+func handoverMeasures(ph *vmlife.MigratePhases, rep kubevirt.MigrationReport) []reports.Measure {
+	if ph == nil {
+		return nil
+	}
+	return []reports.Measure{
+		measure("handover: LSP renamed to the target pod's port → bound there with flows", rep.Handover),
+		measure("handover: port in its port group under the new name, after the handover began", ph.NameInGroup),
+		counted("switch: probe datagrams lost guest → peer", ph.Switch.Out.Lost, "datagrams"),
+		counted("switch: probe datagrams lost peer → guest", ph.Switch.In.Lost, "datagrams"),
+		counted("switch: probe packets unmarked", ph.Switch.Marking.Unmarked, "packets"),
+		counted("handover: probe datagrams lost guest → peer", ph.Handover.Out.Lost, "datagrams"),
+		counted("handover: probe datagrams lost peer → guest", ph.Handover.In.Lost, "datagrams"),
+		counted("handover: probe packets unmarked", ph.Handover.Marking.Unmarked, "packets"),
+	}
 }
 
 // RestartLauncher recreates the VM's launcher pod with package vmlife.

@@ -24,6 +24,9 @@ type MigrateSpec struct {
 	// headroom; see testbed-findings).
 	MTURequest int     `json:"mtuRequest"`
 	Traffic    Traffic `json:"traffic"`
+	// Handover (multi-chassis) orders the handover's writes (default
+	// kubevirt.HandoverLSPFirst).
+	Handover kubevirt.HandoverOrder `json:"handover,omitempty"`
 }
 
 // MigrateResult is what Migrate measured. Durations relative to the
@@ -52,9 +55,12 @@ type MigrateResult struct {
 	// LSPToMarked: target LSP in the NB -> first marked packet on the
 	// target uplink (meaningful when the LSP is created after the switch).
 	LSPToMarked time.Duration `json:"lspToMarkedNs"`
-	// Out is guest -> peer, In is peer -> guest (marking applies to Out).
+	// Out is guest -> peer, In is peer -> guest (marking applies to Out),
+	// over the whole migration (multi-chassis: both phases summed).
 	Out Direction `json:"out"`
 	In  Direction `json:"in"`
+	// Phases (multi-chassis only) splits the migration at the handover.
+	Phases *MigratePhases `json:"phases,omitempty"`
 	// Marking counts the guest's packets to the peer on both uplinks
 	// over the whole traffic window; OnTarget only after the switch on
 	// the target's uplink.
@@ -85,8 +91,9 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 	start := time.Now()
 	rec := o.recordMembers(ctx, spec.Object)
 	defer rec.stop()
+	split := &phaseSplit{o: o, w: s, in: in, vmIP: vmIP, tr: spec.Traffic}
 	opts := kubevirt.MigrateOptions{Mode: spec.Mode, LateTargetLSP: spec.LateTargetLSP, MTURequest: spec.MTURequest,
-		BeforeSwitch: o.beforeSwitch(spec.Object, &res)}
+		BeforeSwitch: o.beforeSwitch(spec.Object, &res), BeforeHandover: split.atHandover, Handover: spec.Handover}
 	rep, err := o.vms.Migrate(ctx, spec.VM.Namespace, spec.VM.Name, spec.Target, opts)
 	res.Report, res.TargetLSP = rep, rep.TargetLSP
 	if err != nil {
@@ -98,6 +105,7 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 	res.Out, res.In = s.stop()
 	rec.stop()
 	res.fill(s.ups, s.session, spec.DSCP, start, rec, o.clock)
+	split.fill(&res, spec.DSCP, start, rec)
 	if res.OnTarget.Marked == 0 {
 		return fail(fmt.Errorf("no DSCP %d packet from %s on %s's uplink after the switch", spec.DSCP, vmIP, spec.Target))
 	}

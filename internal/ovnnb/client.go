@@ -87,7 +87,7 @@ func Dial(ctx context.Context, addr string, log *slog.Logger) (*Client, error) {
 	// The cache exists once connected and survives reconnects.
 	cli.Cache().AddEventHandler(&cache.EventHandlerFuncs{
 		AddFunc:    c.onAdd,
-		UpdateFunc: func(string, model.Model, model.Model) { c.notify() },
+		UpdateFunc: c.onUpdate,
 		DeleteFunc: func(string, model.Model) { c.notify() },
 	})
 	mon := cli.NewMonitor(
@@ -107,9 +107,12 @@ func (c *Client) Close() {
 	c.cli.Close()
 }
 
-// OnLogicalSwitchPortAdd registers fn to be called with the name of every
-// Logical_Switch_Port that appears in the cache (also after a reconnect).
-// fn runs on the cache goroutine and must not block or call back into c.
+// OnLogicalSwitchPortAdd registers fn to be called with every name under
+// which a Logical_Switch_Port appears in the cache: a new row (also the
+// rows re-added after a reconnect), or an existing row renamed, as when
+// the port of a multi-chassis live migration is handed to the target
+// launcher pod (same row, so port groups keep it, under a new name). fn
+// runs on the cache goroutine and must not block or call back into c.
 func (c *Client) OnLogicalSwitchPortAdd(fn func(lspName string)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -146,14 +149,31 @@ func readCtx() (context.Context, context.CancelFunc) {
 
 func (c *Client) onAdd(table string, m model.Model) {
 	if lsp, ok := m.(*nbdb.LogicalSwitchPort); ok && table == nbdb.LogicalSwitchPortTable {
-		c.mu.Lock()
-		fns := append([]func(string){}, c.portAdded...)
-		c.mu.Unlock()
-		for _, fn := range fns {
-			fn(lsp.Name)
+		c.portAppeared(lsp.Name)
+	}
+	c.notify()
+}
+
+// onUpdate announces an LSP renamed in place under its new name.
+func (c *Client) onUpdate(table string, old, m model.Model) {
+	if table == nbdb.LogicalSwitchPortTable {
+		was, ok1 := old.(*nbdb.LogicalSwitchPort)
+		now, ok2 := m.(*nbdb.LogicalSwitchPort)
+		if ok1 && ok2 && was.Name != now.Name {
+			c.portAppeared(now.Name)
 		}
 	}
 	c.notify()
+}
+
+// portAppeared calls the OnLogicalSwitchPortAdd callbacks with name.
+func (c *Client) portAppeared(name string) {
+	c.mu.Lock()
+	fns := append([]func(string){}, c.portAdded...)
+	c.mu.Unlock()
+	for _, fn := range fns {
+		fn(name)
+	}
 }
 
 func (c *Client) notify() {

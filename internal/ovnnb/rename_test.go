@@ -1,0 +1,109 @@
+package ovnnb_test
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+)
+
+// portAnnouncements collects the names OnLogicalSwitchPortAdd announces,
+// in order.
+type portAnnouncements chan string
+
+// until drains announcements until name arrives and returns every name
+// seen before it; ok is false if name has not been announced yet.
+func (a portAnnouncements) until(name string, before *[]string) bool {
+	for {
+		select {
+		case got := <-a:
+			if got == name {
+				return true
+			}
+			*before = append(*before, got)
+		default:
+			return false
+		}
+	}
+}
+
+// TestPortRenamedInPlace: an LSP row renamed in place (the multi-chassis
+// migration handover) is announced under its new name, HasPort follows
+// the name, and the port group keeps the same row, so an Apply that now
+// names the port by its new name finds it and changes nothing. A change
+// that keeps the name is not announced.
+func TestPortRenamedInPlace(t *testing.T) {
+	const src, dst = "ns1.net1_ns1_virt-launcher-vm-src", "ns1.net1_ns1_virt-launcher-vm-dst"
+	f := newFixture(t, src, "other")
+	adds := make(portAnnouncements, 64)
+	f.c.OnLogicalSwitchPortAdd(func(name string) { adds <- name })
+	key := ovnnb.Key{Namespace: "ns1", Name: "mig"}
+	both := object(key, 10, []string{src, dst}, rule{dscp: 46})
+	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{dst}) {
+		t.Fatalf("Apply before the rename = %+v, want MissingPorts [%s]", res, dst)
+	}
+	f.requireApplied(key, both, dst)
+	before := f.state()
+	uuid := before.portUUID(t, src)
+
+	f.srv.MustNBCtl("set", "Logical_Switch_Port", src, "name="+dst, "external_ids:pod=true")
+	// The initial rows may be announced first (cache events are
+	// asynchronous); only dst matters here.
+	var earlier []string
+	f.waitUntil("OnLogicalSwitchPortAdd("+dst+") after the rename", func() bool { return adds.until(dst, &earlier) })
+	if !f.c.HasPort(dst) || f.c.HasPort(src) {
+		t.Fatalf("after the rename HasPort(%s)=%v HasPort(%s)=%v, want true, false", dst, f.c.HasPort(dst), src, f.c.HasPort(src))
+	}
+	after := f.state()
+	if got := after.portUUID(t, dst); got != uuid {
+		t.Fatalf("renamed port has UUID %s, want the same row %s", got, uuid)
+	}
+	pg := both.PortGroups[0].Name
+	if got := after.groupPorts(t, pg); !slices.Equal(got, []string{uuid}) {
+		t.Fatalf("port group %s holds %v after the rename, want [%s]", pg, got, uuid)
+	}
+	// Both pods still exist: the source pod's name is now the missing one,
+	// and the group already holds the row.
+	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{src}) || res.Changed {
+		t.Fatalf("Apply after the rename = %+v, want MissingPorts [%s] and no transaction", res, src)
+	}
+	f.requireApplied(key, both, src)
+	// Source pod deleted: only the new name is wanted.
+	onlyDst := object(key, 10, []string{dst}, rule{dscp: 46})
+	if res := f.apply(key, onlyDst); len(res.MissingPorts) > 0 || res.Changed {
+		t.Fatalf("Apply with the target name only = %+v, want nothing missing and no transaction", res)
+	}
+	f.requireApplied(key, onlyDst)
+
+	// An update that keeps the name is not an appearance.
+	f.srv.MustNBCtl("set", "Logical_Switch_Port", dst, "external_ids:namespace=ns1")
+	f.srv.MustNBCtl("lsp-add", testSwitch, "marker")
+	earlier = nil
+	f.waitUntil("OnLogicalSwitchPortAdd(marker)", func() bool { return adds.until("marker", &earlier) })
+	if len(earlier) > 0 {
+		t.Errorf("an external_ids update announced %v, want nothing", earlier)
+	}
+}
+
+// portUUID returns the UUID of the LSP named name.
+func (s nbState) portUUID(t *testing.T, name string) string {
+	t.Helper()
+	for uuid, n := range s.Ports {
+		if n == name {
+			return uuid
+		}
+	}
+	t.Fatalf("no LSP %s in the NB", name)
+	return ""
+}
+
+// groupPorts returns the port UUIDs of the port group named name.
+func (s nbState) groupPorts(t *testing.T, name string) []string {
+	t.Helper()
+	pg, ok := s.pg(name)
+	if !ok {
+		t.Fatalf("no port group %s in the NB", name)
+	}
+	return sortedCopy(pg.Ports)
+}
