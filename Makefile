@@ -27,14 +27,16 @@ vet:
 test: deps vet
 	$(GO) test -count=1 -p 1 -timeout 40m $(PKGS)
 
-## unit: tests that need nothing but Go
+## unit: the pure packages' tests (-short: nothing but Go; no daemons, namespaces or API server)
+UNIT_PKGS ?= ./api/... ./config/... ./internal/qos/... ./internal/seeded/... ./scenarios/... ./harness/flow/... ./harness/matrix/... ./harness/ovntrace/... ./capture/...
 unit:
-	$(GO) test -count=1 -short $(PKGS)
+	$(GO) test -count=1 -short $(UNIT_PKGS)
 
 ## fuzz: run the match-builder/parser fuzzers for FUZZTIME each
 FUZZTIME ?= 60s
+FUZZERS ?= FuzzMatch FuzzDecodeCompile FuzzRewriteLegacyMatch
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzMatch -fuzztime $(FUZZTIME) ./internal/qos/
+	set -e; for f in $(FUZZERS); do $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./internal/qos/; done
 
 ## bench: benchmarks (compiler, NB apply, controller sync, capture analysis, testbed boot)
 bench: deps

@@ -13,7 +13,7 @@
 #   MUTATION_SUITE scenarios (default): the declarative scenario suite of
 #                  `make e2e-localnet` (nqos-sim run over scenarios/*.yaml,
 #                  real testbed), so "by" names scenarios;
-#                  unit: go test -count=1 -json -tags=$TAG ./internal/... ./cmd/...
+#                  unit: go test -count=1 -p 1 -json -tags=$TAG ./internal/... ./cmd/...
 #                  all: both, one after the other.
 #   MUTATION_BUGS  space-separated bug ids to run (default: every bug)
 #   MUTATION_OUT   directory for the logs (default: a new /tmp/nqos-mutation.*)
@@ -28,7 +28,7 @@ GO="${GO:-go}"
 OUT="${MUTATION_OUT:-$(mktemp -d /tmp/nqos-mutation.XXXXXX)}"
 export MUTATION_OUT="$OUT"
 scenario_cmd='"$GO" run -tags=$TAG ./cmd/nqos-sim run --report-dir "$MUTATION_OUT/reports/${TAG:-baseline}"'
-unit_cmd='"$GO" test -count=1 -json -tags=$TAG ./internal/... ./cmd/...'
+unit_cmd='"$GO" test -count=1 -p 1 -json -tags=$TAG ./internal/... ./cmd/...'
 case "${MUTATION_SUITE:-scenarios}" in
   scenarios) default_cmd=$scenario_cmd ;;
   unit) default_cmd=$unit_cmd ;;

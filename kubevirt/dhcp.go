@@ -36,16 +36,26 @@ func DHCPRequest(ctx context.Context, netns, ifname, mac string, timeout time.Du
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	_ = conn.SetWriteDeadline(deadline)
+	if err := conn.SetWriteDeadline(deadline); err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: %w", ifname, netns, err)
+	}
 	var xb [4]byte
 	_, _ = rand.Read(xb[:])
 	xid := binary.BigEndian.Uint32(xb[:])
-	offer, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeDiscover, nil, nil), xid, layers.DHCPMsgTypeOffer, deadline)
+	discover, err := dhcpMessage(xid, hw, layers.DHCPMsgTypeDiscover, nil, nil)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: discover: %w", ifname, netns, err)
+	}
+	offer, err := dhcpExchange(conn, discover, xid, layers.DHCPMsgTypeOffer, deadline)
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: discover: %w", ifname, netns, err)
 	}
 	server := dhcpOption(offer, layers.DHCPOptServerID)
-	ack, err := dhcpExchange(conn, dhcpMessage(xid, hw, layers.DHCPMsgTypeRequest, offer.YourClientIP.To4(), server), xid, layers.DHCPMsgTypeAck, deadline)
+	request, err := dhcpMessage(xid, hw, layers.DHCPMsgTypeRequest, offer.YourClientIP.To4(), server)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: request: %w", ifname, netns, err)
+	}
+	ack, err := dhcpExchange(conn, request, xid, layers.DHCPMsgTypeAck, deadline)
 	if err != nil {
 		return netip.Prefix{}, fmt.Errorf("DHCP on %s in %s: request: %w", ifname, netns, err)
 	}
@@ -86,7 +96,7 @@ func dhcpSocket(netns, ifname string) (net.PacketConn, error) {
 	return net.FilePacketConn(f)
 }
 
-func dhcpMessage(xid uint32, hw net.HardwareAddr, t layers.DHCPMsgType, reqIP net.IP, server []byte) []byte {
+func dhcpMessage(xid uint32, hw net.HardwareAddr, t layers.DHCPMsgType, reqIP net.IP, server []byte) ([]byte, error) {
 	d := &layers.DHCPv4{Operation: layers.DHCPOpRequest, HardwareType: layers.LinkTypeEthernet, HardwareLen: 6,
 		Xid: xid, Flags: 0x8000, ClientHWAddr: hw}
 	d.Options = append(d.Options, layers.NewDHCPOption(layers.DHCPOptMessageType, []byte{byte(t)}))
@@ -99,8 +109,10 @@ func dhcpMessage(xid uint32, hw net.HardwareAddr, t layers.DHCPMsgType, reqIP ne
 	d.Options = append(d.Options, layers.NewDHCPOption(layers.DHCPOptParamsRequest, []byte{byte(layers.DHCPOptSubnetMask)}),
 		layers.NewDHCPOption(layers.DHCPOptEnd, nil))
 	buf := gopacket.NewSerializeBuffer()
-	_ = d.SerializeTo(buf, gopacket.SerializeOptions{FixLengths: true})
-	return buf.Bytes()
+	if err := d.SerializeTo(buf, gopacket.SerializeOptions{FixLengths: true}); err != nil {
+		return nil, fmt.Errorf("serialize DHCP %s: %w", t, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // dhcpExchange broadcasts msg and returns the first reply of type want

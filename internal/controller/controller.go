@@ -120,7 +120,9 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c.facts = &informerFacts{inf: c.inf}
 	c.events = newEventSink(kube, log)
-	c.inf.addHandlers(c)
+	if err := c.inf.addHandlers(c); err != nil {
+		return nil, err
+	}
 	cfg.NB.OnLogicalSwitchPortAdd(c.onPortAdd)
 	cfg.NB.OnLogicalSwitchAdd(c.onSwitchAdd)
 	return c, nil

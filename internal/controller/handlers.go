@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"reflect"
 
@@ -19,9 +21,16 @@ const podNetworksAnnotation = "k8s.ovn.org/pod-networks"
 
 // addHandlers maps every informer event to the NetworkQoS keys it
 // affects. Before the caches synced, events are dropped: startup enqueues
-// every object anyway.
-func (s *informerSet) addHandlers(c *Controller) {
-	_, _ = s.nqos.AddEventHandler(cache.ResourceEventHandlerFuncs{
+// every object anyway. An informer that refuses a handler (it stopped
+// already) fails the controller's construction.
+func (s *informerSet) addHandlers(c *Controller) error {
+	var errs []error
+	add := func(what string, inf cache.SharedIndexInformer, h cache.ResourceEventHandler) {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			errs = append(errs, fmt.Errorf("controller: %s informer: add handler: %w", what, err))
+		}
+	}
+	add("NetworkQoS", s.nqos, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueueObject(obj) },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := oldObj.(*v1alpha1.NetworkQoS), newObj.(*v1alpha1.NetworkQoS)
@@ -31,7 +40,7 @@ func (s *informerSet) addHandlers(c *Controller) {
 		},
 		DeleteFunc: func(obj any) { c.enqueueObject(obj) },
 	})
-	_, _ = s.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	add("pod", s.pods, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { c.enqueuePod(nil, asPod(obj)) },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := asPod(oldObj), asPod(newObj)
@@ -41,7 +50,7 @@ func (s *informerSet) addHandlers(c *Controller) {
 		},
 		DeleteFunc: func(obj any) { c.enqueuePod(nil, asPod(obj)) },
 	})
-	_, _ = s.namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	add("namespace", s.namespaces, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.enqueueAll() },
 		UpdateFunc: func(oldObj, newObj any) {
 			if !maps.Equal(metaOf(oldObj).GetLabels(), metaOf(newObj).GetLabels()) {
@@ -59,10 +68,11 @@ func (s *informerSet) addHandlers(c *Controller) {
 		},
 		DeleteFunc: func(any) { c.enqueueAll() },
 	}
-	_, _ = s.nads.AddEventHandler(networks)
+	add("NetworkAttachmentDefinition", s.nads, networks)
 	if s.cudns != nil {
-		_, _ = s.cudns.AddEventHandler(networks)
+		add("ClusterUserDefinedNetwork", s.cudns, networks)
 	}
+	return errors.Join(errs...)
 }
 
 func (c *Controller) enqueueObject(obj any) {

@@ -60,13 +60,20 @@ func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informer
 	if err := s.pods.SetTransform(stripPod); err != nil {
 		return nil, fmt.Errorf("controller: pod informer: %w", err)
 	}
-	s.nqos = typedInformer(dyn, gvrNetworkQoS, convertTo[v1alpha1.NetworkQoS], cache.Indexers{
+	var err error
+	if s.nqos, err = typedInformer(dyn, gvrNetworkQoS, convertTo[v1alpha1.NetworkQoS], cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		destSelectorIndex:    indexDestSelector,
-	})
-	s.nads = typedInformer(dyn, gvrNAD, convertTo[nadv1.NetworkAttachmentDefinition], cache.Indexers{})
+	}); err != nil {
+		return nil, err
+	}
+	if s.nads, err = typedInformer(dyn, gvrNAD, convertTo[nadv1.NetworkAttachmentDefinition], cache.Indexers{}); err != nil {
+		return nil, err
+	}
 	if requireResource(kube.Discovery(), gvrCUDN) == nil {
-		s.cudns = typedInformer(dyn, gvrCUDN, convertTo[udnv1.ClusterUserDefinedNetwork], cache.Indexers{})
+		if s.cudns, err = typedInformer(dyn, gvrCUDN, convertTo[udnv1.ClusterUserDefinedNetwork], cache.Indexers{}); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -88,7 +95,7 @@ func requireResource(d discovery.DiscoveryInterface, gvr schema.GroupVersionReso
 	return fmt.Errorf("controller: %s is not served (CRD not installed)", gvr)
 }
 
-func typedInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, conv cache.TransformFunc, idx cache.Indexers) cache.SharedIndexInformer {
+func typedInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, conv cache.TransformFunc, idx cache.Indexers) (cache.SharedIndexInformer, error) {
 	res := dyn.Resource(gvr)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -99,9 +106,10 @@ func typedInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, conv 
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, idx)
-	// Cannot fail: the informer has not started.
-	_ = inf.SetTransform(conv)
-	return inf
+	if err := inf.SetTransform(conv); err != nil {
+		return nil, fmt.Errorf("controller: %s informer: %w", gvr.Resource, err)
+	}
+	return inf, nil
 }
 
 // convertTo converts an unstructured object into *T, dropping managed

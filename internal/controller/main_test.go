@@ -39,12 +39,17 @@ func runTests(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "controller tests: %v\n", err)
 		return 1
 	}
-	if srv != nil {
-		defer os.RemoveAll(dir)
-		defer srv.Close()
-		cluster.cfg = srv.RESTConfig()
+	if srv == nil {
+		return m.Run()
 	}
-	return m.Run()
+	defer os.RemoveAll(dir)
+	cluster.cfg = srv.RESTConfig()
+	code := m.Run()
+	if err := srv.Close(); err != nil { // a daemon that died during the tests
+		fmt.Fprintf(os.Stderr, "controller tests: %v\n", err)
+		code = max(code, 1)
+	}
+	return code
 }
 
 func startCluster() (*kubeapi.Server, string, error) {
