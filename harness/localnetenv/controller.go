@@ -84,10 +84,12 @@ func (p *controllerProc) close() error {
 	return errors.Join(errs...)
 }
 
-// stopModes maps a scenario restart mode to cplife's.
-var stopModes = map[string]cplife.StopMode{
-	scenarios.ControllerGraceful: cplife.StopGraceful,
-	scenarios.ControllerKill9:    cplife.StopKill,
+// stopMode maps a scenario restart mode to cplife's.
+func stopMode(mode string) cplife.StopMode {
+	if mode == scenarios.ControllerKill9 {
+		return cplife.StopKill
+	}
+	return cplife.StopGraceful
 }
 
 // RestartController restarts the controller process (at the spec's kill
@@ -101,13 +103,13 @@ func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRest
 	if err != nil {
 		return harness.ControllerResult{}, err
 	}
-	res, err := e.restartUnderProbe(ctx, spec, s)
+	run, err := e.restartUnderProbe(ctx, spec, s)
 	sr := s.Stop()
 	if err != nil {
 		return harness.ControllerResult{}, err
 	}
-	res.finish(sr)
-	return res.result(), nil
+	run.stream = sr
+	return run.result(), nil
 }
 
 // restartRun is one restartController step's measurements.
@@ -135,7 +137,7 @@ func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRest
 	defer mon.Close()
 	base := mon.Count()
 	run.from = time.Now()
-	next, rr, err := cplife.RestartController(ctx, e.proc.cur, cplife.ControllerRestartSpec{Mode: stopModes[spec.Mode],
+	next, rr, err := cplife.RestartController(ctx, e.proc.cur, cplife.ControllerRestartSpec{Mode: stopMode(spec.Mode),
 		Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
 	e.proc.cur = next
 	run.restart = rr
@@ -152,6 +154,9 @@ func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRest
 	if err := mon.Sync(ctx); err != nil {
 		return nil, err
 	}
+	if err := mon.Err(); err != nil {
+		return nil, fmt.Errorf("NB monitor: %w", err)
+	}
 	run.txs = mon.Transactions(base)
 	run.marks = s.Marks(run.from, run.end)
 	return run, nil
@@ -160,8 +165,6 @@ func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRest
 // steadyRun is how many marked probe packets in a row make marking
 // steady: half the nominal packets of steadyWindow.
 func steadyRun(s *cplife.Stream) int { return int(steadyWindow / s.Spec().Interval / 2) }
-
-func (r *restartRun) finish(sr cplife.StreamResult) { r.stream = sr }
 
 func (r *restartRun) result() harness.ControllerResult {
 	rr := r.restart
