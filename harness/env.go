@@ -165,6 +165,7 @@ type LifeResult struct {
 type Env interface {
 	Cluster
 	Lifecycle
+	ControllerOps
 	NB
 	Traffic
 	Simulator

@@ -126,6 +126,8 @@ func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error 
 		return ex.startVMs(ctx, st.StartVM)
 	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
 		return ex.lifecycle(ctx, st)
+	case "restartController", "upgrade":
+		return ex.controllerStep(ctx, st)
 	case "start":
 		return ex.start(ctx, i, st.Start)
 	case "stop":
@@ -191,6 +193,8 @@ func summary(st *scenarios.Step) string {
 	case "restartDaemon":
 		r := st.RestartDaemon
 		s = fmt.Sprintf("%s %s on node %d, probe from VM %s", r.Mode, r.Daemon, r.Node, r.VM)
+	case "restartController", "upgrade":
+		s = controllerSummary(st)
 	case "start", "stop":
 		s = strings.Join(append(st.Start, st.Stop...), ", ")
 	case "wait":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,7 +95,7 @@ func TestErrorClassesGolden(t *testing.T) {
 		t.Fatalf("base scenario must be valid: %v", err)
 	}
 	var got strings.Builder
-	for _, c := range errorCases {
+	for _, c := range slices.Concat(errorCases, controllerErrorCases) {
 		if n := strings.Count(string(base), c.old); n != 1 {
 			t.Fatalf("%s: %q occurs %d times in base.yaml, want 1", c.name, c.old, n)
 		}

@@ -47,6 +47,8 @@ type Scenario struct {
 	Flows       []Flow     `yaml:"flows"`
 	Invariants  Invariants `yaml:"invariants"`
 	Steps       []Step     `yaml:"steps,required"`
+	// Controller is how the controller runs (controller.go).
+	Controller ControllerSpec `yaml:"controller"`
 
 	// File is the path the scenario was read from.
 	File string `yaml:"-"`
@@ -190,6 +192,11 @@ type Step struct {
 	Stop          []string       `yaml:"stop"`
 	Wait          *Check         `yaml:"wait"`
 	Expect        *Check         `yaml:"expect"`
+
+	// RestartController and Upgrade act on the controller process under
+	// the step's Probe (controller.go).
+	RestartController *RestartController `yaml:"restartController"`
+	Upgrade           *Upgrade           `yaml:"upgrade"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`

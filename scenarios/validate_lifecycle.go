@@ -6,7 +6,10 @@ import (
 )
 
 // lifecycleKinds are the step kinds that run under a probe.
-var lifecycleKinds = []string{"migrate", "restartLauncher", "guestIP", "restartDaemon"}
+var lifecycleKinds = []string{"migrate", "restartLauncher", "guestIP", "restartDaemon", "restartController", "upgrade"}
+
+// gapKinds are the lifecycle steps that measure (and need) maxGap.
+var gapKinds = []string{"restartDaemon", "restartController", "upgrade"}
 
 // probe checks that exactly the lifecycle steps have a probe and resolves
 // its object.
@@ -19,7 +22,7 @@ func (v *validator) probe(s *Step, kind, path string, st *stepState) error {
 	case p == nil:
 		return nil
 	case !needs:
-		return v.d.errAt(path+".probe", "only migrate, restartLauncher, guestIP and restartDaemon steps run under a probe")
+		return v.d.errAt(path+".probe", "only migrate, restartLauncher, guestIP, restartDaemon, restartController and upgrade steps run under a probe")
 	}
 	path += ".probe"
 	if v.sc.Host(p.Peer) == nil {
@@ -37,10 +40,10 @@ func (v *validator) probe(s *Step, kind, path string, st *stepState) error {
 		return v.d.errAt(path+".maxUnmarked", "must not be negative")
 	case p.MaxLost < 0:
 		return v.d.errAt(path+".maxLost", "must not be negative")
-	case kind == "restartDaemon" && p.MaxGap <= 0:
-		return v.d.errAt(path+".maxGap", "required for a restartDaemon step (the longest tolerated time without a marked packet)")
-	case kind != "restartDaemon" && p.MaxGap != 0:
-		return v.d.errAt(path+".maxGap", "only a restartDaemon step measures the marking gap")
+	case slices.Contains(gapKinds, kind) && p.MaxGap <= 0:
+		return v.d.errAt(path+".maxGap", "required for a %s step (the longest tolerated time without a marked packet)", kind)
+	case !slices.Contains(gapKinds, kind) && p.MaxGap != 0:
+		return v.d.errAt(path+".maxGap", "only restartDaemon, restartController and upgrade steps measure the marking gap")
 	}
 	p.Manifest = m
 	return nil

@@ -22,6 +22,8 @@ type stepState struct {
 	running map[string]bool // VMs that exist at this step (late ones once started)
 	node    map[string]int  // VM -> node index at this step
 	readdr  map[string]bool // VMs whose guest address a step changed
+	// controllerUp: the controller runs at this step
+	controllerUp bool
 }
 
 // Kind names the step's action.
@@ -41,7 +43,8 @@ func (s *Step) kinds() []string {
 	}{
 		{"apply", s.Apply != nil}, {"delete", s.Delete != nil}, {"edit", s.Edit != nil},
 		{"label", s.Label != nil}, {"startVM", s.StartVM != nil}, {"migrate", s.Migrate != nil},
-		{"restartLauncher", s.RestartLauncher != nil}, {"guestIP", s.GuestIP != nil}, {"restartDaemon", s.RestartDaemon != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
+		{"restartLauncher", s.RestartLauncher != nil}, {"guestIP", s.GuestIP != nil}, {"restartDaemon", s.RestartDaemon != nil},
+		{"restartController", s.RestartController != nil}, {"upgrade", s.Upgrade != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
 		{"wait", s.Wait != nil}, {"expect", s.Expect != nil},
 	} {
 		if k.set {
@@ -53,6 +56,7 @@ func (s *Step) kinds() []string {
 
 func (v *validator) steps() error {
 	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}, running: map[string]bool{}, node: map[string]int{}, readdr: map[string]bool{}}
+	st.controllerUp = v.sc.BootsController()
 	for _, vm := range v.sc.Topology.VMs {
 		st.running[vm.Name] = !vm.Late
 		st.node[vm.Name] = vm.Node
@@ -76,13 +80,13 @@ func (v *validator) steps() error {
 			return v.d.errAt("steps", "flow %q is started but never stopped", f.Name)
 		}
 	}
-	return nil
+	return v.controllerStarted(st)
 }
 
 func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	kinds := s.kinds()
 	if len(kinds) != 1 {
-		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
 	}
 	if err := v.probe(s, kinds[0], path, st); err != nil {
 		return err
@@ -90,6 +94,8 @@ func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	switch kinds[0] {
 	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
 		return v.lifecycle(s, kinds[0], path, st)
+	case "restartController", "upgrade":
+		return v.controller(s, kinds[0], path, st)
 	case "apply":
 		return v.applyOrDelete(s, s.Apply, path+".apply", st, true)
 	case "delete":

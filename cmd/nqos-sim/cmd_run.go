@@ -132,6 +132,10 @@ func lifecycleTargets(st *scenarios.Step) []string {
 	case st.RestartDaemon != nil:
 		r := st.RestartDaemon
 		out = append(out, fmt.Sprintf("%s %s on node %d", r.Mode, r.Daemon, r.Node))
+	case st.RestartController != nil:
+		out = append(out, fmt.Sprintf("%s controller restart, afterTx %d, probe from VM %s", st.RestartController.Mode, st.RestartController.AfterTx, st.RestartController.VM))
+	case st.Upgrade != nil:
+		out = append(out, fmt.Sprintf("upgrade from legacy rows of %v, probe from VM %s", st.Upgrade.Legacy, st.Upgrade.VM))
 	}
 	if p := st.Probe; p != nil {
 		out = append(out, fmt.Sprintf("under probe %s -> %s DSCP %d", p.Object, p.Peer, p.DSCP))
@@ -173,5 +177,10 @@ func newProvisioner() (harness.Provisioner, error) {
 		return nil, errors.New("the localnet testbed needs root (network namespaces, OVS)")
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return &localnetenv.Provisioner{Log: log}, nil
+	// scenarios that restart the controller run this binary's controller command
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("controller binary: %w", err)
+	}
+	return &localnetenv.Provisioner{Log: log, ControllerBin: bin}, nil
 }

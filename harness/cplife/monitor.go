@@ -29,6 +29,8 @@ type RowChange struct {
 	// OldMatch is set when a modify changed it.
 	Match    string `json:"match,omitempty"`
 	OldMatch string `json:"oldMatch,omitempty"`
+	// Ports is how many ports a Port_Group row holds after the change.
+	Ports int `json:"ports,omitempty"`
 }
 
 // Transaction is one update notification of the monitor: ovsdb-server
@@ -224,7 +226,31 @@ func rowChange(table, uuid string, img rowImage) RowChange {
 		c.OldMatch = stringCol(img.Old, "match")
 	}
 	c.Name, c.Match = stringCol(img.New, "name"), stringCol(img.New, "match")
+	if table == "Port_Group" {
+		c.Ports = setSize(img.New["ports"])
+	}
 	return c
+}
+
+// setSize counts the members of an OVSDB set column: ["set", [...]] or
+// a single atom (one member); absent or malformed is 0.
+func setSize(raw json.RawMessage) int {
+	var set []json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &set) != nil || len(set) != 2 {
+		return 0
+	}
+	var tag string
+	if json.Unmarshal(set[0], &tag) != nil {
+		return 0
+	}
+	if tag != "set" {
+		return 1 // ["uuid", "..."]
+	}
+	var members []json.RawMessage
+	if json.Unmarshal(set[1], &members) != nil {
+		return 0
+	}
+	return len(members)
 }
 
 // stringCol decodes a string column of a row image ("" when absent).

@@ -87,5 +87,5 @@ func (e *Env) Logs(ctx context.Context) []reports.Log {
 		}
 		out = append(out, reports.Log{Name: filepath.Base(f), Text: string(raw)})
 	}
-	return out
+	return append(out, e.controllerLog()...)
 }

@@ -38,6 +38,9 @@ type Provisioner struct {
 	// CRDFiles overrides the CRD manifests (default: config/crd above the
 	// working directory, found by topo/localnet).
 	CRDFiles []string
+	// ControllerBin is an nqos-sim binary for scenarios that run the
+	// controller as a process (controller.go); "" builds one.
+	ControllerBin string
 
 	mu     sync.Mutex
 	runIDs []string
@@ -67,6 +70,9 @@ type Env struct {
 	ctrlWG sync.WaitGroup
 	ctrlMu sync.Mutex
 	ctrlEr error
+	// ctrlBin and proc: the controller as a process (controller.go).
+	ctrlBin string
+	proc    *controllerProc
 }
 
 var _ harness.Provisioner = (*Provisioner)(nil)
@@ -97,7 +103,7 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, err)
 	}
-	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log()}
+	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log(), ctrlBin: p.ControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
@@ -177,6 +183,12 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	}
 	if e.nb, err = ovnnb.Dial(ctx, e.tb.NBAddress(), log); err != nil {
 		return fmt.Errorf("NB client: %w", err)
+	}
+	if e.sc.ControllerProcess() {
+		if err := e.startProcess(ctx); err != nil {
+			return err
+		}
+		return e.createVMs(ctx)
 	}
 	ctrl, err := controller.New(controller.Config{Kube: cfg, NB: e.nb, Log: log})
 	if err != nil {
@@ -274,10 +286,14 @@ func (e *Env) Close() error {
 		e.cancel()
 		e.ctrlWG.Wait()
 	}
+	var procErr error
+	if e.proc != nil {
+		procErr = e.proc.close()
+	}
 	if e.nb != nil {
 		e.nb.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return e.tb.Close(ctx)
+	return errors.Join(procErr, e.tb.Close(ctx))
 }

@@ -1,0 +1,172 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nqos/nqos/scenarios"
+)
+
+// Properties of the controller steps (see failures.go for the others).
+const (
+	// PropWriters: NB transactions committed while no controller ran
+	// beyond what the killed process had in flight.
+	PropWriters = "nb-writers"
+	// PropMigration: a legacy migration out of order (the legacy set
+	// deleted before the port group was populated and the match
+	// rewritten) or incomplete.
+	PropMigration = "migration-order"
+)
+
+// killInFlight is how many transactions of a SIGKILLed controller may
+// still commit after it is gone: one per reconcile worker
+// (internal/controller runs 8) already sent when the signal lands. A
+// graceful stop leaves none.
+const killInFlight = 8
+
+// ControllerOps runs the NetworkQoS controller as a process the steps can
+// stop, kill and start, each under a VM's constant-rate marked probe
+// stream to an external host watched on the VM's node uplink.
+type ControllerOps interface {
+	// RestartController stops the controller as the spec says, starts a
+	// new process, waits until it is synced and the NB equals the
+	// compiler's rows for the cluster's objects (a clean run), and
+	// measures the probe.
+	RestartController(ctx context.Context, spec ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (ControllerResult, error)
+	// Upgrade pre-seeds legacy address-set rows for the objects (the
+	// controller is not running), waits until they mark the probe,
+	// starts the controller and observes the migration's NB
+	// transactions until the NB equals the compiler's rows.
+	Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (ControllerResult, error)
+}
+
+// ControllerRestart is one controller restart.
+type ControllerRestart struct {
+	Mode string // scenarios.ControllerGraceful or ControllerKill9
+	// Burst, if set, runs concurrently with the restart: the object
+	// changes the controller is reconciling. With AfterTx > 0 the
+	// controller is stopped right after the AfterTx-th NB transaction
+	// since the burst began.
+	Burst   func(ctx context.Context) error
+	AfterTx int
+}
+
+// ControllerResult is what a controller step measured.
+type ControllerResult struct {
+	LifeResult
+	// Missing and Extra are the NB rows that differ from the compiler's
+	// rows for the cluster's objects once the controller is back (Extra
+	// holds orphans and duplicates); Problems are the NB audit's findings
+	// then (dangling references, duplicate ids, rows off every switch).
+	Missing, Extra, Problems []string
+	// TxWhileDown counts NB transactions between the old process's exit
+	// and the new one's start (restartController).
+	TxWhileDown int
+	// OrderErrors are the ways the legacy migration broke its order
+	// (upgrade).
+	OrderErrors []string
+}
+
+// controllerStep runs a restartController or upgrade step and judges it.
+func (ex *execution) controllerStep(ctx context.Context, st *scenarios.Step) error {
+	var (
+		res ControllerResult
+		err error
+		vm  *scenarios.VM
+	)
+	if u := st.Upgrade; u != nil {
+		vm = ex.sc.VM(u.VM)
+		res, err = ex.env.Upgrade(ctx, u.Objects, vm, st.Probe)
+	} else {
+		r := st.RestartController
+		vm = ex.sc.VM(r.VM)
+		spec := ControllerRestart{Mode: r.Mode, AfterTx: r.AfterTx}
+		if len(r.Applied)+len(r.Deleted) > 0 {
+			spec.Burst = ex.burst(r)
+		}
+		res, err = ex.env.RestartController(ctx, spec, vm, st.Probe)
+	}
+	if err != nil {
+		return fmt.Errorf("%s (probe VM %s): %w", st.Kind(), vm.Name, err)
+	}
+	ex.measures, ex.detail = res.Measures, res.Detail
+	if m := judgeController(vm.Name, st, res); len(m) > 0 {
+		return m.failure("")
+	}
+	return nil
+}
+
+// burst applies, then deletes, the step's manifests one after the other
+// and records each change in the world.
+func (ex *execution) burst(r *scenarios.RestartController) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for _, m := range r.Applied {
+			if err := ex.env.Apply(ctx, m); err != nil {
+				return fmt.Errorf("apply %s: %w", m.Key(), err)
+			}
+			ex.world.apply(m)
+		}
+		for _, m := range r.Deleted {
+			if err := ex.env.Delete(ctx, m); err != nil {
+				return fmt.Errorf("delete %s: %w", m.Key(), err)
+			}
+			ex.world.remove(m)
+		}
+		return nil
+	}
+}
+
+// judgeController checks the probe (unmarked, lost, gap), the NB against
+// the compiler's rows, the writers while no controller ran and the
+// migration order.
+func judgeController(vm string, st *scenarios.Step, res ControllerResult) mismatches {
+	var mism mismatches
+	p := st.Probe
+	mism.add(PropUnmarked, probeUnmarked(vm, res.LifeResult, p)...)
+	mism.add(PropLoss, probeLoss(vm, res.LifeResult, p)...)
+	if res.Gap > p.MaxGap {
+		mism.add(PropGap, fmt.Sprintf("VM %s: %v without a marked probe packet, at most %v allowed", vm, res.Gap, p.MaxGap))
+	}
+	if len(res.Missing)+len(res.Extra) > 0 {
+		mism.add(PropRows, fmt.Sprintf("after the controller came back the NB differs from the compiler's rows: %d missing %v, %d extra (orphans, duplicates) %v",
+			len(res.Missing), res.Missing, len(res.Extra), res.Extra))
+	}
+	if len(res.Problems) > 0 {
+		mism.add(PropRows, "NB audit after the controller came back: "+strings.Join(res.Problems, "; "))
+	}
+	if r := st.RestartController; r != nil {
+		allowed := 0
+		if r.Mode == scenarios.ControllerKill9 {
+			allowed = killInFlight
+		}
+		if res.TxWhileDown > allowed {
+			mism.add(PropWriters, fmt.Sprintf("%d NB transactions while no controller ran, at most %d allowed after %s", res.TxWhileDown, allowed, r.Mode))
+		}
+	}
+	mism.add(PropMigration, res.OrderErrors...)
+	return mism
+}
+
+// controllerSummary describes a controller step.
+func controllerSummary(st *scenarios.Step) string {
+	if u := st.Upgrade; u != nil {
+		return fmt.Sprintf("legacy rows for %s, then the controller starts; probe from VM %s", strings.Join(u.Legacy, ", "), u.VM)
+	}
+	r := st.RestartController
+	s := r.Mode + " controller restart"
+	var burst []string
+	for _, m := range r.Applied {
+		burst = append(burst, "apply "+m.Key())
+	}
+	for _, m := range r.Deleted {
+		burst = append(burst, "delete "+m.Key())
+	}
+	if len(burst) > 0 {
+		s += " during a burst (" + strings.Join(burst, ", ") + ")"
+	}
+	if r.AfterTx > 0 {
+		s += fmt.Sprintf(" right after NB transaction %d", r.AfterTx)
+	}
+	return s + ", probe from VM " + r.VM
+}

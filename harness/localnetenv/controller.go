@@ -1,0 +1,215 @@
+package localnetenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/cplife"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// Timeouts of the controller steps.
+const (
+	syncTimeout     = 60 * time.Second // process start to its synced log line
+	convergeTimeout = 30 * time.Second // synced to the NB equal to the compiler's rows
+	markedTimeout   = 30 * time.Second // a steady run of marked probe packets
+	// steadyWindow is the baseline before and the steady state after a
+	// controller step: half its nominal probe packets marked in a row.
+	steadyWindow = time.Second
+)
+
+// controllerProc is the controller run as an `nqos-sim controller`
+// subprocess (scenarios with restartController or upgrade steps), so a
+// step can SIGTERM or SIGKILL it and start a new one.
+type controllerProc struct {
+	cfg cplife.ControllerConfig
+	cur *cplife.Controller // nil while no process runs
+	// binDir is a directory this Env built the binary into (removed on
+	// close), "" when the binary was given.
+	binDir string
+}
+
+// startProcess configures the controller process and, if the scenario
+// boots it, starts it and waits until it is synced. Without a binary
+// (Provisioner.ControllerBin) it builds nqos-sim into a temporary
+// directory.
+func (e *Env) startProcess(ctx context.Context) error {
+	p := &controllerProc{}
+	e.proc = p
+	bin := e.ctrlBin
+	if bin == "" {
+		dir, err := os.MkdirTemp("", "nqos-controller-")
+		if err != nil {
+			return fmt.Errorf("controller binary: %w", err)
+		}
+		p.binDir = dir
+		if bin, err = cplife.BuildController(ctx, dir); err != nil {
+			return err
+		}
+	}
+	p.cfg = cplife.ControllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
+		LogPath: filepath.Join(e.dir, "controller.log")}
+	if !e.sc.BootsController() {
+		return nil
+	}
+	_, err := e.startController(ctx)
+	return err
+}
+
+// startController starts a process and waits until it is synced.
+func (e *Env) startController(ctx context.Context) (*cplife.Controller, error) {
+	c, err := cplife.StartController(ctx, e.proc.cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.proc.cur = c
+	return c, c.WaitSynced(ctx, syncTimeout)
+}
+
+// closeProcess kills the controller process and removes a built binary.
+func (p *controllerProc) close() error {
+	var errs []error
+	if p.cur != nil {
+		errs = append(errs, p.cur.Close())
+	}
+	if p.binDir != "" {
+		errs = append(errs, os.RemoveAll(p.binDir))
+	}
+	return errors.Join(errs...)
+}
+
+// stopMode maps a scenario restart mode to cplife's.
+func stopMode(mode string) cplife.StopMode {
+	if mode == scenarios.ControllerKill9 {
+		return cplife.StopKill
+	}
+	return cplife.StopGraceful
+}
+
+// RestartController restarts the controller process (at the spec's kill
+// point of its burst) while the VM's marked probe stream runs, then waits
+// until the NB equals the compiler's rows and marking is steady.
+func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
+	if e.proc == nil || e.proc.cur == nil {
+		return harness.ControllerResult{}, errors.New("restart controller: no controller process runs")
+	}
+	s, err := e.probeStream(ctx, vm, p)
+	if err != nil {
+		return harness.ControllerResult{}, err
+	}
+	run, err := e.restartUnderProbe(ctx, spec, s)
+	sr := s.Stop()
+	if err != nil {
+		return harness.ControllerResult{}, err
+	}
+	run.stream = sr
+	return run.result(), nil
+}
+
+// restartRun is one restartController step's measurements.
+type restartRun struct {
+	restart   cplife.ControllerRestartResult
+	from, end time.Time
+	marks     cplife.MarkStats
+	converged convergence
+	txs       []cplife.Transaction
+	stream    cplife.StreamResult
+	afterTx   int
+	burst     bool
+}
+
+func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *cplife.Stream) (*restartRun, error) {
+	run := &restartRun{afterTx: spec.AfterTx, burst: spec.Burst != nil}
+	steady := steadyRun(s)
+	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steady, markedTimeout); err != nil {
+		return nil, fmt.Errorf("probe before the restart: %w", err)
+	}
+	mon, err := cplife.StartNBMonitor(ctx, e.tb.NBAddress())
+	if err != nil {
+		return nil, err
+	}
+	defer mon.Close()
+	base := mon.Count()
+	run.from = time.Now()
+	next, rr, err := cplife.RestartController(ctx, e.proc.cur, cplife.ControllerRestartSpec{Mode: stopMode(spec.Mode),
+		Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
+	e.proc.cur = next
+	run.restart = rr
+	if err != nil {
+		return nil, err
+	}
+	if run.converged, err = e.converge(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.WaitMarkedRun(ctx, time.Now(), steady, markedTimeout); err != nil {
+		return nil, fmt.Errorf("probe after the restart: %w", err)
+	}
+	run.end = time.Now()
+	if err := mon.Sync(ctx); err != nil {
+		return nil, err
+	}
+	if err := mon.Err(); err != nil {
+		return nil, fmt.Errorf("NB monitor: %w", err)
+	}
+	run.txs = mon.Transactions(base)
+	run.marks = s.Marks(run.from, run.end)
+	return run, nil
+}
+
+// steadyRun is how many marked probe packets in a row make marking
+// steady: half the nominal packets of steadyWindow.
+func steadyRun(s *cplife.Stream) int { return int(steadyWindow / s.Spec().Interval / 2) }
+
+func (r *restartRun) result() harness.ControllerResult {
+	rr := r.restart
+	point := "idle: no burst"
+	switch {
+	case r.afterTx > 0:
+		point = fmt.Sprintf("right after NB transaction %d of the burst (%d seen when the signal went out, %d more of the old process arrived after it)",
+			r.afterTx, rr.TxBeforeStop, rr.TxAfterSignal)
+	case r.burst:
+		point = "at the start of the burst"
+	}
+	ms := []reports.Measure{
+		{Name: "kill point: burst transactions before the signal", Count: rr.TxBeforeStop, Unit: "transactions", Note: point},
+		measure("stop signal → new process started", rr.Down),
+		measure("new process started → synced", rr.Sync),
+		measure("stop signal → controller ready (synced)", rr.Down+rr.Sync),
+		measure("controller ready → NB equal to the compiler's rows", r.converged.after(rr)),
+		measure("marking gap (longest time without a marked probe packet)", r.marks.Gap),
+		counted("probe packets seen from the restart on", r.marks.Packets, "packets"),
+		counted("probe packets unmarked from the restart on", r.marks.Unmarked, "packets"),
+		counted("probe datagrams lost over the whole stream", r.stream.Lost, "datagrams"),
+		counted("NB transactions seen during the step", len(r.txs), "transactions"),
+		counted("NB transactions of the old process after the signal", rr.TxAfterSignal, "transactions"),
+		counted("NB transactions while no controller ran", rr.TxWhileDown, "transactions"),
+	}
+	out := r.converged.result()
+	out.LifeResult = harness.LifeResult{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
+		Lost: map[string]int{"out": r.stream.Lost}, Measures: ms,
+		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
+			"changes": cplife.CountChanges(r.txs), "transactions": r.txs}}
+	out.TxWhileDown = rr.TxWhileDown
+	return out
+}
+
+// controllerLog is the tail of the controller process's log, if any.
+func (e *Env) controllerLog() []reports.Log {
+	if e.proc == nil {
+		return nil
+	}
+	raw, err := os.ReadFile(e.proc.cfg.LogPath)
+	if err != nil {
+		return nil
+	}
+	if len(raw) > logTail {
+		raw = raw[len(raw)-logTail:]
+	}
+	return []reports.Log{{Name: "nqos-controller.log", Text: string(raw)}}
+}

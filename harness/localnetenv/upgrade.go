@@ -1,0 +1,186 @@
+package localnetenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/cplife"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// legacyObject is one NetworkQoS whose legacy rows a step seeded.
+type legacyObject struct {
+	Key    string              `json:"key"`       // "ns/name"
+	PG     string              `json:"portGroup"` // the port group the migration must create
+	Ports  int                 `json:"ports"`     // how many ports the compiler puts in it
+	Seeded cplife.SeededLegacy `json:"seeded"`
+}
+
+// upgradeRun is one upgrade step's measurements.
+type upgradeRun struct {
+	objects   []legacyObject
+	seededAt  time.Time
+	legacyAt  time.Time // first packet of a steady run marked by the legacy rows
+	startAt   time.Time // controller process started
+	syncedAt  time.Time
+	converged convergence
+	end       time.Time
+	txs       []cplife.Transaction
+	orders    []cplife.MigrationOrder
+	errs      []string
+	marks     cplife.MarkStats // controller start to the end
+	before    cplife.MarkStats // seeding to the controller start
+	stream    cplife.StreamResult
+}
+
+// Upgrade seeds legacy rows for the objects, as the address-set-based
+// generation wrote them, waits until they mark the VM's probe stream,
+// starts the controller with an NB monitor running, and checks the
+// migration's transaction order and the final rows.
+func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
+	if e.proc == nil || e.proc.cur != nil {
+		return harness.ControllerResult{}, errors.New("upgrade: the controller must not run yet (scenario controller.boot: false)")
+	}
+	run := &upgradeRun{}
+	if err := e.seedLegacy(ctx, legacy, run); err != nil {
+		return harness.ControllerResult{}, err
+	}
+	s, err := e.probeStream(ctx, vm, p)
+	if err != nil {
+		return harness.ControllerResult{}, err
+	}
+	err = e.upgradeUnderProbe(ctx, s, run)
+	run.stream = s.Stop()
+	if err != nil {
+		return harness.ControllerResult{}, err
+	}
+	return run.result(), nil
+}
+
+func (e *Env) upgradeUnderProbe(ctx context.Context, s *cplife.Stream, run *upgradeRun) error {
+	steady := steadyRun(s)
+	var err error
+	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steady, markedTimeout); err != nil {
+		return fmt.Errorf("probe marked by the legacy rows: %w", err)
+	}
+	mon, err := cplife.StartNBMonitor(ctx, e.tb.NBAddress())
+	if err != nil {
+		return err
+	}
+	defer mon.Close()
+	base := mon.Count()
+	run.startAt = time.Now()
+	c, err := e.startController(ctx)
+	if err != nil {
+		return err
+	}
+	run.syncedAt = c.SyncedAt()
+	if run.converged, err = e.converge(ctx); err != nil {
+		return err
+	}
+	if _, err := s.WaitMarkedRun(ctx, time.Now(), steady, markedTimeout); err != nil {
+		return fmt.Errorf("probe after the migration: %w", err)
+	}
+	run.end = time.Now()
+	if err := mon.Sync(ctx); err != nil {
+		return err
+	}
+	if err := mon.Err(); err != nil {
+		return fmt.Errorf("NB monitor: %w", err)
+	}
+	run.txs = mon.Transactions(base)
+	run.marks = s.Marks(run.startAt, run.end)
+	run.before = s.Marks(run.seededAt, run.startAt)
+	run.checkOrder(e.nb.Rows())
+	return nil
+}
+
+// checkOrder checks each object's migration: the port group inserted
+// and holding its ports no later than the transaction that rewrote each
+// legacy row, the legacy set deleted strictly afterwards and gone from
+// the final rows.
+func (run *upgradeRun) checkOrder(final qos.Desired) {
+	for _, o := range run.objects {
+		order, err := cplife.LegacyMigrationOrder(run.txs, o.Seeded, o.PG)
+		run.orders = append(run.orders, order)
+		if err != nil {
+			run.errs = append(run.errs, fmt.Sprintf("%s: %v", o.Key, err))
+		}
+		for i, seq := range order.RewriteTx {
+			if n := portsAt(run.txs, o.PG, seq); seq > 0 && n < o.Ports {
+				run.errs = append(run.errs, fmt.Sprintf("%s: legacy row %s rewritten in transaction %d while port group %s held %d of its %d ports",
+					o.Key, o.Seeded.QoSUUIDs[i], seq, o.PG, n, o.Ports))
+			}
+		}
+		if slices.ContainsFunc(final.AddressSets, func(as qos.AddressSet) bool { return as.Name == o.Seeded.AddressSet }) {
+			run.errs = append(run.errs, fmt.Sprintf("%s: legacy address set %s is still in the NB", o.Key, o.Seeded.AddressSet))
+		}
+	}
+}
+
+// portsAt is how many ports the port group holds once transaction seq
+// committed.
+func portsAt(txs []cplife.Transaction, pg string, seq int) int {
+	n := 0
+	for _, tx := range txs {
+		if tx.Seq > seq {
+			break
+		}
+		for _, c := range tx.Changes {
+			if c.Table == "Port_Group" && c.Name == pg {
+				n = c.Ports
+			}
+		}
+	}
+	return n
+}
+
+// txAt is the arrival time of transaction seq relative to t (0 if absent).
+func txAt(txs []cplife.Transaction, seq int, t time.Time) time.Duration {
+	for _, tx := range txs {
+		if tx.Seq == seq {
+			return tx.At.Sub(t)
+		}
+	}
+	return 0
+}
+
+func (run *upgradeRun) result() harness.ControllerResult {
+	before := run.before
+	ms := []reports.Measure{
+		{Name: "probe packets marked by the legacy rows before the controller start", Count: before.Marked, Unit: "packets",
+			Note: fmt.Sprintf("%d unmarked; steady marking %v after seeding", before.Unmarked, run.legacyAt.Sub(run.seededAt).Round(time.Millisecond))},
+		measure("controller start → synced (migration done)", run.syncedAt.Sub(run.startAt)),
+	}
+	for i, o := range run.objects {
+		ord := run.orders[i]
+		last := slices.Max(append([]int{0}, ord.RewriteTx...))
+		ms = append(ms,
+			reports.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.startAt),
+				Note: fmt.Sprintf("transaction %d, %d ports", ord.PortGroupTx, portsAt(run.txs, o.PG, ord.PortGroupTx))},
+			reports.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.startAt),
+				Note: fmt.Sprintf("transactions %v", ord.RewriteTx)},
+			reports.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.startAt),
+				Note: fmt.Sprintf("transaction %d (%s)", ord.SetDeleteTx, o.Seeded.AddressSet)})
+	}
+	ms = append(ms,
+		measure("controller start → NB equal to the compiler's rows", max(run.converged.at.Sub(run.startAt), 0)),
+		measure("marking gap from the controller start (longest time without a marked probe packet)", run.marks.Gap),
+		counted("probe packets seen (legacy rows, migration, after)", run.stream.Marks.Packets, "packets"),
+		counted("probe packets unmarked", run.stream.Marks.Unmarked, "packets"),
+		counted("probe datagrams lost over the whole stream", run.stream.Lost, "datagrams"),
+		counted("NB transactions from the controller start", len(run.txs), "transactions"))
+	out := run.converged.result()
+	out.LifeResult = harness.LifeResult{Packets: run.stream.Marks.Packets, Unmarked: run.stream.Marks.Unmarked, Gap: run.marks.Gap,
+		Lost: map[string]int{"out": run.stream.Lost}, Measures: ms,
+		Detail: map[string]any{"legacy": run.objects, "order": run.orders, "transactions": run.txs, "converged": run.converged.res,
+			"marks": run.marks, "beforeStart": run.before, "stream": run.stream}}
+	out.OrderErrors = run.errs
+	return out
+}

@@ -1,0 +1,120 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+)
+
+// controller checks a restartController or upgrade step and tracks
+// whether the controller runs.
+func (v *validator) controller(s *Step, kind, path string, st *stepState) error {
+	if kind == "upgrade" {
+		return v.upgrade(s.Upgrade, s.Probe, path+".upgrade", st)
+	}
+	return v.restartController(s.RestartController, path+".restartController", st)
+}
+
+func (v *validator) restartController(r *RestartController, path string, st *stepState) error {
+	if !st.controllerUp {
+		return v.d.errAt(path, "the controller does not run at this step (controller.boot is false and no upgrade step started it)")
+	}
+	if err := v.probeVM(r.VM, path+".vm", st); err != nil {
+		return err
+	}
+	if r.Mode != ControllerGraceful && r.Mode != ControllerKill9 {
+		return v.d.errAt(path+".mode", "invalid mode %q (want %s or %s)", r.Mode, ControllerGraceful, ControllerKill9)
+	}
+	var err error
+	if r.Applied, err = v.burst(r.Apply, path+".apply", st, true); err != nil {
+		return err
+	}
+	if r.Deleted, err = v.burst(r.Delete, path+".delete", st, false); err != nil {
+		return err
+	}
+	// an apply commits at most one NB transaction, a delete two (rows,
+	// then port group and address sets)
+	most := len(r.Apply) + 2*len(r.Delete)
+	switch {
+	case r.AfterTx < 0:
+		return v.d.errAt(path+".afterTx", "must not be negative")
+	case r.AfterTx > 0 && most == 0:
+		return v.d.errAt(path+".afterTx", "needs a burst (apply or delete) whose NB transactions it counts")
+	case r.AfterTx > most:
+		return v.d.errAt(path+".afterTx", "the burst commits at most %d NB transaction(s) (one per apply, two per delete), not %d", most, r.AfterTx)
+	}
+	return nil
+}
+
+// burst resolves the manifests a restartController step applies or
+// deletes and records them as applied or not.
+func (v *validator) burst(ids []string, path string, st *stepState, apply bool) ([]*Manifest, error) {
+	var out []*Manifest
+	for i, id := range ids {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		m, ok := st.current[id]
+		switch {
+		case !ok:
+			return nil, v.d.errAt(p, "unknown manifest %q", id)
+		case slices.Contains(ids[:i], id):
+			return nil, v.d.errAt(p, "manifest %q is named twice", id)
+		case !apply && !st.applied[id]:
+			return nil, v.d.errAt(p, "deletes manifest %q, which is not applied at this step", id)
+		}
+		st.applied[id] = apply
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func (v *validator) upgrade(u *Upgrade, p *Probe, path string, st *stepState) error {
+	if st.controllerUp {
+		return v.d.errAt(path, "the controller already runs at this step (an upgrade starts it: set controller: {boot: false})")
+	}
+	if err := v.probeVM(u.VM, path+".vm", st); err != nil {
+		return err
+	}
+	if len(u.Legacy) == 0 {
+		return v.d.errAt(path+".legacy", "names no NetworkQoS manifest")
+	}
+	for i, id := range u.Legacy {
+		lp := fmt.Sprintf("%s.legacy[%d]", path, i)
+		m, ok := st.current[id]
+		switch {
+		case !ok || m.QoS == nil:
+			return v.d.errAt(lp, "unknown NetworkQoS manifest %q", id)
+		case !st.applied[id]:
+			return v.d.errAt(lp, "NetworkQoS manifest %q is not applied at this step (its legacy rows are derived from the object)", id)
+		case slices.Contains(u.Legacy[:i], id):
+			return v.d.errAt(lp, "manifest %q is named twice", id)
+		}
+		u.Objects = append(u.Objects, m)
+	}
+	if !slices.Contains(u.Legacy, p.Object) {
+		return v.d.errAt(path+".legacy", "does not name the probe's object %q (the probe must watch a migrated object)", p.Object)
+	}
+	st.controllerUp = true
+	return nil
+}
+
+// probeVM checks the VM that sends a controller step's IPv4 probe stream.
+func (v *validator) probeVM(name, path string, st *stepState) error {
+	if err := v.runningVM(name, path, st); err != nil {
+		return err
+	}
+	switch {
+	case st.readdr[name]:
+		return v.d.errAt(path, "VM %q changed its guest address in a guestIP step (the probe uses the topology address)", name)
+	case v.sc.VM(name).Addresses.V4 == "":
+		return v.d.errAt(path, "VM %q has no IPv4 address (the probe is IPv4)", name)
+	}
+	return nil
+}
+
+// controllerStarted checks that a scenario whose controller does not
+// boot starts it in an upgrade step.
+func (v *validator) controllerStarted(st *stepState) error {
+	if !st.controllerUp {
+		return v.d.errAt("controller.boot", "the controller does not boot and no upgrade step starts it")
+	}
+	return nil
+}
