@@ -191,6 +191,11 @@ type Step struct {
 	Wait          *Check         `yaml:"wait"`
 	Expect        *Check         `yaml:"expect"`
 
+	// Adversarial steps (types_adversarial.go).
+	Spoof       *Spoof       `yaml:"spoof"`
+	Churn       *Churn       `yaml:"churn"`
+	OVNBaseline *OVNBaseline `yaml:"ovnBaseline"`
+
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`
 	// Objects are the manifest revisions apply, delete and edit act on.
@@ -252,6 +257,9 @@ type Probe struct {
 	// MaxGap bounds the longest time without a marked probe packet on the
 	// uplink (restartDaemon only, where it is required).
 	MaxGap time.Duration `yaml:"maxGap"`
+	// MarkedWithin bounds a startVM probe's first marked packet (see
+	// AppearBound; startVM only, where it is required).
+	MarkedWithin time.Duration `yaml:"markedWithin"`
 
 	// Object is the manifest revision in force at the step.
 	Manifest *Manifest `yaml:"-"`
