@@ -13,12 +13,13 @@ import (
 // split lists the applied objects the compiler accepts and rejects in
 // their current revision, and those not applied, sorted by id.
 func (ch *churner) split() (accepted, rejected, absent []string) {
+	want, err := ch.ex.world.compile()
 	for i, m := range ch.c.Base {
 		cur, ok := ch.cur[m.ID]
 		switch {
 		case !ok:
 			absent = append(absent, ch.c.Objects[i])
-		case ch.isRejectedRevision(cur):
+		case err == nil && isRejected(want, cur):
 			rejected = append(rejected, m.ID)
 		default:
 			accepted = append(accepted, m.ID)
@@ -34,9 +35,10 @@ func (ch *churner) split() (accepted, rejected, absent []string) {
 // against) whether a revision is rejected on this topology.
 func (ch *churner) isRejectedRevision(m *scenarios.Manifest) bool {
 	want, err := ch.ex.world.compile()
-	if err != nil {
-		return false
-	}
+	return err == nil && isRejected(want, m)
+}
+
+func isRejected(want qos.Desired, m *scenarios.Manifest) bool {
 	c := acceptedOf(want, keyOf(m))
 	return c != nil && c.Status == "False"
 }

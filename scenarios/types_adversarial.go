@@ -10,13 +10,17 @@ import (
 // (package harness/vmlife's defaults), so each spoofed flow offers
 // SpoofOfferedBits bit/s (whole untagged Ethernet frames) for one second.
 const (
-	SpoofPPS          = 3000
-	SpoofPayload      = 1000
-	SpoofOfferedBits  = SpoofPPS * 8 * (14 + 20 + 8 + SpoofPayload)
-	DefaultConverge   = 30 * time.Second
-	DefaultBaselineN  = 3
-	MaxChurnDuration  = 30 * time.Second
-	MinChurnInterval  = 20 * time.Millisecond
+	SpoofPPS         = 3000
+	SpoofPayload     = 1000
+	SpoofOfferedBits = SpoofPPS * 8 * (14 + 20 + 8 + SpoofPayload)
+)
+
+// Churn and baseline bounds and defaults.
+const (
+	DefaultConverge  = 30 * time.Second      // churn: restore -> converged
+	DefaultBaselineN = 3                     // ovnBaseline samples
+	MaxChurnDuration = 30 * time.Second      // CI budget
+	MinChurnInterval = 20 * time.Millisecond // below it operations queue up
 )
 
 // Spoof is issue 7 scenario 7: the guest of VM sends raw IPv4 frames to
