@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,19 +96,12 @@ func (ex *execution) realIntent() (qos.Desired, error) {
 	for i, pg := range want.PortGroups {
 		ports := make([]string, len(pg.Ports))
 		for j, p := range pg.Ports {
-			ports[j] = cmpOr(rename[p], p)
+			ports[j] = cmp.Or(rename[p], p)
 		}
 		slices.Sort(ports)
 		want.PortGroups[i].Ports = ports
 	}
 	return want, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // diffRows compares the port groups, address sets and QoS rows of want

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -188,7 +189,7 @@ func (ch *churner) confirmLoop(ctx context.Context) error {
 			keys = append(keys, k)
 		}
 		ch.mu.Unlock()
-		slices.SortFunc(keys, func(a, b ObjectKey) int { return compareKeys(a, b) })
+		slices.SortFunc(keys, compareKeys)
 		for _, k := range keys {
 			if err := ch.confirm(ctx, k); err != nil && ctx.Err() == nil {
 				return err
@@ -198,20 +199,7 @@ func (ch *churner) confirmLoop(ctx context.Context) error {
 }
 
 func compareKeys(a, b ObjectKey) int {
-	if a.Namespace != b.Namespace {
-		return cmpString(a.Namespace, b.Namespace)
-	}
-	return cmpString(a.Name, b.Name)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 }
 
 func (ch *churner) confirm(ctx context.Context, k ObjectKey) error {
