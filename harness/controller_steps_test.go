@@ -10,14 +10,7 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-func builtin(t *testing.T, name string) *scenarios.Scenario {
-	t.Helper()
-	scs, err := scenarios.Resolve([]string{name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return scs[0]
-}
+// builtin is in adversarial_test.go.
 
 // TestControllerRestartSequence: each restartController step restarts
 // once, its burst's applies and deletes run inside the restart (after it

@@ -169,6 +169,7 @@ type Env interface {
 	NB
 	Traffic
 	Simulator
+	Adversary // adversarial.go
 	// OVNVersion is the testbed's OVN version, e.g. "23.03.1".
 	OVNVersion(ctx context.Context) (string, error)
 	// Logs returns the tails of the daemon logs, for failed scenarios.

@@ -33,6 +33,7 @@ type simEnv struct {
 	noJoin  bool        // StartVM leaves the VM out of the NB rows
 	life    *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 	ctrl    simController
+	adv     simAdv // sim_adv_test.go
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {

@@ -28,6 +28,7 @@ type execution struct {
 	// measures are the figures the current step measured.
 	measures []reports.Measure
 	detail   any
+	adv      advState // adversarial.go
 }
 
 func (ex *execution) run(ctx context.Context) {
@@ -123,7 +124,12 @@ func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error 
 	case "label":
 		return ex.label(ctx, st.Label)
 	case "startVM":
+		if st.Probe != nil {
+			return ex.startVMsProbed(ctx, st) // appear.go
+		}
 		return ex.startVMs(ctx, st.StartVM)
+	case "spoof", "churn", "ovnBaseline":
+		return ex.adversarial(ctx, st) // adversarial_steps.go
 	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
 		return ex.lifecycle(ctx, st)
 	case "restartController", "upgrade":
@@ -195,6 +201,8 @@ func summary(st *scenarios.Step) string {
 		s = fmt.Sprintf("%s %s on node %d, probe from VM %s", r.Mode, r.Daemon, r.Node, r.VM)
 	case "restartController", "upgrade":
 		s = controllerSummary(st)
+	case "spoof", "churn", "ovnBaseline":
+		s = adversarialSummary(st)
 	case "start", "stop":
 		s = strings.Join(append(st.Start, st.Stop...), ", ")
 	case "wait":

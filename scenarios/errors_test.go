@@ -107,6 +107,7 @@ func TestErrorClassesGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&got, "%s\n", err)
 	}
+	got.WriteString(adversarialErrors(t, string(base))) // errors_adversarial_test.go
 	golden := filepath.Join("testdata", "errors.golden")
 	if *update {
 		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {

@@ -197,6 +197,10 @@ type Step struct {
 	// the step's Probe (controller.go).
 	RestartController *RestartController `yaml:"restartController"`
 	Upgrade           *Upgrade           `yaml:"upgrade"`
+	// Adversarial steps (types_adversarial.go).
+	Spoof       *Spoof       `yaml:"spoof"`
+	Churn       *Churn       `yaml:"churn"`
+	OVNBaseline *OVNBaseline `yaml:"ovnBaseline"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`
@@ -259,6 +263,9 @@ type Probe struct {
 	// MaxGap bounds the longest time without a marked probe packet on the
 	// uplink (restartDaemon only, where it is required).
 	MaxGap time.Duration `yaml:"maxGap"`
+	// MarkedWithin bounds a startVM probe's first marked packet (see
+	// AppearBound; startVM only, where it is required).
+	MarkedWithin time.Duration `yaml:"markedWithin"`
 
 	// Object is the manifest revision in force at the step.
 	Manifest *Manifest `yaml:"-"`

@@ -21,8 +21,8 @@ func (v *validator) probe(s *Step, kind, path string, st *stepState) error {
 		return v.d.errAt(path, "a %s step needs a probe (peer, object, dscp)", kind)
 	case p == nil:
 		return nil
-	case !needs:
-		return v.d.errAt(path+".probe", "only migrate, restartLauncher, guestIP, restartDaemon, restartController and upgrade steps run under a probe")
+	case !needs && kind != "startVM": // startVM: optional probe (validate_adversarial.go)
+		return v.d.errAt(path+".probe", "only migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade and startVM steps run under a probe")
 	}
 	path += ".probe"
 	if v.sc.Host(p.Peer) == nil {
@@ -44,6 +44,12 @@ func (v *validator) probe(s *Step, kind, path string, st *stepState) error {
 		return v.d.errAt(path+".maxGap", "required for a %s step (the longest tolerated time without a marked packet)", kind)
 	case !slices.Contains(gapKinds, kind) && p.MaxGap != 0:
 		return v.d.errAt(path+".maxGap", "only restartDaemon, restartController and upgrade steps measure the marking gap")
+	case kind == "startVM" && p.MarkedWithin <= 0:
+		return v.d.errAt(path+".markedWithin", "required for a startVM probe (the tolerance on the first marked packet)")
+	case kind != "startVM" && p.MarkedWithin != 0:
+		return v.d.errAt(path+".markedWithin", "only a startVM probe times the first marked packet")
+	case kind == "startVM" && p.MaxLost != 0:
+		return v.d.errAt(path+".maxLost", "a startVM probe starts before the port exists: its loss is not judged")
 	}
 	p.Manifest = m
 	return nil

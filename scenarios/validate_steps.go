@@ -46,6 +46,7 @@ func (s *Step) kinds() []string {
 		{"restartLauncher", s.RestartLauncher != nil}, {"guestIP", s.GuestIP != nil}, {"restartDaemon", s.RestartDaemon != nil},
 		{"restartController", s.RestartController != nil}, {"upgrade", s.Upgrade != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
 		{"wait", s.Wait != nil}, {"expect", s.Expect != nil},
+		{"spoof", s.Spoof != nil}, {"churn", s.Churn != nil}, {"ovnBaseline", s.OVNBaseline != nil},
 	} {
 		if k.set {
 			out = append(out, k.name)
@@ -86,7 +87,7 @@ func (v *validator) steps() error {
 func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	kinds := s.kinds()
 	if len(kinds) != 1 {
-		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade, spoof, churn, ovnBaseline, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
 	}
 	if err := v.probe(s, kinds[0], path, st); err != nil {
 		return err
@@ -105,7 +106,12 @@ func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	case "label":
 		return v.label(s.Label, path+".label", st)
 	case "startVM":
-		return v.startVM(s.StartVM, path+".startVM", st)
+		if err := v.startVM(s.StartVM, path+".startVM", st); err != nil {
+			return err
+		}
+		return v.startVMProbe(s, idx, path)
+	case "spoof", "churn", "ovnBaseline":
+		return v.adversarial(s, kinds[0], path, st)
 	case "start", "stop":
 		return v.traffic(s, idx, path, st)
 	case "wait":

@@ -33,6 +33,9 @@ type SpoofSpec struct {
 	Payload int     `json:"payload"`
 	// Dir receives the uplink captures (required).
 	Dir string `json:"dir"`
+	// Judge overrides the capture verdicts' options (zero: capture's
+	// defaults: 2 ms jitter, floor 0.9 of the rate).
+	Judge capture.JudgeOptions `json:"-"`
 }
 
 // Spoof flow names.

@@ -28,7 +28,7 @@ func (r *SpoofResult) analyze(plan []spoofFlow, caps map[string]*capture.Capture
 		if err != nil {
 			return err
 		}
-		r.Verdicts = append(r.Verdicts, capture.Judge(a, expect, capture.JudgeOptions{})...)
+		r.Verdicts = append(r.Verdicts, capture.Judge(a, expect, spec.Judge)...)
 		for _, f := range plan {
 			if f.node == node {
 				r.Flows = append(r.Flows, spoofFlowResult(f, a.Flow(f.raw.Flow.Name), reports[f.raw.Flow.Name], spec))

@@ -1,0 +1,110 @@
+package harness
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// Properties of the adversarial steps (see failures.go for the others).
+const (
+	PropDSCP         = "dscp"           // a spoofed or control frame left with the wrong class
+	PropPortSecurity = "port-security"  // frames with another VM's MAC left the node
+	PropDelay        = "marking-delay"  // a new VM's first marked packet outside its window
+	PropChurn        = "churn"          // the churn did not exercise what it must
+	PropPolicing     = "policing-bound" // the spoofer's meter was not judged
+)
+
+// Adversary is the environment side of the spoof, churn and ovnBaseline
+// steps and of a startVM step under a probe.
+type Adversary interface {
+	// Spoof runs a spoof step's four raw-frame flows (the spoofer's own
+	// frames, with the other VM's IP, with its IP and MAC, the other VM's
+	// own frames) and returns what the uplink captures saw of each, with
+	// the capture's verdicts (DSCP, token-bucket bound, floor).
+	Spoof(ctx context.Context, sp *scenarios.Spoof) (SpoofResult, error)
+	// PortGroupBaseline times OVN's own port-group change: the VM's
+	// bound port added to a harness-owned port group with a QoS row of
+	// its own, to the first marked probe packet on the uplink.
+	PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (BaselineResult, error)
+	// StartVMProbed starts a late VM like StartVM + CreatePort, but with
+	// the guest's probe to p.Peer running before the LSP is created, and
+	// times the LSP's creation to its port being up, in the object's
+	// port group, and to the first (marked) probe packet on the uplink.
+	StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (Appearance, error)
+	// AcceptedStatus reads a NetworkQoS's generation and its Accepted
+	// condition with the generation it was written for, in one read.
+	AcceptedStatus(ctx context.Context, namespace, name string) (ObjectStatus, error)
+	// WatchRejected is Watch whose rejected set is asked anew for every
+	// audited NB state (objects rejected right now own no row).
+	WatchRejected(ctx context.Context, rejected func(ObjectKey) bool) (Watch, error)
+}
+
+// Spoof flow names, as package harness/vmlife names them.
+const (
+	SpoofOwn       = "spoofer-own"
+	SpoofForgedIP  = "spoofer-victim-ip"
+	SpoofForgedMAC = "spoofer-victim-mac"
+	SpoofControl   = "victim-own"
+)
+
+// SpoofFlow is what the uplinks saw of one spoof flow.
+type SpoofFlow struct {
+	Name                       string
+	Sent, Seen                 uint64
+	DSCP                       map[int]uint64
+	OfferedKbps, DeliveredKbps float64
+}
+
+// SpoofResult is what a spoof step measured.
+type SpoofResult struct {
+	Flows    []SpoofFlow
+	Verdicts []reports.Verdict
+	Detail   any
+}
+
+// Flow returns the named flow (zero when absent).
+func (r SpoofResult) Flow(name string) SpoofFlow {
+	i := slices.IndexFunc(r.Flows, func(f SpoofFlow) bool { return f.Name == name })
+	if i < 0 {
+		return SpoofFlow{Name: name}
+	}
+	return r.Flows[i]
+}
+
+// BaselineResult is OVN's own port-group change time, per sample:
+// pg-set-ports to the first marked packet (Add) and clearing the group
+// to the first unmarked one (Remove).
+type BaselineResult struct {
+	Add, Remove []time.Duration
+	Detail      any
+}
+
+// Appearance is what StartVMProbed measured; durations count from the
+// LSP's creation (zero: not seen).
+type Appearance struct {
+	LSP                                       string
+	PortUp, InGroup, FirstPacket, FirstMarked time.Duration
+	// Packets are the probe packets seen on the uplink, Unmarked those
+	// without the object's DSCP.
+	Packets, Unmarked int
+	Detail            any
+}
+
+// ObjectStatus is a NetworkQoS's generation and Accepted condition.
+type ObjectStatus struct {
+	Found bool
+	// Generation is metadata.generation, Observed the Accepted
+	// condition's observedGeneration.
+	Generation, Observed int64
+	Accepted             *qos.Condition
+}
+
+// advState is what the adversarial steps keep across steps.
+type advState struct {
+	baseline *BaselineResult // the last ovnBaseline step's
+}

@@ -1,0 +1,138 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// adversarial runs a spoof, churn or ovnBaseline step.
+func (ex *execution) adversarial(ctx context.Context, st *scenarios.Step) error {
+	switch st.Kind() {
+	case "spoof":
+		return ex.spoof(ctx, st.Spoof)
+	case "churn":
+		return ex.churn(ctx, st.Churn)
+	}
+	return ex.ovnBaseline(ctx, st.OVNBaseline)
+}
+
+func adversarialSummary(st *scenarios.Step) string {
+	switch {
+	case st.Spoof != nil:
+		sp := st.Spoof
+		return fmt.Sprintf("VM %s forges VM %s's IP and MAC towards %s (own class DSCP %d, %d kbit/s; forged class DSCP %d)",
+			sp.VM, sp.As, sp.Peer, sp.DSCP, sp.RateKbps, sp.AsDSCP)
+	case st.Churn != nil:
+		c := st.Churn
+		return fmt.Sprintf("%s, one operation per %s: VMs %s label %s in %v, NetworkQoS %s", c.Duration, c.Interval,
+			strings.Join(c.VMs, ", "), c.Label, c.Values, strings.Join(c.Objects, ", "))
+	case st.OVNBaseline != nil:
+		b := st.OVNBaseline
+		return fmt.Sprintf("VM %s's port into a harness-owned port group (DSCP %d) and out, %d times, probe to %s", b.VM, b.DSCP, b.Samples, b.Peer)
+	}
+	return ""
+}
+
+func hasV4(fams []scenarios.Family) bool { return slices.Contains(fams, scenarios.V4) }
+
+// spoof runs the spoof flows and judges them: the spoofer's frames with
+// the forged IP keep its own DSCP and meter (the capture's token-bucket
+// verdicts), frames with the forged MAC never leave the node, the forged
+// VM's own frames keep its class.
+func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
+	if !hasV4(ex.fams) {
+		return fmt.Errorf("spoof: the spoofed frames are IPv4 and this run has no IPv4")
+	}
+	res, err := ex.env.Spoof(ctx, sp)
+	if err != nil {
+		return fmt.Errorf("spoof by VM %s as VM %s: %w", sp.VM, sp.As, err)
+	}
+	ex.detail = res.Detail
+	for _, f := range res.Flows {
+		ex.measures = append(ex.measures, reports.Measure{Name: f.Name + ": frames seen on the uplink / sent", Count: int(f.Seen), Unit: "frames",
+			Note: fmt.Sprintf("sent %d, dropped %d, DSCP %v, offered %.0f kbit/s, delivered %.0f kbit/s", f.Sent, f.Sent-min(f.Seen, f.Sent), dscpList(f.DSCP), f.OfferedKbps, f.DeliveredKbps)})
+	}
+	var mism mismatches
+	mism.add(PropDSCP, classMismatches(res.Flow(SpoofOwn), sp.DSCP, "the spoofer's own frames")...)
+	mism.add(PropDSCP, classMismatches(res.Flow(SpoofForgedIP), sp.DSCP, "frames with VM "+sp.As+"'s IP")...)
+	mism.add(PropDSCP, classMismatches(res.Flow(SpoofControl), sp.AsDSCP, "VM "+sp.As+"'s own frames")...)
+	if c := res.Flow(SpoofControl); c.Seen != c.Sent {
+		mism.add(PropDSCP, fmt.Sprintf("VM %s's own frames: %d of %d seen", sp.As, c.Seen, c.Sent))
+	}
+	if m := res.Flow(SpoofForgedMAC); m.Sent == 0 || m.Seen != 0 {
+		mism.add(PropPortSecurity, fmt.Sprintf("frames with VM %s's MAC: %d sent, %d left the node, want all dropped by port security", sp.As, m.Sent, m.Seen))
+	}
+	bound := false
+	for _, v := range res.Verdicts {
+		ex.measures = append(ex.measures, reports.Measure{Name: "capture verdict", Count: 1, Unit: v.Check, Note: v.Message})
+		bound = bound || v.Check == PropPolicing
+		if !v.Pass {
+			mism.add(v.Check, v.Message)
+		}
+	}
+	if !bound {
+		mism.add(PropPolicing, "the capture judged no token-bucket bound for the spoofer's meter")
+	}
+	if len(mism) > 0 {
+		return mism.failure("")
+	}
+	return nil
+}
+
+// classMismatches: some frames seen, every one with DSCP dscp.
+func classMismatches(f SpoofFlow, dscp int, what string) []string {
+	if f.Seen == 0 || f.DSCP[dscp] != f.Seen {
+		return []string{fmt.Sprintf("%s: %d of %d sent seen, DSCP %v, want all with DSCP %d", what, f.Seen, f.Sent, dscpList(f.DSCP), dscp)}
+	}
+	return nil
+}
+
+func dscpList(h map[int]uint64) string {
+	var parts []string
+	for d := range 64 {
+		if n := h[d]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d×%d", n, d))
+		}
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// ovnBaseline measures OVN's own port-group change time and keeps it
+// for later startVM probes.
+func (ex *execution) ovnBaseline(ctx context.Context, b *scenarios.OVNBaseline) error {
+	if !hasV4(ex.fams) {
+		return fmt.Errorf("ovnBaseline: the probe is IPv4 and this run has no IPv4")
+	}
+	res, err := ex.env.PortGroupBaseline(ctx, ex.sc.VM(b.VM), b)
+	if err != nil {
+		return fmt.Errorf("OVN port-group baseline with VM %s: %w", b.VM, err)
+	}
+	if len(res.Add) == 0 {
+		return fmt.Errorf("OVN port-group baseline with VM %s: no sample", b.VM)
+	}
+	ex.detail = res.Detail
+	add := spreadOf(res.Add)
+	ex.measures = append(ex.measures,
+		reports.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add), res.Add)},
+		reports.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
+		reports.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove).median, Note: fmt.Sprintf("%v", res.Remove)})
+	ex.adv.baseline = &res
+	return nil
+}
+
+type spreadStats struct{ min, median, max time.Duration }
+
+func spreadOf(ds []time.Duration) spreadStats {
+	if len(ds) == 0 {
+		return spreadStats{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return spreadStats{min: s[0], median: s[len(s)/2], max: s[len(s)-1]}
+}

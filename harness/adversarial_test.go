@@ -1,0 +1,213 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+func builtin(t *testing.T, name string) *scenarios.Scenario {
+	t.Helper()
+	scs, err := scenarios.Resolve([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scs[0]
+}
+
+func stepOf(t *testing.T, res reports.Scenario, kind string, nth int) reports.Step {
+	t.Helper()
+	for _, st := range res.Steps {
+		if st.Kind == kind {
+			if nth == 0 {
+				return st
+			}
+			nth--
+		}
+	}
+	t.Fatalf("no %s step in %+v", kind, res.Steps)
+	return reports.Step{}
+}
+
+// TestSpoofJudged: the spoof step fails on each way the datapath could
+// betray the port-based match, naming the property, and passes (with
+// the per-flow figures) when the spoofer keeps its class.
+func TestSpoofJudged(t *testing.T) {
+	mutate := func(name string, f func(*SpoofFlow)) func(*scenarios.Spoof) SpoofResult {
+		return func(sp *scenarios.Spoof) SpoofResult {
+			r := passingSpoof(sp)
+			for i := range r.Flows {
+				if r.Flows[i].Name == name {
+					f(&r.Flows[i])
+				}
+			}
+			return r
+		}
+	}
+	cases := []struct {
+		name  string
+		res   func(*scenarios.Spoof) SpoofResult
+		props []string
+	}{
+		{"keeps its class", nil, nil},
+		{"forged IP marked as the victim", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []string{PropDSCP}},
+		{"forged IP never seen", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []string{PropDSCP}},
+		{"forged MAC leaves the node", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []string{PropPortSecurity}},
+		{"forged MAC never sent", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Sent = 0 }), []string{PropPortSecurity}},
+		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []string{PropDSCP}},
+		{"meter bound broken", func(sp *scenarios.Spoof) SpoofResult {
+			r := passingSpoof(sp)
+			r.Verdicts = []reports.Verdict{{Check: PropPolicing, Message: "FAIL bound"}}
+			return r
+		}, []string{PropPolicing}},
+		{"meter not judged", func(sp *scenarios.Spoof) SpoofResult {
+			r := passingSpoof(sp)
+			r.Verdicts = nil
+			return r
+		}, []string{PropPolicing}},
+	}
+	for _, c := range cases {
+		sim := newSim(builtin(t, "spoofing"), "23.03.1")
+		sim.adv.spoofed = c.res
+		res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
+		if !slices.Equal(res.FailedProperties, c.props) {
+			t.Errorf("%s: failed %v (%s), want %v", c.name, res.FailedProperties, res.Error, c.props)
+		}
+		st := stepOf(t, res, "spoof", 0)
+		if len(st.Measures) < 4 || !strings.Contains(st.Measures[1].Name, SpoofForgedIP) {
+			t.Errorf("%s: measures %+v, want one per flow", c.name, st.Measures)
+		}
+		if !slices.Contains(sim.calls, "spoof batch-1 as prod-1") {
+			t.Errorf("%s: calls %v", c.name, sim.calls)
+		}
+	}
+}
+
+// TestAppearWindow: the first marked packet is judged two-sided against
+// the join and OVN's own port-group change time of the same run.
+func TestAppearWindow(t *testing.T) {
+	ms := time.Millisecond
+	base := &BaselineResult{Add: []time.Duration{40 * ms, 50 * ms, 60 * ms}}
+	cases := []struct {
+		name  string
+		a     Appearance
+		props []string
+	}{
+		{"joined before up, marked at up", Appearance{PortUp: 120 * ms, InGroup: 30 * ms, FirstPacket: 110 * ms, FirstMarked: 110 * ms, Packets: 400}, nil},
+		{"joined late, marked within OVN's time", Appearance{PortUp: 100 * ms, InGroup: 200 * ms, FirstPacket: 90 * ms, FirstMarked: 250 * ms, Packets: 400, Unmarked: 10}, nil},
+		{"marked before the join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 274 * ms, Packets: 400}, []string{PropDelay}},
+		{"marked just before the sampled join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 275 * ms, Packets: 400}, nil},
+		{"marked too late", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Packets: 400}, []string{PropDelay}},
+		{"never marked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Packets: 400, Unmarked: 0}, []string{PropDelay}},
+		{"too many unmarked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Packets: 400, Unmarked: 11}, []string{PropUnmarked}},
+	}
+	for _, c := range cases {
+		sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
+		sim.adv.baseline, sim.adv.appear = base, &c.a
+		res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
+		if !slices.Equal(res.FailedProperties, c.props) {
+			t.Errorf("%s: failed %v (%s), want %v", c.name, res.FailedProperties, res.Error, c.props)
+		}
+		st := stepOf(t, res, "startVM", 1)
+		if len(st.Measures) != 7 || !strings.Contains(st.Measures[3].Name, "first marked packet on the uplink") || st.Measures[3].Duration != c.a.FirstMarked {
+			t.Errorf("%s: measures %+v, want the appearance figures", c.name, st.Measures)
+		}
+		if lo, hi := AppearWindow(c.a, 60*ms, 300*ms); !strings.Contains(st.Measures[3].Note, fmt.Sprintf("window [%v, %v]", lo, hi)) {
+			t.Errorf("%s: note %q does not state the window", c.name, st.Measures[3].Note)
+		}
+	}
+	if lo, hi := AppearWindow(Appearance{PortUp: 100 * ms, InGroup: 30 * ms}, 60*ms, 300*ms); lo != 5*ms || hi != 400*ms {
+		t.Errorf("window [%v, %v], want [5ms, 400ms]", lo, hi)
+	}
+}
+
+// TestBaselineRecorded: the ovnBaseline step reports OVN's own figures.
+func TestBaselineRecorded(t *testing.T) {
+	sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
+	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
+	st := stepOf(t, res, "ovnBaseline", 0)
+	if st.Status != reports.Pass || len(st.Measures) != 3 || st.Measures[0].Duration != 50*time.Millisecond || st.Measures[1].Duration != 60*time.Millisecond {
+		t.Errorf("baseline step %s %+v, want median 50ms and max 60ms", st.Status, st.Measures)
+	}
+	if !slices.Contains(sim.calls, "ovnBaseline ref-1") || !slices.Contains(sim.calls, "startVMProbed prod-late-2") {
+		t.Errorf("calls %v", sim.calls)
+	}
+}
+
+// churnScenario is the shipped churn scenario shortened for the double.
+func churnScenario(t *testing.T) *scenarios.Scenario {
+	sc := builtin(t, "churn")
+	for i := range sc.Steps {
+		if c := sc.Steps[i].Churn; c != nil {
+			c.Duration, c.Interval = 1500*time.Millisecond, 50*time.Millisecond
+		}
+	}
+	return sc
+}
+
+// TestChurnRestoresAndAudits: the churn writes through the Cluster side,
+// confirms rejected revisions, audits every state, puts everything back
+// and converges; a sighting fails it as nb-audit.
+func TestChurnRestoresAndAudits(t *testing.T) {
+	sim := newSim(churnScenario(t), "23.03.1")
+	sim.measure = passingMeasure
+	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
+	if res.Status != reports.Pass {
+		t.Fatalf("churn scenario %s: %s", res.Status, res.Error)
+	}
+	st := stepOf(t, res, "churn", 0)
+	figures := map[string]int{}
+	for _, m := range st.Measures {
+		figures[m.Name] = m.Count
+	}
+	if figures["operations"] < 15 || figures["NB states audited"] < figures["operations"]/2 || figures["rejected revisions confirmed (Accepted=False for their generation)"] == 0 {
+		t.Errorf("churn figures %v, want operations, audited states and confirmed rejections", figures)
+	}
+	for _, call := range []string{"label c-1", "delete NetworkQoS vms/bronze", "apply NetworkQoS vms/broken"} {
+		if !slices.Contains(sim.calls, call) {
+			t.Errorf("no %q among the churn's calls", call)
+		}
+	}
+	// the same scenario without the churn step ends in the same rows
+	plain := newSim(churnScenario(t), "23.03.1")
+	plain.measure = passingMeasure
+	plain.sc.Steps = slices.DeleteFunc(plain.sc.Steps, func(s scenarios.Step) bool { return s.Churn != nil })
+	if res, _ := runOne(t, plain.sc, &simProv{env: plain}, ModeV4); res.Status != reports.Pass {
+		t.Fatalf("churn scenario without the churn: %s", res.Error)
+	}
+	if missing, extra := diffRows(plain.Rows(), sim.Rows()); len(missing)+len(extra) > 0 || len(sim.Rows().QoS) != 2 {
+		t.Errorf("rows after the churn differ from the rows without it: missing %v extra %v", missing, extra)
+	}
+
+	bad := newSim(churnScenario(t), "23.03.1")
+	bad.audit = func() []Sighting {
+		return []Sighting{{At: time.Now(), Row: "QoS x", Problem: "references a missing port group"}}
+	}
+	res, _ = runOne(t, bad.sc, &simProv{env: bad}, ModeV4)
+	if st := stepOf(t, res, "churn", 0); st.Status != reports.Fail || !slices.Contains(res.FailedProperties, PropAudit) {
+		t.Errorf("churn with a sighting: step %s, properties %v, want nb-audit", st.Status, res.FailedProperties)
+	}
+}
+
+// TestChurnMustExercise: a churn whose reject patch rejects nothing
+// fails as churn: the rejected-object check never applied.
+func TestChurnMustExercise(t *testing.T) {
+	sc := churnScenario(t)
+	for i := range sc.Steps {
+		if c := sc.Steps[i].Churn; c != nil {
+			c.RejectPatch = map[string]any{"spec": map[string]any{"priority": 5}}
+			c.Objects, c.Base, c.Applied = c.Objects[:3], c.Base[:3], c.Applied[:3] // without broken
+		}
+	}
+	sim := newSim(sc, "23.03.1")
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	st := stepOf(t, res, "churn", 0)
+	if st.Status != reports.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, PropChurn) {
+		t.Errorf("churn without rejections: step %s %q, properties %v, want churn", st.Status, st.Error, res.FailedProperties)
+	}
+}

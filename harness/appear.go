@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// joinResolution is how late the port-group join may be observed:
+// package vmlife samples the NB client's cache every 5 ms, on a 2-core
+// machine shared with the userspace datapaths, and OVN may process the
+// LSP and its membership in one northd pass (measured: a first marked
+// packet 2.3 ms before the sampled join); a first marked packet may
+// precede the sampled join by at most that.
+const joinResolution = 25 * time.Millisecond
+
+// AppearWindow is when a new VM's first marked packet may leave, from
+// its LSP's creation: not before its port joined the port group (OVN
+// cannot mark a port outside the group), and not after the later of the
+// port being up and the join plus OVN's own slowest port-group change
+// time measured in the same run (ovnMax), plus tol.
+func AppearWindow(a Appearance, ovnMax, tol time.Duration) (lo, hi time.Duration) {
+	return a.InGroup - joinResolution, max(a.PortUp, a.InGroup+ovnMax) + tol
+}
+
+// startVMsProbed starts late VMs under the step's probe and judges when
+// marking started against OVN's own port-group change time.
+func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) error {
+	if !hasV4(ex.fams) {
+		ex.measures = append(ex.measures, reports.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
+		return ex.startVMs(ctx, st.StartVM)
+	}
+	base := ex.adv.baseline
+	if base == nil {
+		return fmt.Errorf("startVM probe: no ovnBaseline step measured OVN's own port-group change time before")
+	}
+	var mism mismatches
+	var details []any
+	for _, name := range st.StartVM {
+		vm := ex.sc.VM(name)
+		a, m, err := ex.startVMProbed(ctx, vm, st.Probe, spreadOf(base.Add))
+		if err != nil {
+			return err
+		}
+		details = append(details, a.Detail)
+		mism = append(mism, m...)
+	}
+	ex.detail = details
+	if len(mism) > 0 {
+		return mism.failure("")
+	}
+	return nil
+}
+
+func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, mismatches, error) {
+	a, err := ex.env.StartVMProbed(ctx, vm, p)
+	if err != nil {
+		return a, nil, fmt.Errorf("start VM %s under a probe: %w", vm.Name, err)
+	}
+	ex.world.startVM(vm.Name)
+	groups, err := ex.intendedGroups(vm)
+	if err != nil {
+		return a, nil, err
+	}
+	if _, err := ex.awaitGroups(ctx, a.LSP, groups, ex.joinTimeout()); err != nil {
+		return a, nil, fmt.Errorf("VM %s: %w", vm.Name, err)
+	}
+	lo, hi := AppearWindow(a, ovn.max, p.MarkedWithin)
+	m := func(name string, d time.Duration, note string) reports.Measure {
+		return reports.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
+	}
+	ex.measures = append(ex.measures,
+		m("LSP created → port up", a.PortUp, a.LSP),
+		m("LSP created → in its port group", a.InGroup, p.Manifest.Key()),
+		m("LSP created → first probe packet on the uplink", a.FirstPacket, ""),
+		m("LSP created → first marked packet on the uplink", a.FirstMarked, fmt.Sprintf("DSCP %d, window [%v, %v]", p.DSCP, lo, hi)),
+		m("OVN's own port-group change → first marked (same run, median)", ovn.median, fmt.Sprintf("min %v, max %v", ovn.min, ovn.max)),
+		m("difference: LSP created → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
+		reports.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
+	var mism mismatches
+	if a.FirstMarked <= 0 || a.FirstMarked < lo || a.FirstMarked > hi {
+		mism.add(PropDelay, fmt.Sprintf("VM %s: first marked packet %v after the LSP's creation, want within [%v, %v] (join %v, port up %v, OVN's own max %v, tolerance %v)",
+			vm.Name, a.FirstMarked, lo, hi, a.InGroup, a.PortUp, ovn.max, p.MarkedWithin))
+	}
+	if a.Unmarked > p.MaxUnmarked {
+		mism.add(PropUnmarked, fmt.Sprintf("VM %s: %d of %d probe packets without DSCP %d, at most %d allowed", vm.Name, a.Unmarked, a.Packets, p.DSCP, p.MaxUnmarked))
+	}
+	return a, mism, nil
+}
+
+func (ex *execution) joinTimeout() time.Duration {
+	if ex.r.JoinTimeout > 0 {
+		return ex.r.JoinTimeout
+	}
+	return scenarios.DefaultWaitTimeout
+}

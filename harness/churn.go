@@ -1,0 +1,188 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// churner runs a churn step's operations through the environment's
+// Cluster side and keeps the world in step with every write. It tracks
+// which objects are rejected right now for the NB watcher:
+//
+// An object counts as rejected from the moment its status shows
+// Accepted=False written for the generation of the rejected revision the
+// churner wrote (the controller writes that status only once the
+// teardown of the object's rows committed) until the churner next
+// changes or deletes it (it stops counting before it sends the change).
+type churner struct {
+	ex  *execution
+	c   *scenarios.Churn
+	rng *rand.Rand
+
+	cur    map[string]*scenarios.Manifest // applied revision by manifest id; absent: not applied
+	ids    map[ObjectKey]string           // manifest id by object
+	rev    int                            // revisions written so far (numbering)
+	before map[string]*string             // each VM's label value before the step (nil: absent)
+
+	mu       sync.Mutex
+	pending  map[ObjectKey]int64 // rejected revision written, generation awaiting its status
+	rejected map[ObjectKey]bool
+	res      churnResult
+}
+
+type churnResult struct {
+	ops        int
+	byKind     map[string]int
+	rejections int           // rejected revisions whose status was confirmed
+	confirmMax time.Duration // longest write -> confirmed rejected
+	written    map[ObjectKey]time.Time
+}
+
+// Churn operation kinds.
+const (
+	opRelabel = "vm-relabel"
+	opCreate  = "nq-create"
+	opEdit    = "nq-edit"
+	opReject  = "nq-reject"
+	opAccept  = "nq-accept"
+	opDelete  = "nq-delete"
+)
+
+func newChurner(ex *execution, c *scenarios.Churn) *churner {
+	ch := &churner{ex: ex, c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x6e716f73)),
+		cur: map[string]*scenarios.Manifest{}, ids: map[ObjectKey]string{}, before: map[string]*string{},
+		pending: map[ObjectKey]int64{}, rejected: map[ObjectKey]bool{},
+		res: churnResult{byKind: map[string]int{}, written: map[ObjectKey]time.Time{}}}
+	for i, m := range c.Base {
+		ch.ids[keyOf(m)] = m.ID
+		if c.Applied[i] {
+			ch.cur[m.ID] = m
+		}
+	}
+	for _, vm := range c.VMs {
+		if v, ok := ex.world.labels[vm][c.Label]; ok {
+			ch.before[vm] = &v
+		} else {
+			ch.before[vm] = nil
+		}
+	}
+	return ch
+}
+
+func keyOf(m *scenarios.Manifest) ObjectKey { return ObjectKey{Namespace: m.Namespace, Name: m.Name} }
+
+// isRejected is the watcher's rejected set (safe for concurrent use).
+func (ch *churner) isRejected(k ObjectKey) bool {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	return ch.rejected[k]
+}
+
+// churn runs the step: the operations for its duration under an NB
+// watcher of its own, then puts everything back, then waits until the NB
+// and the conditions converge to the compiler's.
+func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
+	ch := newChurner(ex, c)
+	w, err := ex.env.WatchRejected(ctx, ch.isRejected)
+	if err != nil {
+		return fmt.Errorf("churn: NB watcher: %w", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	confirmed := make(chan error, 1)
+	go func() { confirmed <- ch.confirmLoop(cctx) }()
+	start := time.Now()
+	runErr := ch.loop(ctx, start)
+	took := time.Since(start)
+	if runErr == nil {
+		runErr = ch.restore(ctx)
+	}
+	cancel()
+	if cerr := <-confirmed; runErr == nil && cerr != nil {
+		runErr = cerr
+	}
+	var conv time.Duration
+	var mism mismatches
+	if runErr == nil {
+		conv, mism, runErr = ch.converge(ctx)
+	}
+	sightings, checks := w.Stop(), w.Checks()
+	ch.report(took, conv, sightings, checks)
+	if runErr != nil {
+		return runErr
+	}
+	mism = append(mism, ch.judge(sightings, checks)...)
+	if len(mism) > 0 {
+		return mism.failure("")
+	}
+	return nil
+}
+
+// loop runs one operation per interval until the duration has passed.
+func (ch *churner) loop(ctx context.Context, start time.Time) error {
+	tick := time.NewTicker(ch.c.Interval)
+	defer tick.Stop()
+	for time.Since(start) < ch.c.Duration {
+		kind := ch.pick()
+		if err := ch.do(ctx, kind); err != nil {
+			return fmt.Errorf("churn operation %d (%s): %w", ch.res.ops+1, kind, err)
+		}
+		ch.mu.Lock()
+		ch.res.ops++
+		ch.res.byKind[kind]++
+		ch.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// judge: no sighting, some NB states audited, the operations ran at the
+// steady rate (at least half the scheduled ones on a loaded machine) and
+// at least one rejected revision was confirmed (the rejected set applied).
+func (ch *churner) judge(sightings []Sighting, checks int) mismatches {
+	var mism mismatches
+	for _, s := range sightings {
+		mism.add(PropAudit, fmt.Sprintf("NB watcher: %s: %s", s.Row, s.Problem))
+	}
+	if want := int(ch.c.Duration/ch.c.Interval) / 2; ch.res.ops < want {
+		mism.add(PropChurn, fmt.Sprintf("%d operations in %s, want at least %d (one per %s, half on a loaded machine)", ch.res.ops, ch.c.Duration, want, ch.c.Interval))
+	}
+	if ch.res.rejections == 0 {
+		mism.add(PropChurn, "no rejected revision's Accepted=False status was confirmed: the rejected-object check never applied")
+	}
+	if checks == 0 {
+		mism.add(PropChurn, "the NB watcher audited no state")
+	}
+	return mism
+}
+
+func (ch *churner) report(took, conv time.Duration, sightings []Sighting, checks int) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	var kinds []string
+	for _, k := range slices.Sorted(maps.Keys(ch.res.byKind)) {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, ch.res.byKind[k]))
+	}
+	ex := ch.ex
+	ex.measures = append(ex.measures,
+		reports.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", took.Round(time.Millisecond), strings.Join(kinds, ", "))},
+		reports.Measure{Name: "NB states audited", Count: checks, Unit: "states"},
+		reports.Measure{Name: "NB watcher sightings", Count: len(sightings), Unit: "sightings"},
+		reports.Measure{Name: "rejected revisions confirmed (Accepted=False for their generation)", Count: ch.res.rejections, Unit: "revisions"},
+		reports.Measure{Name: "longest write → Accepted=False confirmed", Duration: ch.res.confirmMax},
+		reports.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: conv})
+	ex.detail = map[string]any{"ops": ch.res.ops, "byKind": ch.res.byKind, "rejections": ch.res.rejections,
+		"confirmMaxNs": ch.res.confirmMax, "nbStatesAudited": checks, "sightings": sightings, "convergedNs": conv}
+}

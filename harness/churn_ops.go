@@ -1,0 +1,257 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// split lists the applied objects the compiler accepts and rejects in
+// their current revision, and those not applied, sorted by id.
+func (ch *churner) split() (accepted, rejected, absent []string) {
+	want, err := ch.ex.world.compile()
+	for i, m := range ch.c.Base {
+		cur, ok := ch.cur[m.ID]
+		switch {
+		case !ok:
+			absent = append(absent, ch.c.Objects[i])
+		case err == nil && isRejected(want, cur):
+			rejected = append(rejected, m.ID)
+		default:
+			accepted = append(accepted, m.ID)
+		}
+	}
+	slices.Sort(accepted)
+	slices.Sort(rejected)
+	slices.Sort(absent)
+	return accepted, rejected, absent
+}
+
+// isRejectedRevision asks the compiler (the oracle the NB is judged
+// against) whether a revision is rejected on this topology.
+func (ch *churner) isRejectedRevision(m *scenarios.Manifest) bool {
+	want, err := ch.ex.world.compile()
+	return err == nil && isRejected(want, m)
+}
+
+func isRejected(want qos.Desired, m *scenarios.Manifest) bool {
+	c := acceptedOf(want, keyOf(m))
+	return c != nil && c.Status == "False"
+}
+
+func acceptedOf(d qos.Desired, k ObjectKey) *qos.Condition {
+	for _, o := range d.NetworkQoS {
+		if o.Namespace != k.Namespace || o.Name != k.Name {
+			continue
+		}
+		for i := range o.Conditions {
+			if o.Conditions[i].Type == qos.ConditionAccepted {
+				return &o.Conditions[i]
+			}
+		}
+	}
+	return nil
+}
+
+// pick chooses an operation the current population allows; rejections
+// never outnumber acceptances, so accepted objects (and their rows) stay
+// part of the population.
+func (ch *churner) pick() string {
+	accepted, rejected, absent := ch.split()
+	var kinds []string
+	add := func(ok bool, k string) {
+		if ok {
+			kinds = append(kinds, k)
+		}
+	}
+	add(true, opRelabel)
+	add(len(absent) > 0, opCreate)
+	add(len(accepted) > 0, opEdit)
+	add(len(accepted) > len(rejected)+1, opReject)
+	add(len(rejected) > 0, opAccept)
+	add(len(accepted)+len(rejected) > 1, opDelete)
+	return kinds[ch.rng.IntN(len(kinds))]
+}
+
+func (ch *churner) choose(ids []string) string { return ids[ch.rng.IntN(len(ids))] }
+
+func (ch *churner) do(ctx context.Context, kind string) error {
+	accepted, rejected, absent := ch.split()
+	switch kind {
+	case opRelabel:
+		vm := ch.c.VMs[ch.rng.IntN(len(ch.c.VMs))]
+		return ch.relabel(ctx, vm, ch.c.Values[ch.rng.IntN(len(ch.c.Values))])
+	case opCreate:
+		return ch.write(ctx, ch.choose(absent), false)
+	case opEdit:
+		return ch.write(ctx, ch.choose(accepted), false)
+	case opReject:
+		return ch.write(ctx, ch.choose(accepted), true)
+	case opAccept:
+		return ch.write(ctx, ch.choose(rejected), false)
+	case opDelete:
+		return ch.remove(ctx, ch.choose(append(accepted, rejected...)))
+	}
+	return fmt.Errorf("unknown churn operation %q", kind)
+}
+
+func (ch *churner) relabel(ctx context.Context, name, value string) error {
+	vm := ch.ex.sc.VM(name)
+	if err := ch.ex.env.SetLabels(ctx, vm, map[string]string{ch.c.Label: value}, nil); err != nil {
+		return fmt.Errorf("label VM %s %s=%s: %w", name, ch.c.Label, value, err)
+	}
+	ch.ex.world.relabel(name, map[string]string{ch.c.Label: value}, nil)
+	return nil
+}
+
+func (ch *churner) base(id string) *scenarios.Manifest {
+	return ch.c.Base[slices.Index(ch.c.Objects, id)]
+}
+
+// write applies a new revision of id: the base with a random priority
+// and podSelector label value, and with rejected the reject patch on top.
+func (ch *churner) write(ctx context.Context, id string, rejected bool) error {
+	m, err := ch.base(id).Patched(scenarios.ChurnEdit(ch.c.Label, ch.c.Values[ch.rng.IntN(len(ch.c.Values))], 1+ch.rng.IntN(99)))
+	if err == nil && rejected {
+		m, err = m.Patched(ch.c.RejectPatch)
+	}
+	if err != nil {
+		return fmt.Errorf("revision of %s: %w", id, err)
+	}
+	ch.rev++
+	m.Revision = ch.base(id).Revision + ch.rev
+	return ch.apply(ctx, m)
+}
+
+// apply writes a revision and, when the compiler rejects it, records its
+// generation as awaiting its Accepted=False status.
+func (ch *churner) apply(ctx context.Context, m *scenarios.Manifest) error {
+	k := keyOf(m)
+	ch.forget(k)
+	written := time.Now()
+	if err := ch.ex.env.Apply(ctx, m); err != nil {
+		return fmt.Errorf("apply %s (revision %d): %w", m.Key(), m.Revision, err)
+	}
+	ch.cur[m.ID] = m
+	ch.ex.world.apply(m)
+	if !ch.isRejectedRevision(m) {
+		return nil
+	}
+	st, err := ch.ex.env.AcceptedStatus(ctx, m.Namespace, m.Name)
+	if err != nil {
+		return fmt.Errorf("generation of %s: %w", m.Key(), err)
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	ch.pending[k] = st.Generation
+	ch.res.written[k] = written
+	return nil
+}
+
+func (ch *churner) remove(ctx context.Context, id string) error {
+	m := ch.cur[id]
+	ch.forget(keyOf(m))
+	if err := ch.ex.env.Delete(ctx, m); err != nil {
+		return fmt.Errorf("delete %s: %w", m.Key(), err)
+	}
+	delete(ch.cur, id)
+	ch.ex.world.remove(m)
+	return nil
+}
+
+// forget stops counting k as rejected, before it is changed.
+func (ch *churner) forget(k ObjectKey) {
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	delete(ch.pending, k)
+	delete(ch.rejected, k)
+}
+
+// confirmLoop moves pending rejected revisions to the rejected set once
+// their Accepted=False status for that generation is visible.
+func (ch *churner) confirmLoop(ctx context.Context) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		ch.mu.Lock()
+		keys := make([]ObjectKey, 0, len(ch.pending))
+		for k := range ch.pending {
+			keys = append(keys, k)
+		}
+		ch.mu.Unlock()
+		slices.SortFunc(keys, compareKeys)
+		for _, k := range keys {
+			if err := ch.confirm(ctx, k); err != nil && ctx.Err() == nil {
+				return err
+			}
+		}
+	}
+}
+
+func compareKeys(a, b ObjectKey) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+func (ch *churner) confirm(ctx context.Context, k ObjectKey) error {
+	ch.mu.Lock()
+	gen, ok := ch.pending[k]
+	ch.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	st, err := ch.ex.env.AcceptedStatus(ctx, k.Namespace, k.Name)
+	if err != nil || !st.Found || st.Accepted == nil || st.Generation != gen || st.Observed != gen || st.Accepted.Status != "False" {
+		return err
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if cur, still := ch.pending[k]; !still || cur != gen {
+		return nil // changed meanwhile: this observation is stale
+	}
+	delete(ch.pending, k)
+	ch.rejected[k] = true
+	ch.res.rejections++
+	ch.res.confirmMax = max(ch.res.confirmMax, time.Since(ch.res.written[k]))
+	return nil
+}
+
+// restore puts every churned object and VM label back as it was before
+// the step, so the steps after it see the state the validator knows.
+func (ch *churner) restore(ctx context.Context) error {
+	for i, base := range ch.c.Base {
+		cur, applied := ch.cur[base.ID]
+		switch {
+		case ch.c.Applied[i] && cur != base:
+			if err := ch.apply(ctx, base); err != nil {
+				return fmt.Errorf("restore: %w", err)
+			}
+		case !ch.c.Applied[i] && applied:
+			if err := ch.remove(ctx, base.ID); err != nil {
+				return fmt.Errorf("restore: %w", err)
+			}
+		}
+	}
+	for _, name := range ch.c.VMs {
+		vm := ch.ex.sc.VM(name)
+		var err error
+		if v := ch.before[name]; v != nil {
+			err = ch.relabel(ctx, name, *v)
+		} else if err = ch.ex.env.SetLabels(ctx, vm, nil, []string{ch.c.Label}); err == nil {
+			ch.ex.world.relabel(name, nil, []string{ch.c.Label})
+		}
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+	}
+	return nil
+}

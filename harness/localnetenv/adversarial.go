@@ -1,0 +1,132 @@
+package localnetenv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/vmlife"
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// baselinePriority outranks every NetworkQoS row (10000 + 10·priority +
+// rule <= 11099), so the harness's own row marks the baseline VM whatever
+// selects it.
+const baselinePriority = 32000
+
+// spoofBelow is how far below its class's rate the spoofer's steady
+// rate may fall: the suite's default (scenarios.Policed.Below); measured
+// 9.52-10.05 Mbit/s through a 10 Mbit/s meter.
+const spoofBelow = 0.15
+
+func vmRef(vm *scenarios.VM) vmlife.VMRef {
+	return vmlife.VMRef{Namespace: vm.Namespace, Name: vm.Name}
+}
+
+// Spoof runs package vmlife's spoofing operation: raw frames from the
+// spoofer's guest with its own addresses, the other VM's IP, the other
+// VM's IP and MAC, and the other VM's own frames, captured on the uplinks
+// of both VMs' nodes into <scenario dir>/spoof-<vm>/.
+func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResult, error) {
+	spoofer, as := e.sc.VM(sp.VM), e.sc.VM(sp.As)
+	dir := filepath.Join(e.dir, "spoof-"+sp.VM)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return harness.SpoofResult{}, fmt.Errorf("spoof capture directory: %w", err)
+	}
+	res, err := e.life.Spoof(ctx, vmlife.SpoofSpec{Spoofer: vmRef(spoofer), Victim: vmRef(as),
+		SpooferDSCP: sp.DSCP, VictimDSCP: sp.AsDSCP, RateKbps: uint64(sp.RateKbps), BurstKbits: uint64(sp.BurstKbit),
+		Peer: sp.Peer, VLAN: e.sc.Network(spoofer.Network).VLAN, Frames: scenarios.SpoofPPS, PPS: scenarios.SpoofPPS,
+		Payload: scenarios.SpoofPayload, Dir: dir,
+		// the suite's policing tolerance and default floor (1 - 0.15)
+		Judge: capture.JudgeOptions{Tolerance: tolerance(), Settle: settle, MinFraction: 1 - spoofBelow}})
+	if err != nil {
+		return harness.SpoofResult{}, err
+	}
+	out := harness.SpoofResult{Detail: res}
+	for _, f := range res.Flows {
+		out.Flows = append(out.Flows, harness.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
+			OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps})
+	}
+	for _, v := range res.Verdicts {
+		out.Verdicts = append(out.Verdicts, reports.Verdict{Check: v.Property, Pass: v.Pass, Message: v.Message})
+	}
+	return out, nil
+}
+
+// PortGroupBaseline runs package vmlife's port-group baseline with a
+// harness-owned port group and QoS row (foreign to the controller).
+func (e *Env) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (harness.BaselineResult, error) {
+	res, err := e.life.PortGroupBaseline(ctx, vmlife.BaselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
+		Priority: baselinePriority, Samples: b.Samples, Traffic: vmlife.Traffic{Peer: b.Peer}})
+	if err != nil {
+		return harness.BaselineResult{}, err
+	}
+	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}, nil
+}
+
+// StartVMProbed runs package vmlife's VMAppears: the launcher pod and
+// guest first, the guest's probe to the peer, then the LSP, timed to the
+// first marked probe packet on the VM node's uplink.
+func (e *Env) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.Appearance, error) {
+	res, err := e.life.VMAppears(ctx, vmlife.AppearSpec{VM: e.kubevirtVM(vm),
+		Object: vmlife.ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
+		DSCP:   p.DSCP, Traffic: vmlife.Traffic{Peer: p.Peer}})
+	if err != nil {
+		return harness.Appearance{}, err
+	}
+	return harness.Appearance{LSP: res.LSP, PortUp: res.PortUp, InGroup: res.InGroup, FirstPacket: res.FirstPacket,
+		FirstMarked: res.FirstMarked, Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked, Detail: res}, nil
+}
+
+// AcceptedStatus reads the NetworkQoS once: metadata.generation and the
+// Accepted condition with its observedGeneration.
+func (e *Env) AcceptedStatus(ctx context.Context, namespace, name string) (harness.ObjectStatus, error) {
+	gvr, _ := resourceOf(v1alpha1.Kind)
+	u, err := e.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return harness.ObjectStatus{}, nil
+	}
+	if err != nil {
+		return harness.ObjectStatus{}, err
+	}
+	out := harness.ObjectStatus{Found: true, Generation: u.GetGeneration()}
+	raw, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if err != nil {
+		return out, fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", namespace, name, err)
+	}
+	var conds []metav1.Condition
+	if err := remarshal(raw, &conds); err != nil {
+		return out, fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", namespace, name, err)
+	}
+	for _, c := range conds {
+		if c.Type == qos.ConditionAccepted {
+			out.Observed = c.ObservedGeneration
+			out.Accepted = &qos.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
+		}
+	}
+	return out, nil
+}
+
+// WatchRejected is Watch with a rejected set asked for every audited
+// state.
+func (e *Env) WatchRejected(ctx context.Context, rejected func(harness.ObjectKey) bool) (harness.Watch, error) {
+	c, err := ovnnb.Dial(ctx, e.tb.NBAddress(), e.log)
+	if err != nil {
+		return nil, fmt.Errorf("NB %s: watcher client: %w", e.tb.NBAddress(), err)
+	}
+	opts := ovnnb.WatchOptions{Rejected: func(k ovnnb.Key) bool {
+		return rejected(harness.ObjectKey{Namespace: k.Namespace, Name: k.Name})
+	}}
+	return &watch{c: c, w: c.Watch(context.WithoutCancel(ctx), opts)}, nil
+}
