@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -88,11 +90,16 @@ func (ex *execution) stop(ctx context.Context, names []string) error {
 	return err
 }
 
-// finishAll finishes groups left running after a failed step.
-func (ex *execution) finishAll(ctx context.Context) {
-	for _, g := range ex.running {
-		_ = ex.finish(ctx, g)
+// finishAll finishes groups left running after a failed step and
+// returns their errors (the step's own failure is already recorded).
+func (ex *execution) finishAll(ctx context.Context) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(ex.running)) {
+		if g, ok := ex.running[name]; ok { // finishing a group removes all its flows
+			errs = append(errs, ex.finish(ctx, g))
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // finish finishes the running wave and runs the remaining ones.

@@ -49,7 +49,9 @@ func (ex *execution) run(ctx context.Context) {
 		return
 	}
 	stepErr := ex.steps(ctx)
-	ex.finishAll(ctx)
+	if err := ex.finishAll(ctx); err != nil {
+		stepErr = errors.Join(stepErr, fmt.Errorf("finishing flows left running: %w", err))
+	}
 	res.Violations, res.NBChecks = audit.stop()
 	res.NBAfter = ex.env.Rows()
 	ex.verdict(stepErr)

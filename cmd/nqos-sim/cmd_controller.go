@@ -95,6 +95,8 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (func
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Error("metrics server shutdown", "err", err)
+		}
 	}, nil
 }

@@ -22,13 +22,6 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// Resources of the objects the compiler reads.
-var (
-	NetworkQoSResource = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource}
-	NADResource        = schema.GroupVersionResource{Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource}
-	CUDNResource       = schema.GroupVersionResource{Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource}
-)
-
 // Cluster reads the objects of a real API server.
 type Cluster struct {
 	Kube    kubernetes.Interface
@@ -66,13 +59,13 @@ func (c *Cluster) Input(ctx context.Context) (qos.Input, error) {
 	for i := range pods.Items {
 		in.Pods = append(in.Pods, &pods.Items[i])
 	}
-	if in.NetworkQoSes, err = listTyped[v1alpha1.NetworkQoS](ctx, c.Dynamic, NetworkQoSResource, false); err != nil {
+	if in.NetworkQoSes, err = listTyped[v1alpha1.NetworkQoS](ctx, c.Dynamic, v1alpha1.GroupVersionResource(), false); err != nil {
 		return in, err
 	}
-	if in.NADs, err = listTyped[nadv1.NetworkAttachmentDefinition](ctx, c.Dynamic, NADResource, false); err != nil {
+	if in.NADs, err = listTyped[nadv1.NetworkAttachmentDefinition](ctx, c.Dynamic, nadv1.GroupVersionResource(), false); err != nil {
 		return in, err
 	}
-	if in.CUDNs, err = listTyped[udnv1.ClusterUserDefinedNetwork](ctx, c.Dynamic, CUDNResource, true); err != nil {
+	if in.CUDNs, err = listTyped[udnv1.ClusterUserDefinedNetwork](ctx, c.Dynamic, udnv1.GroupVersionResource(), true); err != nil {
 		return in, err
 	}
 	return in, nil

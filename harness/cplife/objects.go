@@ -84,7 +84,7 @@ func (c *Cluster) ApplyNetworkQoS(ctx context.Context, s NetworkQoSSpec) (int64,
 	}
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(u.Object, "status")
-	got, err := c.Dynamic.Resource(NetworkQoSResource).Namespace(s.Namespace).Apply(ctx, s.Name, u,
+	got, err := c.Dynamic.Resource(v1alpha1.GroupVersionResource()).Namespace(s.Namespace).Apply(ctx, s.Name, u,
 		metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
 	if err != nil {
 		return 0, fmt.Errorf("apply NetworkQoS %s/%s: %w", s.Namespace, s.Name, err)
@@ -95,7 +95,7 @@ func (c *Cluster) ApplyNetworkQoS(ctx context.Context, s NetworkQoSSpec) (int64,
 // DeleteNetworkQoS deletes the object (absent is fine) and waits until
 // the API no longer serves it.
 func (c *Cluster) DeleteNetworkQoS(ctx context.Context, namespace, name string) error {
-	ri := c.Dynamic.Resource(NetworkQoSResource).Namespace(namespace)
+	ri := c.Dynamic.Resource(v1alpha1.GroupVersionResource()).Namespace(namespace)
 	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete NetworkQoS %s/%s: %w", namespace, name, err)
 	}
@@ -111,7 +111,7 @@ func (c *Cluster) DeleteNetworkQoS(ctx context.Context, namespace, name string) 
 // AcceptedCondition returns the object's Accepted condition (ok false
 // when the object or the condition is absent).
 func (c *Cluster) AcceptedCondition(ctx context.Context, namespace, name string) (metav1.Condition, int64, bool, error) {
-	u, err := c.Dynamic.Resource(NetworkQoSResource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	u, err := c.Dynamic.Resource(v1alpha1.GroupVersionResource()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return metav1.Condition{}, 0, false, nil
 	}

@@ -187,9 +187,9 @@ func (r *running) Finish(ctx context.Context) ([]harness.Measured, error) {
 	r.closeServers()
 	out := make([]harness.Measured, len(r.runs))
 	var errs []error
-	for path, c := range r.caps {
-		stats, err := c.Stop()
-		_ = c.Close()
+	for _, path := range slices.Sorted(maps.Keys(r.caps)) { // errors in a stable order
+		c := r.caps[path]
+		stats, err := c.Stop() // Stop releases everything Close would
 		if err != nil {
 			errs = append(errs, fmt.Errorf("capture %s: %w", path, err))
 			continue

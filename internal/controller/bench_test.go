@@ -137,7 +137,7 @@ func newStartupWorld(b *testing.B) *startupWorld {
 	})
 	b.Cleanup(func() {
 		for _, ns := range nss {
-			_ = e.dyn.Resource(gvrNetworkQoS).Namespace(ns).DeleteCollection(e.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+			_ = e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(ns).DeleteCollection(e.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		}
 	})
 	sw.lsps = make([]string, benchNamespaces*benchPodsPerNS)
@@ -149,7 +149,7 @@ func newStartupWorld(b *testing.B) *startupWorld {
 		ns, j := nss[i/benchNetworks], i%benchNetworks
 		nq := e.nqos("q"+strconv.Itoa(j), i/benchNetworks, map[string]string{"group": strconv.Itoa(j)}, []string{sw.nets[j]}, ruleSpec{dscp: 10 + j})
 		nq.Namespace = ns
-		return e.create(gvrNetworkQoS, nq)
+		return e.create(v1alpha1.GroupVersionResource(), nq)
 	})
 	sw.objects = benchNamespaces * benchNetworks
 	sw.podCount = len(sw.lsps)

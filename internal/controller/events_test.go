@@ -57,7 +57,7 @@ func TestEventMapping(t *testing.T) {
 	e.waitMembers("gold", e.lsp(nadName, "vm1"))
 	e.waitQoSRows(1)
 
-	nadAPI := e.dyn.Resource(gvrNAD).Namespace(e.ns)
+	nadAPI := e.dyn.Resource(nadv1.GroupVersionResource()).Namespace(e.ns)
 	setNADLabel := func(v string) {
 		e.mergePatch("NAD", labelsPatch(map[string]any{"nqos-network": v}), func(b []byte) error {
 			_, err := nadAPI.Patch(e.ctx, nadName, types.MergePatchType, b, metav1.PatchOptions{})

@@ -42,7 +42,7 @@ func (e *env) createNAD(name, net, subnets string) {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: e.ns, Labels: map[string]string{"nqos-network": net}},
 		Spec:       nadv1.Spec{Config: string(conf)},
 	}
-	e.createUnstructured(gvrNAD, nad)
+	e.createUnstructured(nadv1.GroupVersionResource(), nad)
 }
 
 func (e *env) createUnstructured(gvr schema.GroupVersionResource, obj any) {
@@ -157,7 +157,7 @@ func (r ruleSpec) rule() v1alpha1.Rule {
 
 func (e *env) createNQ(nq *v1alpha1.NetworkQoS) {
 	e.t.Helper()
-	e.createUnstructured(gvrNetworkQoS, nq)
+	e.createUnstructured(v1alpha1.GroupVersionResource(), nq)
 }
 
 // updateEgress replaces an object's egress rules.
@@ -168,25 +168,25 @@ func (e *env) updateEgress(name string, rules ...ruleSpec) {
 		egress = append(egress, r.rule())
 	}
 	patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"egress": egress}})
-	if _, err := e.dyn.Resource(gvrNetworkQoS).Namespace(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+	if _, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).Patch(e.ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		e.t.Fatalf("update networkqos %s: %v", name, err)
 	}
 }
 
 func (e *env) deleteNQ(name string) {
 	e.t.Helper()
-	if err := e.dyn.Resource(gvrNetworkQoS).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+	if err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
 		e.t.Fatalf("delete networkqos %s: %v", name, err)
 	}
 }
 
 func (e *env) deleteAllNetworkQoS() {
-	_ = e.dyn.Resource(gvrNetworkQoS).Namespace(e.ns).DeleteCollection(e.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	_ = e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).DeleteCollection(e.ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 }
 
 // getNQ reads an object from the API server (typed).
 func (e *env) getNQ(name string) (*v1alpha1.NetworkQoS, error) {
-	u, err := e.dyn.Resource(gvrNetworkQoS).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	u, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -199,14 +199,14 @@ func (e *env) getNQ(name string) (*v1alpha1.NetworkQoS, error) {
 func (e *env) clusterInput(node string) qos.Input {
 	e.t.Helper()
 	in := qos.Input{Node: node}
-	nqs, err := e.dyn.Resource(gvrNetworkQoS).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
+	nqs, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).List(e.ctx, metav1.ListOptions{})
 	must(e, err)
 	for _, u := range nqs.Items {
 		nq := &v1alpha1.NetworkQoS{}
 		must(e, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nq))
 		in.NetworkQoSes = append(in.NetworkQoSes, nq)
 	}
-	nads, err := e.dyn.Resource(gvrNAD).List(e.ctx, metav1.ListOptions{})
+	nads, err := e.dyn.Resource(nadv1.GroupVersionResource()).List(e.ctx, metav1.ListOptions{})
 	must(e, err)
 	for _, u := range nads.Items {
 		nad := &nadv1.NetworkAttachmentDefinition{}

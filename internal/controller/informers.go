@@ -24,13 +24,6 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 )
 
-// GroupVersionResources the controller reads.
-var (
-	gvrNetworkQoS = schema.GroupVersionResource{Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource}
-	gvrNAD        = schema.GroupVersionResource{Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource}
-	gvrCUDN       = schema.GroupVersionResource{Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource}
-)
-
 // destSelectorIndex indexes NetworkQoS objects that have a destination
 // pod/namespace selector: pods anywhere can change their address sets.
 const destSelectorIndex = "destSelector"
@@ -48,10 +41,10 @@ type informerSet struct {
 }
 
 func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informerSet, error) {
-	if err := requireResource(kube.Discovery(), gvrNetworkQoS); err != nil {
+	if err := requireResource(kube.Discovery(), v1alpha1.GroupVersionResource()); err != nil {
 		return nil, err
 	}
-	if err := requireResource(kube.Discovery(), gvrNAD); err != nil {
+	if err := requireResource(kube.Discovery(), nadv1.GroupVersionResource()); err != nil {
 		return nil, err
 	}
 	s := &informerSet{factory: informers.NewSharedInformerFactory(kube, 0)}
@@ -61,17 +54,17 @@ func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informer
 		return nil, fmt.Errorf("controller: pod informer: %w", err)
 	}
 	var err error
-	if s.nqos, err = typedInformer(dyn, gvrNetworkQoS, convertTo[v1alpha1.NetworkQoS], cache.Indexers{
+	if s.nqos, err = typedInformer(dyn, v1alpha1.GroupVersionResource(), convertTo[v1alpha1.NetworkQoS], cache.Indexers{
 		cache.NamespaceIndex: cache.MetaNamespaceIndexFunc,
 		destSelectorIndex:    indexDestSelector,
 	}); err != nil {
 		return nil, err
 	}
-	if s.nads, err = typedInformer(dyn, gvrNAD, convertTo[nadv1.NetworkAttachmentDefinition], cache.Indexers{}); err != nil {
+	if s.nads, err = typedInformer(dyn, nadv1.GroupVersionResource(), convertTo[nadv1.NetworkAttachmentDefinition], cache.Indexers{}); err != nil {
 		return nil, err
 	}
-	if requireResource(kube.Discovery(), gvrCUDN) == nil {
-		if s.cudns, err = typedInformer(dyn, gvrCUDN, convertTo[udnv1.ClusterUserDefinedNetwork], cache.Indexers{}); err != nil {
+	if requireResource(kube.Discovery(), udnv1.GroupVersionResource()) == nil {
+		if s.cudns, err = typedInformer(dyn, udnv1.GroupVersionResource(), convertTo[udnv1.ClusterUserDefinedNetwork], cache.Indexers{}); err != nil {
 			return nil, err
 		}
 	}

@@ -80,7 +80,7 @@ func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, c
 		return fmt.Errorf("networkqos %s: status: %w", objectRef(nq), err)
 	}
 	force := true
-	_, err = c.dyn.Resource(gvrNetworkQoS).Namespace(nq.Namespace).
+	_, err = c.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(nq.Namespace).
 		Patch(ctx, nq.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: "nqos-" + c.zone, Force: &force}, "status")
 	if apierrors.IsNotFound(err) {
 		return nil // deleted meanwhile; the delete event tears down

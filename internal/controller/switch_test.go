@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -158,7 +159,7 @@ func (e *env) waitAggregate(name, want string) {
 // through the status subresource.
 func (e *env) ownsStatusField(name, manager string) bool {
 	e.t.Helper()
-	u, err := e.dyn.Resource(gvrNetworkQoS).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	u, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
 	must(e, err)
 	for _, mf := range u.GetManagedFields() {
 		if mf.Manager != manager || mf.Subresource != "status" || mf.FieldsV1 == nil {
