@@ -133,7 +133,7 @@ var ErrNoSimulation = errors.New("no OVN to simulate with")
 type Lifecycle interface {
 	// Migrate live-migrates the VM to node index to in a mode of
 	// scenarios.Migrate.
-	Migrate(ctx context.Context, vm *scenarios.VM, to int, mode string, p *scenarios.Probe) (LifeResult, error)
+	Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (LifeResult, error)
 	// RestartLauncher recreates the VM's launcher pod (new pod, new LSP).
 	RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
 	// ChangeGuestIP changes the guest's IPv4 address (CIDR) between two

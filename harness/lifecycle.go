@@ -178,7 +178,7 @@ func (ex *execution) operations(st *scenarios.Step) []operation {
 		m := st.Migrate
 		vm := ex.sc.VM(m.VM)
 		return []operation{{vm: vm,
-			run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m.To, m.Mode, p) },
+			run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, p) },
 			after: func() { ex.world.move(vm.Name, m.To) }}}
 	case "restartDaemon":
 		vm := ex.sc.VM(st.RestartDaemon.VM)

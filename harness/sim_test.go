@@ -108,7 +108,7 @@ func (s *simEnv) lifeResult(op string, vm *scenarios.VM) (LifeResult, error) {
 	return LifeResult{Packets: 1, Lost: map[string]int{"in": 0, "out": 0}}, nil
 }
 
-func (s *simEnv) Migrate(_ context.Context, vm *scenarios.VM, _ int, _ string, _ *scenarios.Probe) (LifeResult, error) {
+func (s *simEnv) Migrate(_ context.Context, vm *scenarios.VM, _ *scenarios.Migrate, _ *scenarios.Probe) (LifeResult, error) {
 	return s.lifeResult("migrate", vm)
 }
 

@@ -63,6 +63,7 @@ var errorCases = []struct{ name, old, new string }{
 	{"migrate-same-node", "  - delete: [gold]", "  - migrate: {vm: vm-a, to: 1, mode: per-pod-lsp}\n    probe: {peer: host-a, object: gold, dscp: 46}\n  - delete: [gold]"},
 	{"migrate-node-out-of-range", "  - delete: [gold]", "  - migrate: {vm: vm-a, to: 2, mode: per-pod-lsp}\n    probe: {peer: host-a, object: gold, dscp: 46}\n  - delete: [gold]"},
 	{"migrate-bad-mode", "  - delete: [gold]", "  - migrate: {vm: vm-a, to: 0, mode: teleport}\n    probe: {peer: host-a, object: gold, dscp: 46}\n  - delete: [gold]"},
+	{"migrate-late-lsp-multichassis", "  - delete: [gold]", "  - migrate: {vm: vm-a, to: 0, mode: multi-chassis, lateTargetLSP: true}\n    probe: {peer: host-a, object: gold, dscp: 46}\n  - delete: [gold]"},
 	{"probe-unknown-peer", "  - delete: [gold]", "  - restartLauncher: [vm-a]\n    probe: {peer: host-z, object: gold, dscp: 46}\n  - delete: [gold]"},
 	{"probe-dscp-out-of-range", "  - delete: [gold]", "  - restartLauncher: [vm-a]\n    probe: {peer: host-a, object: gold, dscp: 64}\n  - delete: [gold]"},
 	{"probe-on-other-step", "  - delete: [gold]", "  - expect: {noOwnedRows: true}\n    probe: {peer: host-a, object: gold, dscp: 46}\n  - delete: [gold]"},

@@ -219,6 +219,10 @@ type Migrate struct {
 	VM   string `yaml:"vm,required"`
 	To   int    `yaml:"to,required"` // node index
 	Mode string `yaml:"mode,required"`
+	// LateTargetLSP (per-pod-lsp only): the target pod's LSP is created
+	// only after the guest moved, so the VM is "migrated in" after its
+	// NetworkQoS and the controller must pick up a port it has not seen.
+	LateTargetLSP bool `yaml:"lateTargetLSP"`
 }
 
 // GuestIP changes the VM's IPv4 address inside the guest (OVN never sees

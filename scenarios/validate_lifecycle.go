@@ -89,6 +89,8 @@ func (v *validator) migrate(m *Migrate, path string, st *stepState) error {
 		return v.d.errAt(path+".to", "VM %q already runs on node %d at this step", m.VM, m.To)
 	case m.Mode != MigratePerPodLSP && m.Mode != MigrateMultiChassis:
 		return v.d.errAt(path+".mode", "invalid mode %q (want %s or %s)", m.Mode, MigratePerPodLSP, MigrateMultiChassis)
+	case m.LateTargetLSP && m.Mode != MigratePerPodLSP:
+		return v.d.errAt(path+".lateTargetLSP", "only a %s migration creates a target LSP (a %s migration keeps one LSP)", MigratePerPodLSP, m.Mode)
 	}
 	st.node[m.VM] = m.To
 	return nil

@@ -33,10 +33,10 @@ func counted(name string, n int, unit string) reports.Measure {
 
 // Migrate live-migrates the VM with package vmlife (probes both ways,
 // both nodes' uplinks watched).
-func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, to int, mode string, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
 	g := guestSpec(vm, p)
-	res, err := e.life.Migrate(ctx, vmlife.MigrateSpec{VM: g.VM, Target: e.nodeName(to), Mode: kubevirt.MigrationMode(mode),
-		Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
+	res, err := e.life.Migrate(ctx, vmlife.MigrateSpec{VM: g.VM, Target: e.nodeName(m.To), Mode: kubevirt.MigrationMode(m.Mode),
+		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
 	if err != nil {
 		return harness.LifeResult{}, err
 	}
@@ -53,9 +53,24 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, to int, mode string
 			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
 			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
 			counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
-		}, handoverMeasures(res.Phases, res.Report)...),
+		}, append(lateMeasures(res), handoverMeasures(res.Phases, res.Report)...)...),
 		Detail: res,
 	}, nil
+}
+
+// lateMeasures are the figures of a VM migrated in after its NetworkQoS
+// (its target LSP created after the switch): the controller has to find
+// a port it has never seen, as for a VM that starts after its policy.
+func lateMeasures(res vmlife.MigrateResult) []reports.Measure {
+	if !res.Late {
+		return nil
+	}
+	return []reports.Measure{
+		measure("switch → target LSP created (late)", res.TargetLSPInNB),
+		measure("switch → target LSP in its port group", res.TargetInGroup),
+		measure("target LSP created → first marked packet on the target uplink", res.LSPToMarked),
+		counted("probe packets unmarked on the target after the switch", res.OnTarget.Unmarked, "packets"),
+	}
 }
 
 // handoverMeasures are the multi-chassis figures per phase: the switch
