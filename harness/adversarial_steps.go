@@ -30,8 +30,12 @@ func adversarialSummary(st *scenarios.Step) string {
 			sp.VM, sp.As, sp.Peer, sp.DSCP, sp.RateKbps, sp.AsDSCP)
 	case st.Churn != nil:
 		c := st.Churn
-		return fmt.Sprintf("%s, one operation per %s: VMs %s label %s in %v, NetworkQoS %s", c.Duration, c.Interval,
-			strings.Join(c.VMs, ", "), c.Label, c.Values, strings.Join(c.Objects, ", "))
+		late := ""
+		if len(c.LateVMs) > 0 {
+			late = ", late VMs " + strings.Join(c.LateVMs, ", ") + " started and stopped"
+		}
+		return fmt.Sprintf("%s, one operation per %s: VMs %s label %s in %v%s, NetworkQoS %s", c.Duration, c.Interval,
+			strings.Join(c.VMs, ", "), c.Label, c.Values, late, strings.Join(c.Objects, ", "))
 	case st.OVNBaseline != nil:
 		b := st.OVNBaseline
 		return fmt.Sprintf("VM %s's port into a harness-owned port group (DSCP %d) and out, %d times, probe to %s", b.VM, b.DSCP, b.Samples, b.Peer)

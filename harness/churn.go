@@ -45,16 +45,23 @@ type churnResult struct {
 	rejections int           // rejected revisions whose status was confirmed
 	confirmMax time.Duration // longest write -> confirmed rejected
 	written    map[ObjectKey]time.Time
+	// longest late VM start and stop (churn_vms.go)
+	vmCreateMax, vmDeleteMax time.Duration
+	took                     time.Duration // the operations
+	lateAtEnd                []string      // late VMs running when they ended
+	convEnd, conv            time.Duration // to converged before and after the put-back
 }
 
 // Churn operation kinds.
 const (
-	opRelabel = "vm-relabel"
-	opCreate  = "nq-create"
-	opEdit    = "nq-edit"
-	opReject  = "nq-reject"
-	opAccept  = "nq-accept"
-	opDelete  = "nq-delete"
+	opRelabel  = "vm-relabel"
+	opVMCreate = "vm-create"
+	opVMDelete = "vm-delete"
+	opCreate   = "nq-create"
+	opEdit     = "nq-edit"
+	opReject   = "nq-reject"
+	opAccept   = "nq-accept"
+	opDelete   = "nq-delete"
 )
 
 func newChurner(ex *execution, c *scenarios.Churn) *churner {
@@ -88,8 +95,9 @@ func (ch *churner) isRejected(k ObjectKey) bool {
 }
 
 // churn runs the step: the operations for its duration under an NB
-// watcher of its own, then puts everything back, then waits until the NB
-// and the conditions converge to the compiler's.
+// watcher of its own; then it waits until the NB and the conditions
+// converge to the compiler's for the state the churn left (late VMs
+// running or not), puts everything back and waits again.
 func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
 	ch := newChurner(ex, c)
 	w, err := ex.env.WatchRejected(ctx, ch.isRejected)
@@ -101,21 +109,17 @@ func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
 	go func() { confirmed <- ch.confirmLoop(cctx) }()
 	start := time.Now()
 	runErr := ch.loop(ctx, start)
-	took := time.Since(start)
+	ch.res.took = time.Since(start)
+	var mism mismatches
 	if runErr == nil {
-		runErr = ch.restore(ctx)
+		mism, runErr = ch.settle(ctx)
 	}
 	cancel()
 	if cerr := <-confirmed; runErr == nil && cerr != nil {
 		runErr = cerr
 	}
-	var conv time.Duration
-	var mism mismatches
-	if runErr == nil {
-		conv, mism, runErr = ch.converge(ctx)
-	}
 	sightings, checks := w.Stop(), w.Checks()
-	ch.report(took, conv, sightings, checks)
+	ch.report(sightings, checks)
 	if runErr != nil {
 		return runErr
 	}
@@ -124,6 +128,26 @@ func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
 		return mism.failure("")
 	}
 	return nil
+}
+
+// settle waits for convergence on the state the churn left, puts
+// everything back and waits for convergence again.
+func (ch *churner) settle(ctx context.Context) (mismatches, error) {
+	ch.res.lateAtEnd, _ = ch.lateSplit()
+	var mism mismatches
+	var err error
+	if ch.res.convEnd, mism, err = ch.converge(ctx, "before the put-back"); err != nil {
+		return nil, err
+	}
+	if err := ch.restore(ctx); err != nil {
+		return nil, err
+	}
+	if err := ch.restoreLate(ctx); err != nil {
+		return nil, err
+	}
+	conv, after, err := ch.converge(ctx, "after the put-back")
+	ch.res.conv = conv
+	return append(mism, after...), err
 }
 
 // loop runs one operation per interval until the duration has passed.
@@ -165,10 +189,11 @@ func (ch *churner) judge(sightings []Sighting, checks int) mismatches {
 	if checks == 0 {
 		mism.add(PropChurn, "the NB watcher audited no state")
 	}
+	mism.add(PropChurn, ch.judgeLate()...)
 	return mism
 }
 
-func (ch *churner) report(took, conv time.Duration, sightings []Sighting, checks int) {
+func (ch *churner) report(sightings []Sighting, checks int) {
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	var kinds []string
@@ -177,12 +202,15 @@ func (ch *churner) report(took, conv time.Duration, sightings []Sighting, checks
 	}
 	ex := ch.ex
 	ex.measures = append(ex.measures,
-		reports.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", took.Round(time.Millisecond), strings.Join(kinds, ", "))},
+		reports.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", ch.res.took.Round(time.Millisecond), strings.Join(kinds, ", "))},
 		reports.Measure{Name: "NB states audited", Count: checks, Unit: "states"},
 		reports.Measure{Name: "NB watcher sightings", Count: len(sightings), Unit: "sightings"},
 		reports.Measure{Name: "rejected revisions confirmed (Accepted=False for their generation)", Count: ch.res.rejections, Unit: "revisions"},
 		reports.Measure{Name: "longest write → Accepted=False confirmed", Duration: ch.res.confirmMax},
-		reports.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: conv})
+		reports.Measure{Name: "churn end → NB rows and conditions equal the compiler's", Duration: ch.res.convEnd, Note: lateNote(ch.c.LateVMs, ch.res.lateAtEnd)},
+		reports.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: ch.res.conv})
+	ex.measures = append(ex.measures, ch.lateMeasures()...)
 	ex.detail = map[string]any{"ops": ch.res.ops, "byKind": ch.res.byKind, "rejections": ch.res.rejections,
-		"confirmMaxNs": ch.res.confirmMax, "nbStatesAudited": checks, "sightings": sightings, "convergedNs": conv}
+		"confirmMaxNs": ch.res.confirmMax, "nbStatesAudited": checks, "sightings": sightings, "convergedEndNs": ch.res.convEnd, "convergedNs": ch.res.conv, "lateRunningAtEnd": ch.res.lateAtEnd,
+		"lateVMs": ch.c.LateVMs, "vmCreateMaxNs": ch.res.vmCreateMax, "vmDeleteMaxNs": ch.res.vmDeleteMax}
 }

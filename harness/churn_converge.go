@@ -16,8 +16,8 @@ import (
 // world (with the VMs' real port names) and every applied NetworkQoS's
 // Accepted condition is the compiler's, written for its current
 // generation; it returns how long that took, or the last mismatches
-// after the step's converge timeout.
-func (ch *churner) converge(ctx context.Context) (time.Duration, mismatches, error) {
+// after the step's converge timeout (when names the moment).
+func (ch *churner) converge(ctx context.Context, when string) (time.Duration, mismatches, error) {
 	start := time.Now()
 	deadline := time.NewTimer(ch.c.Converge)
 	defer deadline.Stop()
@@ -33,10 +33,10 @@ func (ch *churner) converge(ctx context.Context) (time.Duration, mismatches, err
 		}
 		select {
 		case <-ctx.Done():
-			return 0, nil, fmt.Errorf("churn: waiting for convergence: %w (last: %s)", ctx.Err(), mism)
+			return 0, nil, fmt.Errorf("churn: waiting for convergence %s: %w (last: %s)", when, ctx.Err(), mism)
 		case <-deadline.C:
 			for i := range mism {
-				mism[i].text = fmt.Sprintf("not converged within %s after the churn: %s", ch.c.Converge, mism[i].text)
+				mism[i].text = fmt.Sprintf("not converged within %s %s: %s", ch.c.Converge, when, mism[i].text)
 			}
 			return time.Since(start), mism, nil
 		case <-tick.C:

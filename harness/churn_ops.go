@@ -70,6 +70,9 @@ func (ch *churner) pick() string {
 		}
 	}
 	add(true, opRelabel)
+	running, stopped := ch.lateSplit()
+	add(len(stopped) > 0, opVMCreate)
+	add(len(running) > 0, opVMDelete)
 	add(len(absent) > 0, opCreate)
 	add(len(accepted) > 0, opEdit)
 	add(len(accepted) > len(rejected)+1, opReject)
@@ -84,8 +87,13 @@ func (ch *churner) do(ctx context.Context, kind string) error {
 	accepted, rejected, absent := ch.split()
 	switch kind {
 	case opRelabel:
-		vm := ch.c.VMs[ch.rng.IntN(len(ch.c.VMs))]
-		return ch.relabel(ctx, vm, ch.c.Values[ch.rng.IntN(len(ch.c.Values))])
+		return ch.relabel(ctx, ch.choose(ch.relabelable()), ch.c.Values[ch.rng.IntN(len(ch.c.Values))])
+	case opVMCreate:
+		_, stopped := ch.lateSplit()
+		return ch.startLate(ctx, ch.choose(stopped))
+	case opVMDelete:
+		running, _ := ch.lateSplit()
+		return ch.stopLate(ctx, ch.choose(running))
 	case opCreate:
 		return ch.write(ctx, ch.choose(absent), false)
 	case opEdit:

@@ -45,6 +45,14 @@ type Cluster interface {
 	// CreatePort creates the logical switch port of a VM StartVM started
 	// and returns once it is bound up.
 	CreatePort(ctx context.Context, vm *scenarios.VM) error
+	// RunVM starts a late VM at once, as the churn does: launcher pod
+	// (with the topology's labels, on the topology's node), guest and
+	// logical switch port, without waiting for the port to be bound up.
+	RunVM(ctx context.Context, vm *scenarios.VM) error
+	// StopVM stops a running VM as when its launcher pod goes: the pod
+	// is deleted, then its logical switch port (as ovnkube deletes it),
+	// then its guest.
+	StopVM(ctx context.Context, vm *scenarios.VM) error
 }
 
 // NB is the OVN Northbound side of an environment.

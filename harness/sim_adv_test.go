@@ -2,7 +2,9 @@ package harness
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/nqos/nqos/internal/qos"
@@ -23,6 +25,9 @@ type simAdv struct {
 	baseline *BaselineResult
 	appear   *Appearance
 	gens     map[ObjectKey]simGen
+	// staleStop: StopVM succeeds but the VM's pod and port stay (the
+	// rows keep the port in its port groups)
+	staleStop bool
 }
 
 type simGen struct {
@@ -147,4 +152,105 @@ type simRestore struct {
 func (r *simRestore) Stop() []Sighting {
 	r.put()
 	return r.simWatch.Stop()
+}
+
+// countCalls counts the double's calls with the prefix.
+func countCalls(calls []string, prefix string) int {
+	n := 0
+	for _, c := range calls {
+		if strings.HasPrefix(c, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+func churnFigures(st reports.Step) map[string]int {
+	figures := map[string]int{}
+	for _, m := range st.Measures {
+		figures[m.Name] = m.Count
+	}
+	return figures
+}
+
+// TestChurnStartsAndStopsLateVMs: the churn starts and stops its late
+// VMs through the Cluster side, their ports join the port groups their
+// topology labels select while they run, every start is matched by a
+// stop (the put-back stops the ones left running) and the NB converges.
+func TestChurnStartsAndStopsLateVMs(t *testing.T) {
+	sim := newSim(churnScenario(t), "23.03.1")
+	sim.measure = passingMeasure
+	late := []string{"c-4", "c-5", "c-6"}
+	joined := map[string]bool{}
+	sim.audit = func() []Sighting { // runs under no lock, after each change
+		for _, pg := range sim.Rows().PortGroups {
+			for _, name := range late {
+				if slices.Contains(pg.Ports, sim.world.port(sim.sc.VM(name))) {
+					joined[name] = true
+				}
+			}
+		}
+		return nil
+	}
+	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
+	if res.Status != reports.Pass {
+		t.Fatalf("churn scenario %s: %s", res.Status, res.Error)
+	}
+	fig := churnFigures(stepOf(t, res, "churn", 0))
+	starts, stops := fig["late VMs started (launcher pod, guest, LSP)"], fig["late VMs stopped (launcher pod, LSP, guest deleted)"]
+	if starts == 0 || stops == 0 || starts != countCalls(sim.calls, "runVM ") {
+		t.Errorf("late VMs started %d, stopped %d, runVM calls %d: want both > 0 and one call per start", starts, stops, countCalls(sim.calls, "runVM "))
+	}
+	if n := countCalls(sim.calls, "stopVM "); n != starts || n < stops {
+		t.Errorf("%d stopVM calls for %d starts (%d stops during the churn): every started VM must be stopped again", n, starts, stops)
+	}
+	for _, name := range late {
+		if !sim.world.absent[name] {
+			t.Errorf("late VM %s runs after the churn, want it stopped as before the step", name)
+		}
+	}
+	if len(joined) == 0 {
+		t.Errorf("no late VM's port ever joined a port group during the churn")
+	}
+}
+
+// TestChurnCatchesStoppedVMsPort: a stopped VM whose port stays in its
+// port groups makes the NB differ from the intent: the churn fails as
+// nb-rows after its converge timeout.
+func TestChurnCatchesStoppedVMsPort(t *testing.T) {
+	sc := churnScenario(t)
+	for i := range sc.Steps {
+		if c := sc.Steps[i].Churn; c != nil {
+			c.Converge = 300 * time.Millisecond
+		}
+	}
+	sim := newSim(sc, "23.03.1")
+	sim.adv.staleStop = true
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	st := stepOf(t, res, "churn", 0)
+	stale := strings.Contains(st.Error, "virt-launcher-c-4") || strings.Contains(st.Error, "virt-launcher-c-5") || strings.Contains(st.Error, "virt-launcher-c-6")
+	if st.Status != reports.Fail || !strings.Contains(st.Error, "not converged") || !stale || !slices.Contains(res.FailedProperties, PropRows) {
+		t.Errorf("churn with stale stopped ports: step %s %q, properties %v, want nb-rows naming a late VM's port", st.Status, st.Error, res.FailedProperties)
+	}
+}
+
+// TestChurnJudgesLateVMs: a churn with late VMs that never started or
+// never stopped one fails as churn; one without late VMs is not judged.
+func TestChurnJudgesLateVMs(t *testing.T) {
+	cases := []struct {
+		late             []string
+		creates, deletes int
+		fail             bool
+	}{
+		{nil, 0, 0, false},
+		{[]string{"c-4"}, 2, 1, false},
+		{[]string{"c-4"}, 0, 0, true},
+		{[]string{"c-4"}, 3, 0, true},
+	}
+	for _, c := range cases {
+		ch := &churner{c: &scenarios.Churn{LateVMs: c.late}, res: churnResult{byKind: map[string]int{opVMCreate: c.creates, opVMDelete: c.deletes}}}
+		if got := ch.judgeLate(); (len(got) > 0) != c.fail {
+			t.Errorf("late %v, %d starts, %d stops: %v, want failing %v", c.late, c.creates, c.deletes, got, c.fail)
+		}
+	}
 }

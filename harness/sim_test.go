@@ -96,6 +96,25 @@ func (s *simEnv) CreatePort(_ context.Context, vm *scenarios.VM) error {
 	return s.change(func() { s.world.startVM(vm.Name) })
 }
 
+// RunVM starts a late VM with its port at once.
+func (s *simEnv) RunVM(_ context.Context, vm *scenarios.VM) error {
+	if err := s.call("runVM " + vm.Name); err != nil {
+		return err
+	}
+	return s.change(func() { s.world.startVM(vm.Name) })
+}
+
+// StopVM deletes a running VM's pod and port: it leaves the rows.
+func (s *simEnv) StopVM(_ context.Context, vm *scenarios.VM) error {
+	if err := s.call("stopVM " + vm.Name); err != nil {
+		return err
+	}
+	if s.adv.staleStop {
+		return nil
+	}
+	return s.change(func() { s.world.stopVM(vm.Name) })
+}
+
 // lifeResult is the double's lifecycle measurement: it has no datapath,
 // so unless a test sets life it reports one marked packet and no loss.
 func (s *simEnv) lifeResult(op string, vm *scenarios.VM) (LifeResult, error) {

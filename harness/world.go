@@ -41,7 +41,16 @@ func newWorld(sc *scenarios.Scenario) *world {
 func (w *world) apply(m *scenarios.Manifest)  { w.applied[m.ID] = m }
 func (w *world) remove(m *scenarios.Manifest) { delete(w.applied, m.ID) }
 func (w *world) startVM(vm string)            { w.absent[vm] = false }
-func (w *world) move(vm string, node int)     { w.node[vm] = node }
+
+// stopVM records a late VM stopped: its launcher pod is gone, and a new
+// start creates one with the topology's labels on the topology's node.
+func (w *world) stopVM(name string) {
+	vm := w.sc.VM(name)
+	w.absent[name] = true
+	w.labels[name] = maps.Clone(vm.Labels)
+	w.node[name] = vm.Node
+}
+func (w *world) move(vm string, node int) { w.node[vm] = node }
 
 func (w *world) relabel(vm string, set map[string]string, remove []string) {
 	if w.labels[vm] == nil {

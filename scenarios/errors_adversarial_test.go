@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,11 @@ var adversarialErrorCases = []struct {
 	{"churn-not-networkqos", [][2]string{{advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "objects: [gold, silver]", "objects: [gold, blue]", 1)}}},
 	{"churn-object-twice", [][2]string{{advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "objects: [gold, silver]", "objects: [gold, gold]", 1)}}},
 	{"churn-vm-twice", [][2]string{{advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a, vm-a]", 1)}}},
+	{"churn-late-vm-unknown", [][2]string{{advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a], lateVMs: [vm-z]", 1)}}},
+	{"churn-late-vm-not-late", [][2]string{{advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a], lateVMs: [vm-a]", 1)}}},
+	{"churn-late-vm-started", [][2]string{{advHosts, advVMB}, {advSilver, advSilverM}, {advStep, "  - startVM: [vm-l]\n" + strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a], lateVMs: [vm-l]", 1)}}},
+	{"churn-late-vm-twice", [][2]string{{advHosts, advVMB}, {advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a], lateVMs: [vm-l, vm-l]", 1)}}},
+	{"churn-late-vms-empty", [][2]string{{advSilver, advSilverM}, {advStep, strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a], lateVMs: []", 1)}}},
 	{"churn-flow-running", [][2]string{{advSilver, advSilverM}, {"  - stop: [marked, other]", strings.Replace(advChurn, advStep, "  - stop: [marked, other]", 1)}}},
 	{"baseline-dscp-out-of-range", [][2]string{{advStep, "  - ovnBaseline: {vm: vm-a, peer: host-a, dscp: 64}\n" + advStep}}},
 	{"baseline-samples-out-of-range", [][2]string{{advStep, "  - ovnBaseline: {vm: vm-a, peer: host-a, dscp: 18, samples: 50}\n" + advStep}}},
@@ -85,7 +91,9 @@ func adversarialErrors(t *testing.T, base string) string {
 // resolve their figures from the manifests.
 func TestAdversarialStepsParse(t *testing.T) {
 	base := readBase(t)
-	steps := strings.TrimSuffix(advSpoof, "\n"+advStep) + "\n" + strings.TrimSuffix(advChurn, "\n"+advStep) + "\n" + advBase
+	// the churn starts and stops vm-l and leaves it stopped: the startVM after it is valid
+	churn := strings.Replace(advChurn, "vms: [vm-a]", "vms: [vm-a], lateVMs: [vm-l]", 1)
+	steps := strings.TrimSuffix(advSpoof, "\n"+advStep) + "\n" + strings.TrimSuffix(churn, "\n"+advStep) + "\n" + advBase
 	src := strings.Replace(strings.Replace(strings.Replace(base, advHosts, advVMB, 1), advSilver, advSilverM, 1), advStep, steps, 1)
 	sc, err := Parse([]byte(src), "adversarial.yaml")
 	if err != nil {
@@ -100,8 +108,8 @@ func TestAdversarialStepsParse(t *testing.T) {
 		t.Errorf("spoof resolved %+v, want DSCP 10 vs 46, 10000 kbit/s burst 1000", sp)
 	}
 	ch := kinds["churn"].Churn
-	if ch == nil || len(ch.Base) != 2 || !ch.Applied[0] || !ch.Applied[1] || ch.Converge != DefaultConverge || ch.RejectPatch == nil {
-		t.Errorf("churn resolved %+v, want both objects applied, default converge, a reject patch", ch)
+	if ch == nil || len(ch.Base) != 2 || !ch.Applied[0] || !ch.Applied[1] || ch.Converge != DefaultConverge || ch.RejectPatch == nil || !slices.Equal(ch.LateVMs, []string{"vm-l"}) {
+		t.Errorf("churn resolved %+v, want both objects applied, default converge, a reject patch, late VM vm-l", ch)
 	}
 	if b := kinds["ovnBaseline"].OVNBaseline; b == nil || b.Samples != DefaultBaselineN {
 		t.Errorf("ovnBaseline %+v, want default samples %d", b, DefaultBaselineN)

@@ -49,13 +49,17 @@ type ClassRef struct {
 
 // Churn is issue 7 scenario 8: for Duration, one operation per Interval
 // (seeded, reproducible order): a VM of VMs gets label Label set to one
-// of Values; a NetworkQoS of Objects is created, edited (priority and
-// podSelector Label value), made rejected by the merge patch Reject,
-// accepted again, or deleted. A watcher audits every committed NB state:
+// of Values; a late VM of LateVMs is started (launcher pod, guest and
+// LSP, with its topology labels) or stopped (launcher pod and LSP
+// deleted, as ovnkube deletes the LSP when the pod goes); a NetworkQoS
+// of Objects is created, edited (priority and podSelector Label value),
+// made rejected by the merge patch Reject, accepted again, or deleted.
+// Running late VMs are relabelled like VMs. A watcher audits every
+// committed NB state:
 // no QoS row references a missing port group or address set and no
 // object whose rejected revision's Accepted=False status (for that
 // generation) is visible owns a row. Afterwards every VM and object is
-// put back as it was before the step, and the NB must equal the
+// put back as it was before the step (late VMs stopped), and the NB must equal the
 // compiler's intent and every object's Accepted condition the
 // compiler's verdict for its current generation within Converge.
 type Churn struct {
@@ -63,6 +67,7 @@ type Churn struct {
 	Interval time.Duration `yaml:"interval,required"`
 	Seed     int           `yaml:"seed"`
 	VMs      []string      `yaml:"vms,required"`
+	LateVMs  []string      `yaml:"lateVMs"` // late VMs not started at the step
 	Label    string        `yaml:"label,required"`
 	Values   []string      `yaml:"values,required"`
 	Objects  []string      `yaml:"objects,required"`

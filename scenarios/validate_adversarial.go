@@ -156,6 +156,11 @@ func (v *validator) churn(c *Churn, path string, st *stepState) error {
 	}); err != nil {
 		return err
 	}
+	if c.LateVMs != nil {
+		if err := v.eachName(c.LateVMs, path+".lateVMs", "VM", func(name, p string) error { return v.churnLateVM(c, name, p, st) }); err != nil {
+			return err
+		}
+	}
 	for _, f := range v.sc.Flows {
 		if st.started[f.Name] && !st.stopped[f.Name] {
 			return v.d.errAt(path, "flow %q is running: a churn changes the classes its expectations assume (stop it before)", f.Name)
@@ -168,6 +173,23 @@ func (v *validator) churn(c *Churn, path string, st *stepState) error {
 	return v.eachName(c.Objects, path+".objects", "NetworkQoS manifest", func(id, p string) error {
 		return v.churnObject(c, id, p, st)
 	})
+}
+
+// churnLateVM checks a VM the churn starts and stops: a late VM not
+// started at the step (the churn leaves it stopped again), listed once.
+func (v *validator) churnLateVM(c *Churn, name, path string, st *stepState) error {
+	vm, ok := v.vms[name]
+	switch {
+	case !ok:
+		return v.d.errAt(path, "unknown VM %q", name)
+	case !vm.Late:
+		return v.d.errAt(path, "VM %q is created at provisioning: the churn starts and stops late VMs only (set late: true in topology.vms)", name)
+	case st.running[name]:
+		return v.d.errAt(path, "VM %q is already started at this step: the churn starts and stops late VMs that are not running", name)
+	case countOf(c.LateVMs, name) > 1:
+		return v.d.errAt(path, "VM %q is listed twice", name)
+	}
+	return nil
 }
 
 // churnObject resolves one churned object and checks that its edited and

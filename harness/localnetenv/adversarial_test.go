@@ -29,6 +29,16 @@ func TestAdversarialStepsOnTestbed(t *testing.T) {
 		if conv := measureNamed(t, st, "restore →"); conv.Duration <= 0 || conv.Duration > 30*time.Second {
 			t.Errorf("restore -> converged %v, want within (0, 30s]", conv.Duration)
 		}
+		if conv := measureNamed(t, st, "churn end →"); conv.Duration <= 0 || conv.Duration > 30*time.Second {
+			t.Errorf("churn end -> converged %v, want within (0, 30s]", conv.Duration)
+		}
+		starts, stops := measureNamed(t, st, "late VMs started"), measureNamed(t, st, "late VMs stopped")
+		if starts.Count < 1 || stops.Count < 1 || stops.Count > starts.Count {
+			t.Errorf("late VMs started %d, stopped %d: want at least one each, no more stops than starts", starts.Count, stops.Count)
+		}
+		if m := measureNamed(t, st, "longest late VM start"); m.Duration <= 0 || m.Duration > 5*time.Second {
+			t.Errorf("longest late VM start %v, want within (0, 5s]", m.Duration)
+		}
 	})
 	t.Run("vm-after-policy", func(t *testing.T) {
 		s := runOnTestbed(t, "vm-after-policy")

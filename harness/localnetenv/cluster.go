@@ -17,6 +17,7 @@ import (
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -136,4 +137,21 @@ func (e *Env) PortName(vm *scenarios.VM) (string, error) {
 		return "", fmt.Errorf("VM %s/%s has %d ports, want 1", vm.Namespace, vm.Name, len(in.LSPs))
 	}
 	return in.LSPs[0], nil
+}
+
+// RunVM creates a late VM with its LSP (kubevirt writes the launcher pod
+// first) and returns without waiting for the port to be bound up.
+func (e *Env) RunVM(ctx context.Context, vm *scenarios.VM) error {
+	if err := e.vms.Create(ctx, e.kubevirtVM(vm), kubevirt.CreateOptions{NoWait: true}); err != nil {
+		return fmt.Errorf("create VM %s: %w", vm.Name, err)
+	}
+	return nil
+}
+
+// StopVM deletes the VM's launcher pod, then its LSP, then its guest.
+func (e *Env) StopVM(ctx context.Context, vm *scenarios.VM) error {
+	if err := e.vms.Delete(ctx, vm.Namespace, vm.Name); err != nil {
+		return fmt.Errorf("delete VM %s: %w", vm.Name, err)
+	}
+	return nil
 }
