@@ -3,7 +3,6 @@ package harness
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -107,7 +106,7 @@ func (ex *execution) realIntent() (qos.Desired, error) {
 // diffRows compares the port groups, address sets and QoS rows of want
 // and got as multisets of canonical JSON lines.
 func diffRows(want, got qos.Desired) (missing, extra []string) {
-	w, g := rowLines(want), rowLines(got)
+	w, g := want.RowLines(), got.RowLines()
 	for _, line := range slices.Sorted(maps.Keys(w)) {
 		for range w[line] - g[line] {
 			missing = append(missing, line)
@@ -119,24 +118,4 @@ func diffRows(want, got qos.Desired) (missing, extra []string) {
 		}
 	}
 	return missing, extra
-}
-
-func rowLines(d qos.Desired) map[string]int {
-	out := map[string]int{}
-	add := func(kind string, v any) {
-		b, _ := json.Marshal(v) // maps marshal with sorted keys
-		out[kind+" "+string(b)]++
-	}
-	for _, pg := range d.PortGroups {
-		pg.Ports = slices.Sorted(slices.Values(pg.Ports))
-		add("Port_Group", pg)
-	}
-	for _, as := range d.AddressSets {
-		as.Addresses = slices.Sorted(slices.Values(as.Addresses))
-		add("Address_Set", as)
-	}
-	for _, q := range d.QoS {
-		add("QoS", q)
-	}
-	return out
 }

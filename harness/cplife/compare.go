@@ -2,7 +2,6 @@ package cplife
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -124,7 +123,7 @@ func (d NBDiff) String() string {
 // DiffRows compares the port groups, address sets and QoS rows of want
 // and got as multisets (orphans and duplicates show as Extra).
 func DiffRows(want, got qos.Desired) NBDiff {
-	w, g := rowLines(want), rowLines(got)
+	w, g := want.RowLines(), got.RowLines()
 	var d NBDiff
 	for line, n := range w {
 		for range n - g[line] {
@@ -139,26 +138,6 @@ func DiffRows(want, got qos.Desired) NBDiff {
 	slices.Sort(d.Missing)
 	slices.Sort(d.Extra)
 	return d
-}
-
-func rowLines(d qos.Desired) map[string]int {
-	out := map[string]int{}
-	add := func(kind string, v any) {
-		b, _ := json.Marshal(v) // maps marshal with sorted keys
-		out[kind+" "+string(b)]++
-	}
-	for _, pg := range d.PortGroups {
-		pg.Ports = slices.Sorted(slices.Values(pg.Ports))
-		add("Port_Group", pg)
-	}
-	for _, as := range d.AddressSets {
-		as.Addresses = slices.Sorted(slices.Values(as.Addresses))
-		add("Address_Set", as)
-	}
-	for _, q := range d.QoS {
-		add("QoS", q)
-	}
-	return out
 }
 
 // RowSource is the Northbound view compared with the compiler;
