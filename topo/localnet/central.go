@@ -4,13 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-)
 
-// Schemas of the Debian openvswitch and ovn packages.
-const (
-	vswitchSchema = "/usr/share/openvswitch/vswitch.ovsschema"
-	nbSchema      = "/usr/share/ovn/ovn-nb.ovsschema"
-	sbSchema      = "/usr/share/ovn/ovn-sb.ovsschema"
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 func (t *Testbed) nbSock() string { return filepath.Join(t.dir, "nb.sock") }
@@ -36,11 +31,17 @@ func prefixed(node, name string) string {
 	return node + "-" + name
 }
 
-// startCentral creates the NB and SB databases and starts their servers
-// and ovn-northd in the root namespace.
+// startCentral creates the NB and SB databases from the selected OVN
+// install's schemas and starts their servers and ovn-northd in the root
+// namespace.
 func (t *Testbed) startCentral(ctx context.Context) error {
+	inst, _, err := ovninstall.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+	}
+	t.ovn = inst
 	for _, db := range []struct{ name, schema, sock string }{
-		{DaemonNB, nbSchema, t.nbSock()}, {DaemonSB, sbSchema, t.sbSock()},
+		{DaemonNB, inst.NBSchema(), t.nbSock()}, {DaemonSB, inst.SBSchema(), t.sbSock()},
 	} {
 		file := filepath.Join(t.dir, db.name+".db")
 		if _, err := t.run.run(ctx, "", nil, "ovsdb-tool", "create", file, db.schema); err != nil {

@@ -72,7 +72,7 @@ func (t *Testbed) prepareOVSNode(ctx context.Context, n Node) error {
 		return err
 	}
 	db := filepath.Join(n.Dir, "conf.db")
-	if _, err := t.run.run(ctx, "", nil, "ovsdb-tool", "create", db, vswitchSchema); err != nil {
+	if _, err := t.run.run(ctx, "", nil, "ovsdb-tool", "create", db, t.ovn.VSwitchSchema()); err != nil {
 		return fmt.Errorf("testbed %s: %s: %w", t.st.RunID, n.Name, err)
 	}
 	odb := t.ovsdbDaemon(n.Name, DaemonNodeDB, n.Netns, db, filepath.Join(n.Dir, "db.sock"),

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 // Testbed is a running localnet testbed. Its methods are safe for
@@ -21,6 +22,7 @@ type Testbed struct {
 	dir  string
 	st   *state
 	kube *kubeapi.Server
+	ovn  ovninstall.Install // the OVN/OVS build in use, set by startCentral
 }
 
 // Up builds the testbed the spec declares and waits until it is ready:
