@@ -1,6 +1,7 @@
 // Package nbtest owns a throw-away OVN Northbound database for tests: a real
-// ovsdb-server process serving /usr/share/ovn/ovn-nb.ovsschema on a unix
-// socket in a per-run temporary directory, plus ovn-nbctl access to it.
+// ovsdb-server process serving the selected OVN install's Northbound schema
+// (internal/ovninstall) on a unix socket in a per-run temporary directory,
+// plus ovn-nbctl access to it.
 package nbtest
 
 import (
@@ -19,10 +20,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// SchemaPath is the Northbound schema the server is created from.
-const SchemaPath = "/usr/share/ovn/ovn-nb.ovsschema"
+	"github.com/nqos/nqos/internal/ovninstall"
+	"github.com/nqos/nqos/internal/testenv"
+)
 
 // readyTimeout bounds how long Start and Restart wait for the server.
 const readyTimeout = 15 * time.Second
@@ -49,9 +50,8 @@ func Start(t testing.TB) *Server {
 			t.Skipf("nbtest: %s not installed (Debian packages openvswitch-switch, ovn-central): %v", bin, err)
 		}
 	}
-	if _, err := os.Stat(SchemaPath); err != nil {
-		t.Skipf("nbtest: OVN NB schema missing: %v", err)
-	}
+	inst, _, err := ovninstall.Current(context.Background())
+	testenv.Check(t, "nbtest: the selected OVN install", err)
 	runID := newRunID(t)
 	// A short directory under the system temp dir: unix socket paths are
 	// limited to 107 bytes and t.TempDir() embeds the (long) test name.
@@ -69,7 +69,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Logf("nbtest: kept %s for inspection (ovsdb-server.log)", dir)
 	})
-	out, err := exec.Command("ovsdb-tool", "create", s.db, SchemaPath).CombinedOutput()
+	out, err := exec.Command("ovsdb-tool", "create", s.db, inst.NBSchema()).CombinedOutput()
 	if err != nil {
 		t.Fatalf("nbtest: ovsdb-tool create %s: %v: %s", s.db, err, out)
 	}
