@@ -53,8 +53,11 @@ type traceCase struct {
 	// intent is the key of the compiled row that wins under the OKEP's
 	// single-stage semantics; "" means no row matches.
 	intent string
-	want   want  // OVN 23.03 (two QoS stages), as recorded in testdata
+	want   want  // OVN 23.03 (two QoS stages), as recorded in testdata/ovn-23.03
 	single *want // where one QoS stage differs (OVN >= 24.09)
+	// splitMeter: with separate stages a lower-priority row's meter
+	// applies too, so intent and trace disagree on the meter.
+	splitMeter bool
 	// skipAgree: no compiled NetworkQoS row models this flow (port
 	// security, a rate-only row), so only the prediction is checked.
 	skipAgree bool
@@ -90,8 +93,9 @@ func (w want) with(d Marking, meters []Meter, prios ...int) want {
 func traceCases() []traceCase {
 	return []traceCase{
 		{name: "backup-v4", intent: "backup-r1",
-			mf:   flow(swBlue, "vm-payments", gateway, "10.0.0.5", "10.20.0.7", ProtoTCP, 2049),
-			want: toUplink.with(Mark(8), meterBackup, 10701, 10701)},
+			mf:     flow(swBlue, "vm-payments", gateway, "10.0.0.5", "10.20.0.7", ProtoTCP, 2049),
+			want:   toUplink.with(Mark(8), meterBackup, 10701, 10701),
+			single: ptr(toUplink.with(Mark(8), meterBackup, 10701))},
 		{name: "other-v4-udp", intent: "backup-r0",
 			mf:   flow(swBlue, "vm-payments", gateway, "10.0.0.5", "192.168.50.10", ProtoUDP, 5201),
 			want: toUplink.with(Mark(46), nil, 10700)},
@@ -113,7 +117,7 @@ func traceCases() []traceCase {
 		{name: "split-stage", intent: "production-r0",
 			mf:     flow(swBlue, "vm-split", gateway, "10.0.0.7", "10.20.0.7", ProtoTCP, 2049),
 			want:   toUplink.with(Mark(46), meterBackup, 10600, 10501),
-			single: ptr(toUplink.with(Mark(46), nil, 10600))},
+			single: ptr(toUplink.with(Mark(46), nil, 10600)), splitMeter: true},
 		{name: "east-west-to-vm", intent: "backup-r0",
 			mf:   flow(swBlue, "vm-payments", vmMAC["vm-other"], "10.0.0.5", "10.0.0.8", ProtoUDP, 5201),
 			want: want{deliveries: 1, port: "vm-other", typ: ""}.with(Mark(46), nil, 10700)},
@@ -133,3 +137,12 @@ func traceCases() []traceCase {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// wantFor is the expected egress on an OVN with separate mark and meter
+// stages (split) or one QoS stage.
+func (tc traceCase) wantFor(split bool) want {
+	if !split && tc.single != nil {
+		return *tc.single
+	}
+	return tc.want
+}

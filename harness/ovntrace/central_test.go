@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/ovninstall"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // central is a private OVN central for one test: NB and SB ovsdb-server
@@ -23,27 +26,14 @@ type central struct {
 	runID string
 }
 
-const (
-	nbSchema     = "/usr/share/ovn/ovn-nb.ovsschema"
-	sbSchema     = "/usr/share/ovn/ovn-sb.ovsschema"
-	readyTimeout = 15 * time.Second
-)
+const readyTimeout = 15 * time.Second
 
-func startCentral(t testing.TB) *central {
+// startCentral starts a central of OVN install inst, whose programs must
+// be the ones on PATH (ovninstall.ForEach arranges that).
+func startCentral(t testing.TB, inst ovninstall.Install) *central {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: runs OVN central daemons")
-	}
-	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-northd", "ovn-nbctl", "ovn-trace"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed (Debian packages openvswitch-switch, ovn-central, ovn-host): %v", bin, err)
-		}
-	}
-	for _, s := range []string{nbSchema, sbSchema} {
-		if _, err := os.Stat(s); err != nil {
-			t.Skipf("OVN schema missing: %v", err)
-		}
-	}
+	testenv.Binaries(t, "ovsdb-server", "ovsdb-tool", "ovn-northd", "ovn-nbctl", "ovn-trace")
+	testenv.Files(t, inst.NBSchema(), inst.SBSchema())
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatalf("run id: %v", err)
@@ -62,7 +52,7 @@ func startCentral(t testing.TB) *central {
 		}
 		_ = os.RemoveAll(dir)
 	})
-	for _, db := range []struct{ name, schema string }{{"nb", nbSchema}, {"sb", sbSchema}} {
+	for _, db := range []struct{ name, schema string }{{"nb", inst.NBSchema()}, {"sb", inst.SBSchema()}} {
 		file := filepath.Join(dir, db.name+".db")
 		if out, err := exec.Command("ovsdb-tool", "create", file, db.schema).CombinedOutput(); err != nil {
 			t.Fatalf("central %s: ovsdb-tool create %s: %v: %s", runID, file, err, out)

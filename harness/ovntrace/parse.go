@@ -39,7 +39,7 @@ type parser struct {
 	stage *StageHit
 }
 
-// Parse decodes the stdout of `ovn-trace --detailed` (OVN 23.03 format).
+// Parse decodes the stdout of `ovn-trace --detailed` (OVN 23.03 and 25.03 format).
 func Parse(raw string) (Prediction, error) {
 	lines := strings.Split(strings.ReplaceAll(raw, "\r\n", "\n"), "\n")
 	first := 0

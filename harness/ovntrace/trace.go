@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 // dbAddrRE is an OVSDB active connection method ovn-trace accepts.
@@ -24,27 +26,35 @@ func Trace(ctx context.Context, sbAddr string, mf Microflow) (Prediction, error)
 	if !dbAddrRE.MatchString(sbAddr) {
 		return Prediction{}, fmt.Errorf("trace %s: southbound address %q: want unix:/path, tcp:host:port or ssl:host:port", mf, sbAddr)
 	}
-	stdout, err := run(ctx, "ovn-trace", "--db="+sbAddr, "--detailed", mf.Datapath, expr)
+	stdout, stderr, err := run(ctx, "ovn-trace", "--db="+sbAddr, "--detailed", mf.Datapath, expr)
 	if err != nil {
 		return Prediction{}, fmt.Errorf("trace %s: %w", mf, err)
 	}
 	pred, err := Parse(stdout)
 	if err != nil {
+		// ovn-trace 24.09 and later exit 0 on some errors (an unknown
+		// inport) and name the cause only on stderr.
+		if stderr != "" {
+			return Prediction{}, fmt.Errorf("trace %s: %w; ovn-trace stderr: %s", mf, err, stderr)
+		}
 		return Prediction{}, fmt.Errorf("trace %s: %w", mf, err)
 	}
 	pred.Flow, pred.Expr = mf, expr
 	return pred, nil
 }
 
-// run executes a tool and returns its stdout; a failure carries stderr.
-func run(ctx context.Context, name string, args ...string) (string, error) {
-	var stdout, stderr bytes.Buffer
+// run executes a tool and returns its stdout and trimmed stderr; a
+// failure carries stderr.
+func run(ctx context.Context, name string, args ...string) (stdout, stderr string, err error) {
+	var out, errb bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(stderr.String()))
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	stderr = strings.TrimSpace(errb.String())
+	if err != nil {
+		return out.String(), stderr, fmt.Errorf("%s: %w: %s", name, err, stderr)
 	}
-	return stdout.String(), nil
+	return out.String(), stderr, nil
 }
 
 // Version returns the installed OVN version, such as "23.03.1": the
@@ -55,7 +65,7 @@ func Version(ctx context.Context) (string, error) {
 		if _, err := exec.LookPath(tool); err != nil {
 			continue
 		}
-		out, err := run(ctx, tool, "--version")
+		out, _, err := run(ctx, tool, "--version")
 		if err != nil {
 			return "", fmt.Errorf("ovn version: %w", err)
 		}
@@ -67,12 +77,7 @@ func Version(ctx context.Context) (string, error) {
 // ParseVersion reads the version from `<tool> --version` output, whose
 // first line is "<tool> 23.03.1".
 func ParseVersion(tool, out string) (string, error) {
-	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
-	f := strings.Fields(first)
-	if len(f) != 2 || f[0] != tool || !versionRE.MatchString(f[1]) {
-		return "", fmt.Errorf("%s --version: first line %q is not %q", tool, first, tool+" <major>.<minor>.<patch>")
-	}
-	return f[1], nil
+	return ovninstall.ParseProgramVersion(tool, out)
 }
 
 var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?\S*$`)

@@ -2,8 +2,10 @@ package ovntrace
 
 import (
 	"context"
-	"os/exec"
+	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -44,19 +46,15 @@ func TestSplitQoSStages(t *testing.T) {
 }
 
 func TestVersionInstalled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs the installed ovn-northd")
-	}
-	out, err := exec.Command("ovn-northd", "--version").Output()
-	if err != nil {
-		t.Skipf("ovn-northd not installed: %v", err)
-	}
-	want, err := ParseVersion("ovn-northd", string(out))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Version(context.Background())
-	if err != nil || got != want {
-		t.Fatalf("Version = %q, %v; want %q", got, err, want)
-	}
+	ovninstall.ForEach(t, func(t *testing.T, inst ovninstall.Install) {
+		ctx := context.Background()
+		want, err := ovninstall.Detect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Version(ctx)
+		if err != nil || got != want || !strings.HasPrefix(got, string(inst.Version)+".") {
+			t.Fatalf("Version = %q, %v; want %q of OVN %s", got, err, want, inst.Version)
+		}
+	})
 }
