@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 func requireTools(t testing.TB) {
@@ -24,7 +26,12 @@ func requireTools(t testing.TB) {
 
 func startTestbed(t *testing.T, spec Spec) *Testbed { return StartTB(t, spec) }
 
+// TestUpDown boots and checks the testbed on every OVN version.
 func TestUpDown(t *testing.T) {
+	ovninstall.ForEach(t, func(t *testing.T, _ ovninstall.Install) { testUpDown(t) })
+}
+
+func testUpDown(t *testing.T) {
 	tb := startTestbed(t, Spec{RunID: "t1"})
 	ctx := context.Background()
 	st, err := RunStatus(ctx, "t1")
