@@ -1,4 +1,4 @@
-package matrix
+package nightly
 
 import (
 	"errors"
@@ -12,7 +12,7 @@ import (
 var laneName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // The embedded step must pass these matrix values to make.
-var embeddedStepRefs = []string{"make e2e-localnet", "${{ matrix.scenarios }}", "${{ matrix.ip-family }}", "${{ matrix.ipam }}"}
+var embeddedStepRefs = []string{"make e2e-localnet", "${{ matrix.scenarios }}", "${{ matrix.ip-family }}", "${{ matrix.ipam }}", "OVN=${{ matrix.ovn }}"}
 
 // LanePlan is what one lane runs: the scenario files it selects.
 type LanePlan struct {
@@ -145,6 +145,7 @@ func (v *validator) lane(i int, p LanePlan, seen map[string]string) {
 	valid := v.oneOf(where, "ip-family", l.IPFamily, AllFamilies())
 	valid = v.oneOf(where, "ipam", l.IPAM, AllIPAMModes()) && valid
 	v.oneOf(where, "backend", l.Backend, AllBackends())
+	v.ovn(where, l)
 	if l.RunsHere == nil {
 		v.addf("%s: field runs-here is missing (true or false)", where)
 	} else if l.Backend == BackendKind && *l.RunsHere {
@@ -157,11 +158,24 @@ func (v *validator) lane(i int, p LanePlan, seen map[string]string) {
 	if l.Runs() && len(p.Scenarios) == 0 {
 		v.addf("%s: field scenarios: selects no scenario, yet runs-here is true", where)
 	}
-	cfg := fmt.Sprintf("config:%s/%s/%s/%s", l.IPFamily, l.IPAM, l.Backend, strings.Join(p.Scenarios, " "))
+	cfg := fmt.Sprintf("config:%s/%s/%s/%s/%s", l.IPFamily, l.IPAM, l.Backend, l.OVN, strings.Join(p.Scenarios, " "))
 	if prev := seen[cfg]; prev != "" && len(p.Scenarios) > 0 {
-		v.addf("%s: runs the same family, IPAM, backend and scenarios as %s", where, prev)
+		v.addf("%s: runs the same family, IPAM, backend, OVN and scenarios as %s", where, prev)
 	}
 	seen[cfg] = where
+}
+
+// ovn checks the ovn field: an embedded lane names one of the OVN
+// versions, a kind lane none.
+func (v *validator) ovn(where string, l Lane) {
+	switch {
+	case l.Backend == BackendKind && l.OVN != "":
+		v.addf("%s: field ovn: a kind lane runs the OVN its OVN-Kubernetes image ships; leave ovn out", where)
+	case l.Backend == BackendEmbedded && l.OVN == "":
+		v.addf("%s: field ovn is missing (the OVN version the testbed runs: one of %v)", where, AllOVNVersions())
+	case l.Backend == BackendEmbedded:
+		v.oneOf(where, "ovn", l.OVN, AllOVNVersions())
+	}
 }
 
 func (v *validator) oneOf(where, field, value string, allowed []string) bool {
@@ -209,23 +223,31 @@ func (v *validator) files() []string {
 	return out
 }
 
-// coverage checks that every scenario runs in an embedded lane and every
-// family and IPAM mode has a lane.
+// coverage checks that every scenario runs in an embedded lane of every
+// OVN version, that every OVN version has an embedded lane that runs here,
+// and that every family and IPAM mode has a lane.
 func (v *validator) coverage(scs []Scenario, plans []LanePlan) {
-	embedded := map[string]bool{}
+	embedded := map[string]bool{} // "<ovn> <scenario>"
+	here := map[string]bool{}     // ovn versions with a runs-here lane
 	families, modes := map[string]bool{}, map[string]bool{}
 	for _, p := range plans {
 		families[p.Lane.IPFamily], modes[p.Lane.IPAM] = true, true
 		if p.Lane.Backend != BackendEmbedded {
 			continue
 		}
+		here[p.Lane.OVN] = here[p.Lane.OVN] || p.Lane.Runs() && len(p.Scenarios) > 0
 		for _, s := range p.Scenarios {
-			embedded[s] = true
+			embedded[p.Lane.OVN+" "+s] = true
 		}
 	}
-	for _, s := range scs {
-		if !embedded[s.File] {
-			v.addf("scenario %s (families %v, IPAM %v) is in no embedded lane", s.File, s.Families, s.IPAM)
+	for _, o := range AllOVNVersions() {
+		for _, s := range scs {
+			if !embedded[o+" "+s.File] {
+				v.addf("scenario %s (families %v, IPAM %v) is in no embedded lane of OVN %s", s.File, s.Families, s.IPAM, o)
+			}
+		}
+		if !here[o] {
+			v.addf("OVN %s has no embedded lane that runs here", o)
 		}
 	}
 	for _, f := range AllFamilies() {

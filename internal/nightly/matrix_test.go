@@ -1,4 +1,4 @@
-package matrix
+package nightly
 
 import (
 	"flag"
@@ -31,7 +31,7 @@ func TestNightlyMatrix(t *testing.T) {
 		t.Fatalf("LoadScenarios: %v", err)
 	}
 	for _, p := range m.Plan(scs) {
-		t.Logf("%-24s %-4s %-8s %-8s runs-here=%-5v %v", p.Lane.Name, p.Lane.IPFamily, p.Lane.IPAM, p.Lane.Backend, p.Lane.Runs(), p.Scenarios)
+		t.Logf("%-28s %-4s %-8s %-8s ovn=%-5s runs-here=%-5v %v", p.Lane.Name, p.Lane.IPFamily, p.Lane.IPAM, p.Lane.Backend, p.Lane.OVN, p.Lane.Runs(), p.Scenarios)
 	}
 }
 
@@ -137,19 +137,39 @@ func TestValidateRejects(t *testing.T) {
 		}, []string{`a-tiers cannot run in a v4/ovnk lane: it has no ovnk network (its networks are [ipamless])`}},
 		{"scenario in no embedded lane", func(t *testing.T, m *Matrix) {
 			i := laneIndex(t, *m, "embedded-v4-dhcp")
-			m.Lanes[i].Backend, m.Lanes[i].RunsHere = BackendKind, ptr(false)
-		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane`}},
+			m.Lanes[i].Backend, m.Lanes[i].RunsHere, m.Lanes[i].OVN = BackendKind, ptr(false), ""
+		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 23.03`}},
+		{"embedded lane without ovn", func(t *testing.T, m *Matrix) { m.Lanes[0].OVN = "" },
+			[]string{`lane 0 ("embedded-v4-ipamless"): field ovn is missing (the OVN version the testbed runs: one of [23.03 25.03])`}},
+		{"unknown ovn", func(t *testing.T, m *Matrix) { m.Lanes[0].OVN = "24.09" },
+			[]string{`lane 0 ("embedded-v4-ipamless"): field ovn: "24.09" is not one of [23.03 25.03]`}},
+		{"kind lane with ovn", func(t *testing.T, m *Matrix) { m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].OVN = "25.03" },
+			[]string{`("kind-v4-ovnk"): field ovn: a kind lane runs the OVN its OVN-Kubernetes image ships`}},
+		{"OVN version without lanes", func(t *testing.T, m *Matrix) {
+			without(m, func(l Lane) bool { return l.OVN == "25.03" })
+		}, []string{`scenario a-tiers (families [v4 v6], IPAM [ipamless]) is in no embedded lane of OVN 25.03`,
+			`scenario b-subnets (families [v4], IPAM [ovnk]) is in no embedded lane of OVN 25.03`,
+			`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 25.03`,
+			`OVN 25.03 has no embedded lane that runs here`}},
+		{"OVN version not run here", func(t *testing.T, m *Matrix) {
+			for i := range m.Lanes {
+				if m.Lanes[i].OVN == "25.03" {
+					m.Lanes[i].RunsHere = ptr(false)
+				}
+			}
+		}, []string{`OVN 25.03 has no embedded lane that runs here`}},
 		{"family without a lane", func(t *testing.T, m *Matrix) {
 			without(m, func(l Lane) bool { return l.IPFamily == FamilyDual })
 		}, []string{`no lane has ip-family dual`}},
 		{"IPAM mode without a lane", func(t *testing.T, m *Matrix) {
 			without(m, func(l Lane) bool { return l.IPAM == IPAMDHCP })
-		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane`, `no lane has ipam dhcp`}},
+		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 23.03`,
+			`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 25.03`, `no lane has ipam dhcp`}},
 		{"same lane twice", func(t *testing.T, m *Matrix) {
 			dup := m.Lanes[0]
 			dup.Name = "embedded-v4-again"
 			m.Lanes = append(m.Lanes, dup)
-		}, []string{`("embedded-v4-again"): runs the same family, IPAM, backend and scenarios as lane 0 ("embedded-v4-ipamless")`}},
+		}, []string{`("embedded-v4-again"): runs the same family, IPAM, backend, OVN and scenarios as lane 0 ("embedded-v4-ipamless")`}},
 		{"no schedule", func(t *testing.T, m *Matrix) { m.Workflow.On.Schedule = nil }, []string{`field on.schedule: want at least one cron entry`}},
 		{"bad cron", func(t *testing.T, m *Matrix) { m.Workflow.On.Schedule[0].Cron = "nightly" },
 			[]string{`field on.schedule[0].cron: "nightly" is not a five-field cron expression`}},
@@ -157,6 +177,9 @@ func TestValidateRejects(t *testing.T) {
 		{"step does not pass IPAM", func(t *testing.T, m *Matrix) {
 			editRun(m, func(run string) string { return strings.ReplaceAll(run, " IPAM=${{ matrix.ipam }}", "") })
 		}, []string{`step "Run the scenarios on the embedded testbed": run does not pass ${{ matrix.ipam }}`}},
+		{"step does not pass OVN", func(t *testing.T, m *Matrix) {
+			editRun(m, func(run string) string { return strings.ReplaceAll(run, " OVN=${{ matrix.ovn }}", "") })
+		}, []string{`step "Run the scenarios on the embedded testbed": run does not pass OVN=${{ matrix.ovn }}`}},
 		{"no e2e step", func(t *testing.T, m *Matrix) {
 			editRun(m, func(run string) string { return strings.ReplaceAll(run, "make e2e-localnet", "make test") })
 		}, []string{`job e2e: no step runs "make e2e-localnet"`}},
@@ -266,9 +289,9 @@ func TestNewScenarioFiles(t *testing.T) {
 
 	dir = copyScenarios(t, map[string]string{"f-v6-dhcp.yaml": "name: v6-dhcp\nipFamilies: [v6]\ntopology:\n  networks:\n    - {name: n, ipam: dhcp}\n"})
 	got := problems(m.Validate(dir))
-	want := "scenario f-v6-dhcp (families [v6], IPAM [dhcp]) is in no embedded lane"
-	if len(got) != 1 || !strings.Contains(got[0], want) {
-		t.Fatalf("problems = %q\nwant exactly one containing %q", got, want)
+	want := "scenario f-v6-dhcp (families [v6], IPAM [dhcp]) is in no embedded lane of OVN "
+	if len(got) != 2 || !strings.HasSuffix(got[0], want+"23.03") || !strings.HasSuffix(got[1], want+"25.03") {
+		t.Fatalf("problems = %q\nwant two, %q for each OVN version", got, want)
 	}
 }
 

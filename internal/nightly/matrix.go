@@ -3,7 +3,7 @@
 // structs, and the rules that tie every lane to the scenario files under
 // scenarios/ (existing scenarios, supported IP family and IPAM mode,
 // allowed values, coverage of every scenario, family and IPAM mode).
-package matrix
+package nightly
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 // Allowed lane values.
@@ -39,6 +41,16 @@ const (
 func AllFamilies() []string  { return []string{FamilyV4, FamilyV6, FamilyDual} }
 func AllIPAMModes() []string { return []string{IPAMNone, IPAMOVNK, IPAMDHCP} }
 func AllBackends() []string  { return []string{BackendEmbedded, BackendKind} }
+
+// AllOVNVersions are the OVN versions an embedded lane can run
+// (internal/ovninstall), oldest first.
+func AllOVNVersions() []string {
+	var out []string
+	for _, v := range ovninstall.Versions() {
+		out = append(out, string(v))
+	}
+	return out
+}
 
 // Workflow is the subset of GitHub Actions workflow syntax the nightly
 // file may use; any other key is a decode error.
@@ -105,6 +117,10 @@ type Lane struct {
 	IPAM      string `yaml:"ipam"`
 	Scenarios string `yaml:"scenarios"`
 	Backend   string `yaml:"backend"`
+	// OVN is the OVN version an embedded lane's testbed runs (make
+	// OVN=...); a kind lane has none: it runs what its OVN-Kubernetes
+	// image ships.
+	OVN string `yaml:"ovn"`
 	// RunsHere is a pointer so that a lane without the key is an error
 	// rather than a silent false.
 	RunsHere *bool `yaml:"runs-here"`
