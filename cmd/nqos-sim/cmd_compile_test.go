@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/internal/testenv"
 )
-
-const nbSchema = "/usr/share/ovn/ovn-nb.ovsschema"
 
 // nbServer is a real ovsdb-server serving a fresh OVN NB database.
 type nbServer struct {
@@ -33,12 +33,11 @@ func startNB(t *testing.T) *nbServer {
 			t.Skipf("%s not installed: %v", bin, err)
 		}
 	}
-	if _, err := os.Stat(nbSchema); err != nil {
-		t.Skipf("OVN NB schema missing: %v", err)
-	}
+	inst, _, err := ovninstall.Current(context.Background())
+	testenv.Check(t, "the selected OVN install", err)
 	dir := t.TempDir()
 	db, sock := filepath.Join(dir, "nb.db"), filepath.Join(dir, "nb.sock")
-	if out, err := exec.Command("ovsdb-tool", "create", db, nbSchema).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ovsdb-tool", "create", db, inst.NBSchema()).CombinedOutput(); err != nil {
 		t.Fatalf("ovsdb-tool create: %v: %s", err, out)
 	}
 	cmd := exec.Command("ovsdb-server", db, "--remote=punix:"+sock,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/localnetenv"
+	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -23,6 +24,7 @@ type runOptions struct {
 	reportDir string
 	family    string
 	ipam      string
+	ovn       string
 	validate  bool
 	names     []string
 }
@@ -37,9 +39,10 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.reportDir, "report-dir", "", "output directory (default reports/out/<UTC timestamp>)")
 	fs.StringVar(&o.family, "ip-family", harness.ModeV4, "IP family mode: v4, v6 or dual")
 	fs.StringVar(&o.ipam, "ipam", harness.IPAMAll, "run only scenarios with a network of this IPAM mode: ipamless, ovnk, dhcp or all")
+	ovn := ovnFlag(fs)
 	fs.BoolVar(&o.validate, "validate", false, "parse and validate the scenarios, print their plan, run nothing")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--validate]")
+		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--ovn 23.03|25.03] [--validate]")
 		fmt.Fprintln(stderr, "SCENARIO is a builtin scenario name (see --validate) or a scenario file; none means all.")
 		fs.PrintDefaults()
 	}
@@ -52,6 +55,10 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		}
 		o.names = append(o.names, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	o.ovn = *ovn
+	if _, err := ovninstall.ParseVersion(o.ovn); err != nil {
+		return o, fmt.Errorf("--ovn: %w", err)
 	}
 	if _, err := harness.Families(o.family); err != nil {
 		return o, fmt.Errorf("--ip-family: %w", err)
@@ -77,6 +84,9 @@ func runScenarios(ctx context.Context, args []string) error {
 	if o.validate {
 		printPlan(os.Stdout, scs)
 		return nil
+	}
+	if err := useOVN(ctx, o.ovn); err != nil {
+		return err
 	}
 	prov, err := newProvisioner()
 	if err != nil {

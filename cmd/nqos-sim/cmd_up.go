@@ -30,7 +30,11 @@ func runUp(ctx context.Context, args []string) error {
 	vms := fs.Int("vms", 2, "VMs to start in namespace vms on the first network, spread over the nodes")
 	logs := fs.String("logs", "", "directory receiving daemon logs and NB/SB dumps at teardown")
 	detach := fs.Bool("detach", false, "return after boot and leave the testbed running (only with --kube=false)")
+	ovn := ovnFlag(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := useOVN(ctx, *ovn); err != nil {
 		return err
 	}
 	if *detach && *withKube {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/traffic/inns"
+	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 // OVS is a private Open vSwitch (own database, rundir and logs) running in
@@ -30,13 +31,17 @@ func (b *Bed) StartOVS(netns string) *OVS {
 			b.t.Skipf("required binary %s not installed: %v", bin, err)
 		}
 	}
+	inst, _, err := ovninstall.Current(context.Background())
+	if err != nil {
+		b.t.Fatalf("OVS for %s: %v", netns, err)
+	}
 	dir, err := os.MkdirTemp("", "nqos-"+b.RunID+"-ovs-")
 	if err != nil {
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(func() { os.RemoveAll(dir) })
 	o := &OVS{t: b.t, Netns: netns, Dir: dir, DB: "unix:" + filepath.Join(dir, "db.sock")}
-	b.Run("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
+	b.Run("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), inst.VSwitchSchema())
 	o.daemon("ovsdb-server", filepath.Join(dir, "conf.db"), "--remote=p"+o.DB)
 	if err := Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() (bool, error) {
 		_, err := o.vsctl("--no-wait", "init")
