@@ -6,13 +6,22 @@ REPORTS  ?=
 SCENARIOS ?= all
 IP_FAMILY ?= v4
 IPAM      ?= all
+## OVN: the OVN version the testbed and the tests run: 23.03 (Debian 12's
+## packages) or 25.03 (Debian 13's, in the root hack/ovn-root.sh builds)
+OVN       ?= 23.03
+OVN_VERSIONS := 23.03 25.03
+# Tests that start OVN without iterating over the versions themselves
+# (ovninstall.ForEach): `make test` runs them again on every other version.
+OVN_PKGS  ?= ./internal/ovnnb/... ./internal/controller/... ./cmd/nqos-sim/...
+# ovn_env V: shell prefix that makes a command run OVN version V.
+ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)
 export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0
 
 .PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind mutation clean
 
 all: build
 
-## deps: Debian packages, Go modules, kube-apiserver + etcd (built from source once)
+## deps: Debian packages, the OVN 25.03 root, Go modules, kube-apiserver + etcd (built from source once)
 deps:
 	./hack/deps.sh
 
@@ -25,7 +34,8 @@ vet:
 
 ## test: every test, with the real OVN/OVS daemons, namespaces and API server (root)
 test: deps vet
-	$(GO) test -count=1 -p 1 -timeout 40m $(PKGS)
+	$(call ovn_env,$(OVN)) $(GO) test -count=1 -p 1 -timeout 40m $(PKGS)
+	set -e; for v in $(filter-out $(OVN),$(OVN_VERSIONS)); do $(call ovn_env,$$v) $(GO) test -count=1 -p 1 -timeout 20m $(OVN_PKGS); done
 
 ## unit: the pure packages' tests (-short: nothing but Go; no daemons, namespaces or API server)
 UNIT_PKGS ?= ./api/... ./config/... ./internal/qos/... ./internal/seeded/... ./scenarios/... ./harness/flow/... ./internal/nightly/... ./harness/ovntrace/... ./capture/...
@@ -47,9 +57,9 @@ generate:
 	$(GO) generate ./internal/ovnnb/nbdb/
 
 ## e2e-localnet: boot the embedded testbed and run the scenarios; prints the report path
-## (SCENARIOS="a b" to pick, IP_FAMILY=v4|v6|dual, IPAM=ipamless|ovnk|dhcp|all, REPORTS=dir)
+## (SCENARIOS="a b" to pick, IP_FAMILY=v4|v6|dual, IPAM=ipamless|ovnk|dhcp|all, OVN=23.03|25.03, REPORTS=dir)
 e2e-localnet: deps build
-	./bin/nqos-sim run --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(filter-out all,$(SCENARIOS))
+	./bin/nqos-sim run --ovn $(OVN) --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(filter-out all,$(SCENARIOS))
 
 ## e2e-kind: the nightly matrix's KinD lanes need Docker, which this project's machines do not have
 e2e-kind:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what nqos's tests and testbed need on a Debian 12 machine (as
-# root): the Debian packages below when any is missing, the Go modules, and
-# the kube-apiserver/etcd binaries built from source (hack/kube-bins.sh).
+# root): the Debian packages below when any is missing (OVN 23.03), the OVN
+# 25.03 root (hack/ovn-root.sh), the Go modules, and the kube-apiserver/etcd
+# binaries built from source (hack/kube-bins.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 pkgs=(openvswitch-switch openvswitch-common ovn-central ovn-host iperf3 tcpdump tshark ethtool iproute2 libpcap-dev dnsmasq-base chromium)
@@ -38,3 +39,6 @@ fi
 go mod download
 (cd tools/kube && go mod download)
 "$here/hack/kube-bins.sh" >/dev/null
+# make test runs the OVN tests on both versions, so both are installed.
+"$here/hack/ovn-root.sh" 23.03
+"$here/hack/ovn-root.sh" 25.03 >/dev/null
