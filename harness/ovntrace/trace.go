@@ -69,17 +69,12 @@ func Version(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("ovn version: %w", err)
 		}
-		return ParseVersion(tool, out)
+		return ovninstall.ParseProgramVersion(tool, out)
 	}
 	return "", fmt.Errorf("ovn version: none of %s installed", strings.Join(versionTools, ", "))
 }
 
-// ParseVersion reads the version from `<tool> --version` output, whose
-// first line is "<tool> 23.03.1".
-func ParseVersion(tool, out string) (string, error) {
-	return ovninstall.ParseProgramVersion(tool, out)
-}
-
+// versionRE is an OVN release such as "23.03.1" or "24.09.0-rc1".
 var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?\S*$`)
 
 // SplitQoSStages reports whether OVN version v marks and meters in two

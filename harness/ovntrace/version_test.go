@@ -8,26 +8,6 @@ import (
 	"github.com/nqos/nqos/internal/ovninstall"
 )
 
-func TestParseVersion(t *testing.T) {
-	tests := []struct {
-		tool, out, want string
-		ok              bool
-	}{
-		{"ovn-northd", "ovn-northd 23.03.1\nOpen vSwitch Library 3.1.0\n", "23.03.1", true},
-		{"ovn-nbctl", "ovn-nbctl 24.09.0-rc1\nOpen vSwitch Library 3.4.0\nDB Schema 7.6.0\n", "24.09.0-rc1", true},
-		{"ovn-northd", "ovn-nbctl 23.03.1\n", "", false},
-		{"ovn-northd", "ovn-northd\n", "", false},
-		{"ovn-northd", "", "", false},
-		{"ovn-northd", "ovn-northd v23\n", "", false},
-	}
-	for _, tt := range tests {
-		got, err := ParseVersion(tt.tool, tt.out)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("ParseVersion(%q, %q) = %q, %v; want %q ok=%v", tt.tool, tt.out, got, err, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestSplitQoSStages(t *testing.T) {
 	tests := []struct {
 		v     string
