@@ -74,8 +74,12 @@ func TestDSCP64Refused(t *testing.T) {
 // naming the field, and nothing is written.
 func TestDSCP64NeverReachesNB(t *testing.T) {
 	ovninstall.ForEach(t, func(t *testing.T, inst ovninstall.Install) {
+		valid := compileWithDSCP(t, 63)
+		if len(valid.QoS) == 0 {
+			t.Fatal("dscp 63: no QoS rows compiled")
+		}
 		srv := nbtest.Start(t)
-		sw := "tenantblue_ovn_localnet_switch"
+		sw := valid.QoS[0].Switch
 		srv.MustNBCtl("ls-add", sw)
 		// A raw row (ovn-nbctl's qos-add checks 0..63 itself).
 		_, err := srv.NBCtl("--id=@q", "create", "QoS", "priority=100", "direction=to-lport", "match=ip4", "action:dscp=64",
@@ -92,7 +96,6 @@ func TestDSCP64NeverReachesNB(t *testing.T) {
 			srv.MustNBCtl("clear", "Logical_Switch", sw, "qos_rules")
 		}
 
-		valid := compileWithDSCP(t, 63)
 		for _, pg := range valid.PortGroups {
 			for _, p := range pg.Ports {
 				srv.MustNBCtl("--may-exist", "lsp-add", sw, p)
