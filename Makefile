@@ -34,8 +34,9 @@ vet:
 
 ## test: every test, with the real OVN/OVS daemons, namespaces and API server (root)
 test: deps vet
-	$(call ovn_env,$(OVN)) $(GO) test -count=1 -p 1 -timeout 40m $(PKGS)
-	set -e; for v in $(filter-out $(OVN),$(OVN_VERSIONS)); do $(call ovn_env,$$v) $(GO) test -count=1 -p 1 -timeout 20m $(OVN_PKGS); done
+	rc=0; $(call ovn_env,$(OVN)) $(GO) test -count=1 -p 1 -timeout 40m $(PKGS) || rc=1; \
+	for v in $(filter-out $(OVN),$(OVN_VERSIONS)); do $(call ovn_env,$$v) $(GO) test -count=1 -p 1 -timeout 20m $(OVN_PKGS) || rc=1; done; \
+	exit $$rc
 
 ## unit: the pure packages' tests (-short: nothing but Go; no daemons, namespaces or API server)
 UNIT_PKGS ?= ./api/... ./config/... ./internal/qos/... ./internal/seeded/... ./scenarios/... ./harness/flow/... ./internal/nightly/... ./harness/ovntrace/... ./capture/...
