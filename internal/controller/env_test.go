@@ -113,7 +113,7 @@ func (e *env) startOn(srv *nbtest.Server, node string) *running {
 	r := &running{c: c, nbc: nbc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- c.Run(ctx) }()
 	e.t.Cleanup(func() { r.stop(e.t) })
-	e.eventually("controller synced", 30*time.Second, func() (bool, string) { return c.Synced(), "not synced" })
+	e.eventually("controller synced", 30*time.Second, func() (bool, string) { return c.Ready(), "not synced" })
 	return r
 }
 
@@ -179,9 +179,14 @@ func (e *env) addPorts(names ...string) {
 }
 
 // ownedRows is the test NB client's view restricted to this test's
-// namespace.
+// namespace; a failed read fails the test.
 func (e *env) ownedRows() qos.Desired {
-	return filterDesired(e.nbc.Rows(), e.ns)
+	e.t.Helper()
+	d, err := e.nbc.Rows(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return filterDesired(d, e.ns)
 }
 
 // filterDesired keeps rows owned by objects of namespace ns.
