@@ -154,20 +154,19 @@ func (c *Client) get(ctx context.Context, m model.Model) (found bool, err error)
 	return err == nil, nil
 }
 
-// ErrNotConnected is wrapped by every read while the client is not
-// connected: its cache then holds the last known state, not the current
-// one, and libovsdb would answer from it without an error.
-var ErrNotConnected = errors.New("not connected: the cache holds the last known state")
+// ErrStaleCache is wrapped by every read whose answer cannot be trusted:
+// the client is not connected (its cache holds the last known state, not
+// the current one), or the cache did not become consistent in time
+// (libovsdb answers from it anyway, without an error).
+var ErrStaleCache = errors.New("the NB cache cannot be trusted")
 
-// fresh fails when a cache read just made cannot be trusted: the client
-// is not connected, or ctx ended while libovsdb waited for the cache to
-// become consistent (it then reads the cache anyway).
+// fresh fails when a cache read just made cannot be trusted.
 func (c *Client) fresh(ctx context.Context) error {
 	if !c.cli.Connected() {
-		return fmt.Errorf("NB %s: %w", c.addr, ErrNotConnected)
+		return fmt.Errorf("NB %s: %w: not connected", c.addr, ErrStaleCache)
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("NB %s: cache not consistent: %w", c.addr, err)
+		return fmt.Errorf("NB %s: %w: not consistent (disconnected or reconnecting): %w", c.addr, ErrStaleCache, err)
 	}
 	return nil
 }
