@@ -18,6 +18,9 @@ type refWatcher struct {
 	qos   map[string]string // uuid -> match
 	names map[string]map[string]string
 	seen  int
+	// txs counts, per transaction after the initial state, the row
+	// changes by "<table> <insert|modify|delete>".
+	txs []map[string]int
 }
 
 func watchRefs(t *testing.T, srv *nbtest.Server) *refWatcher {
@@ -32,6 +35,9 @@ func watchRefs(t *testing.T, srv *nbtest.Server) *refWatcher {
 
 // apply folds one update into the state and checks the invariant.
 func (w *refWatcher) apply(u ovsdbmon.Update) error {
+	if w.seen > 0 {
+		w.txs = append(w.txs, changeCounts(u))
+	}
 	for uuid, ru := range u["QoS"] {
 		if ru.New == nil {
 			delete(w.qos, uuid)
@@ -58,6 +64,25 @@ func (w *refWatcher) apply(u ovsdbmon.Update) error {
 	}
 	w.seen++
 	return w.check()
+}
+
+// changeCounts counts the row changes of one notification by table and
+// operation.
+func changeCounts(u ovsdbmon.Update) map[string]int {
+	out := map[string]int{}
+	for table, rows := range u {
+		for _, ru := range rows {
+			op := "modify"
+			switch {
+			case ru.Old == nil:
+				op = "insert"
+			case ru.New == nil:
+				op = "delete"
+			}
+			out[table+" "+op]++
+		}
+	}
+	return out
 }
 
 func (w *refWatcher) check() error {
