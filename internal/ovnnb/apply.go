@@ -65,7 +65,7 @@ type planner struct {
 	c               *Client
 	key             Key
 	sw              switchIndex
-	named           *int // named-uuid counter, shared by the planners of one transaction
+	named           *int              // named-uuid counter, shared by the planners of one transaction
 	ops             []ovsdb.Operation // creates, updates, port mutations
 	bind            map[string]*switchMutation
 	deleteQoS       []ovsdb.Operation

@@ -106,7 +106,9 @@ func TestTeardownBatchOrder(t *testing.T) {
 	if err != nil || n != 4 {
 		t.Fatalf("TeardownBatch = %d transactions, %v; want 4 (two per chunk of 100)", n, err)
 	}
-	w.until(t, "teardown", func() bool { return len(w.qos) == 0 && len(w.names["Port_Group"]) == 0 && len(w.names["Address_Set"]) == 0 })
+	w.until(t, "teardown", func() bool {
+		return len(w.qos) == 0 && len(w.names["Port_Group"]) == 0 && len(w.names["Address_Set"]) == 0
+	})
 	want := []map[string]int{
 		{"QoS delete": 200}, {"Port_Group delete": 100, "Address_Set delete": 100},
 		{"QoS delete": 40}, {"Port_Group delete": 20, "Address_Set delete": 20},
