@@ -11,6 +11,7 @@ import (
 
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -72,14 +73,9 @@ func (f *fixture) waitPort(name string) {
 
 func (f *fixture) waitUntil(what string, cond func() bool) {
 	f.t.Helper()
-	end := time.Now().Add(deadline)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(end) {
-			f.t.Fatalf("timed out after %s waiting for %s", deadline, what)
-		}
-		<-tick.C
+	err := poll.Until(f.ctx, deadline, 5*time.Millisecond, what, func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		f.t.Fatal(err)
 	}
 }
 
