@@ -3,7 +3,6 @@ package ovnnb_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb"
 )
@@ -26,9 +25,9 @@ func benchWants(ports []string) (keys []ovnnb.Key, v [2][]ovnnb.ObjectRows) {
 		for ver := range 2 {
 			first := (i*portsPerObject/2 + ver*portsPerObject/2) % (benchPorts - portsPerObject)
 			rows := object(key, i%100, ports[first:first+portsPerObject],
-				rule{dscp: 46 - ver, rate: uint32(10000 * (ver + 1)), burst: 1000},
-				rule{dscp: 10, dest: fmt.Sprintf("ip4.dst == 198.51.%d.0/24", ver)},
-				rule{dscp: 0})
+				rule{DSCP: 46 - ver, Rate: uint32(10000 * (ver + 1)), Burst: 1000},
+				rule{DSCP: 10, Dest: fmt.Sprintf("ip4.dst == 198.51.%d.0/24", ver)},
+				rule{DSCP: 0})
 			set := destSet(key, &rows, 2, fmt.Sprintf("203.0.113.%d", ver+1), "192.0.2.1")
 			rows.QoS[2].Match += " && ip4.dst == {$" + set + "}"
 			v[ver] = append(v[ver], rows)
@@ -83,22 +82,4 @@ func applyLoop(b *testing.B, f *fixture, keys []ovnnb.Key, v [2][]ovnnb.ObjectRo
 		ops++
 	}
 	return tx, max(ops, 1)
-}
-
-// BenchmarkWatch is BenchmarkApply's "change" loop at the same scale with
-// a Watcher attached on its own connection: "audits/tx" is how many NB
-// states it audited per committed transaction (1 means none were merged
-// or missed) and "drain-ms" how long after the last commit it finished
-// auditing the backlog.
-func BenchmarkWatch(b *testing.B) {
-	f, keys, v := benchFixture(b)
-	w := f.watch(ovnnb.WatchOptions{})
-	tx, _ := applyLoop(b, f, keys, v, make([]int, len(keys)), true)
-	last := time.Now()
-	drained := f.waitChecks(w, 1+tx)
-	b.ReportMetric(float64(w.Checks()-1)/float64(max(tx, 1)), "audits/tx")
-	b.ReportMetric(float64(drained.Sub(last).Microseconds())/1000, "drain-ms")
-	if s := w.Stop(); len(s) != 0 {
-		b.Fatalf("sightings while applying: %+v", s)
-	}
 }

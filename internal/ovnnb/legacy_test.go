@@ -4,23 +4,16 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"slices"
 	"sort"
 	"testing"
 
 	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/qos"
 )
 
 // extArgs spells external_ids for ovn-nbctl create.
-func extArgs(ext map[string]string) []string {
-	keys := slices.Sorted(maps.Keys(ext))
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, fmt.Sprintf(`external_ids:"%s"="%s"`, k, ext[k]))
-	}
-	return out
-}
+func extArgs(ext map[string]string) []string { return nbtest.ExtArgs(ext) }
 
 // upstreamSet is an upstream address set of ns1/gold: rule "src" or a
 // rule index, as upstream's GetNetworkQoSAddrSetDbIDs names it.
@@ -94,7 +87,7 @@ func TestMigrateLegacy(t *testing.T) {
 	before := f.state()
 	w := watchRefs(t, f.srv)
 
-	rows := f.c.LegacyRows()
+	rows := f.legacyRows()
 	if len(rows) != 3 {
 		t.Fatalf("LegacyRows = %+v, want 3 rows", rows)
 	}
@@ -126,11 +119,9 @@ func TestMigrateLegacy(t *testing.T) {
 	}
 	w.until(t, "source sets deleted", func() bool { return len(w.names["Address_Set"]) == 2 })
 	checkMigrated(t, before, f.state(), l, wantMatches, pg)
-	if v := f.c.Audit(); len(v) > 0 {
-		t.Fatalf("Audit after migration: %+v", v)
-	}
+	f.requireConsistent()
 
-	if again := f.c.LegacyRows(); len(again) != 0 {
+	if again := f.legacyRows(); len(again) != 0 {
 		t.Fatalf("LegacyRows after migration = %+v, want none", again)
 	}
 	after := f.state()

@@ -40,16 +40,13 @@ type Server struct {
 	exited chan struct{}
 }
 
-// Start creates a fresh Northbound database and serves it. It skips the
-// test when ovsdb-server, ovsdb-tool, ovn-nbctl or the schema is missing,
+// Start creates a fresh Northbound database and serves it. It gates the
+// test through internal/testenv on ovsdb-server, ovsdb-tool, ovn-nbctl and
+// the schema (skipped under -short or when missing, failed under CI),
 // and registers a cleanup that stops the server and removes its files.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-nbctl"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("nbtest: %s not installed (Debian packages openvswitch-switch, ovn-central): %v", bin, err)
-		}
-	}
+	testenv.Binaries(t, "ovsdb-server", "ovsdb-tool", "ovn-nbctl")
 	inst, _, err := ovninstall.Current(context.Background())
 	testenv.Check(t, "nbtest: the selected OVN install", err)
 	runID := newRunID(t)
