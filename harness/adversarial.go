@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -63,7 +63,7 @@ type SpoofFlow struct {
 // SpoofResult is what a spoof step measured.
 type SpoofResult struct {
 	Flows    []SpoofFlow
-	Verdicts []reports.Verdict
+	Verdicts []results.Verdict
 	Detail   any
 }
 

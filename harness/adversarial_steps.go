@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -59,7 +59,7 @@ func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
 	}
 	ex.detail = res.Detail
 	for _, f := range res.Flows {
-		ex.measures = append(ex.measures, reports.Measure{Name: f.Name + ": frames seen on the uplink / sent", Count: int(f.Seen), Unit: "frames",
+		ex.measures = append(ex.measures, results.Measure{Name: f.Name + ": frames seen on the uplink / sent", Count: int(f.Seen), Unit: "frames",
 			Note: fmt.Sprintf("sent %d, dropped %d, DSCP %v, offered %.0f kbit/s, delivered %.0f kbit/s", f.Sent, f.Sent-min(f.Seen, f.Sent), dscpList(f.DSCP), f.OfferedKbps, f.DeliveredKbps)})
 	}
 	var mism mismatches
@@ -74,7 +74,7 @@ func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
 	}
 	bound := false
 	for _, v := range res.Verdicts {
-		ex.measures = append(ex.measures, reports.Measure{Name: "capture verdict", Count: 1, Unit: v.Check, Note: v.Message})
+		ex.measures = append(ex.measures, results.Measure{Name: "capture verdict", Count: 1, Unit: v.Check, Note: v.Message})
 		bound = bound || v.Check == PropPolicing
 		if !v.Pass {
 			mism.add(v.Check, v.Message)
@@ -123,9 +123,9 @@ func (ex *execution) ovnBaseline(ctx context.Context, b *scenarios.OVNBaseline) 
 	ex.detail = res.Detail
 	add := spreadOf(res.Add)
 	ex.measures = append(ex.measures,
-		reports.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add), res.Add)},
-		reports.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
-		reports.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove).median, Note: fmt.Sprintf("%v", res.Remove)})
+		results.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add), res.Add)},
+		results.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
+		results.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove).median, Note: fmt.Sprintf("%v", res.Remove)})
 	ex.adv.baseline = &res
 	return nil
 }

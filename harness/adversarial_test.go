@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -20,7 +20,7 @@ func builtin(t *testing.T, name string) *scenarios.Scenario {
 	return scs[0]
 }
 
-func stepOf(t *testing.T, res reports.Scenario, kind string, nth int) reports.Step {
+func stepOf(t *testing.T, res results.Scenario, kind string, nth int) results.Step {
 	t.Helper()
 	for _, st := range res.Steps {
 		if st.Kind == kind {
@@ -31,7 +31,7 @@ func stepOf(t *testing.T, res reports.Scenario, kind string, nth int) reports.St
 		}
 	}
 	t.Fatalf("no %s step in %+v", kind, res.Steps)
-	return reports.Step{}
+	return results.Step{}
 }
 
 // TestSpoofJudged: the spoof step fails on each way the datapath could
@@ -62,7 +62,7 @@ func TestSpoofJudged(t *testing.T) {
 		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []string{PropDSCP}},
 		{"meter bound broken", func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
-			r.Verdicts = []reports.Verdict{{Check: PropPolicing, Message: "FAIL bound"}}
+			r.Verdicts = []results.Verdict{{Check: PropPolicing, Message: "FAIL bound"}}
 			return r
 		}, []string{PropPolicing}},
 		{"meter not judged", func(sp *scenarios.Spoof) SpoofResult {
@@ -131,7 +131,7 @@ func TestBaselineRecorded(t *testing.T) {
 	sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
 	st := stepOf(t, res, "ovnBaseline", 0)
-	if st.Status != reports.Pass || len(st.Measures) != 3 || st.Measures[0].Duration != 50*time.Millisecond || st.Measures[1].Duration != 60*time.Millisecond {
+	if st.Status != results.Pass || len(st.Measures) != 3 || st.Measures[0].Duration != 50*time.Millisecond || st.Measures[1].Duration != 60*time.Millisecond {
 		t.Errorf("baseline step %s %+v, want median 50ms and max 60ms", st.Status, st.Measures)
 	}
 	if !slices.Contains(sim.calls, "ovnBaseline ref-1") || !slices.Contains(sim.calls, "startVMProbed prod-late-2") {
@@ -157,7 +157,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 	sim := newSim(churnScenario(t), "23.03.1")
 	sim.measure = passingMeasure
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("churn scenario %s: %s", res.Status, res.Error)
 	}
 	st := stepOf(t, res, "churn", 0)
@@ -177,7 +177,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 	plain := newSim(churnScenario(t), "23.03.1")
 	plain.measure = passingMeasure
 	plain.sc.Steps = slices.DeleteFunc(plain.sc.Steps, func(s scenarios.Step) bool { return s.Churn != nil })
-	if res, _ := runOne(t, plain.sc, &simProv{env: plain}, ModeV4); res.Status != reports.Pass {
+	if res, _ := runOne(t, plain.sc, &simProv{env: plain}, ModeV4); res.Status != results.Pass {
 		t.Fatalf("churn scenario without the churn: %s", res.Error)
 	}
 	if missing, extra := diffRows(plain.Rows(), sim.Rows()); len(missing)+len(extra) > 0 || len(sim.Rows().QoS) != 2 {
@@ -189,7 +189,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 		return []Sighting{{At: time.Now(), Row: "QoS x", Problem: "references a missing port group"}}
 	}
 	res, _ = runOne(t, bad.sc, &simProv{env: bad}, ModeV4)
-	if st := stepOf(t, res, "churn", 0); st.Status != reports.Fail || !slices.Contains(res.FailedProperties, PropAudit) {
+	if st := stepOf(t, res, "churn", 0); st.Status != results.Fail || !slices.Contains(res.FailedProperties, PropAudit) {
 		t.Errorf("churn with a sighting: step %s, properties %v, want nb-audit", st.Status, res.FailedProperties)
 	}
 }
@@ -207,7 +207,7 @@ func TestChurnMustExercise(t *testing.T) {
 	sim := newSim(sc, "23.03.1")
 	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
 	st := stepOf(t, res, "churn", 0)
-	if st.Status != reports.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, PropChurn) {
+	if st.Status != results.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, PropChurn) {
 		t.Errorf("churn without rejections: step %s %q, properties %v, want churn", st.Status, st.Error, res.FailedProperties)
 	}
 }

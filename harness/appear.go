@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -30,7 +30,7 @@ func AppearWindow(a Appearance, ovnMax, tol time.Duration) (lo, hi time.Duration
 // marking started against OVN's own port-group change time.
 func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) error {
 	if !hasV4(ex.fams) {
-		ex.measures = append(ex.measures, reports.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
+		ex.measures = append(ex.measures, results.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
 		return ex.startVMs(ctx, st.StartVM)
 	}
 	base := ex.adv.baseline
@@ -69,8 +69,8 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 		return a, nil, fmt.Errorf("VM %s: %w", vm.Name, err)
 	}
 	lo, hi := AppearWindow(a, ovn.max, p.MarkedWithin)
-	m := func(name string, d time.Duration, note string) reports.Measure {
-		return reports.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
+	m := func(name string, d time.Duration, note string) results.Measure {
+		return results.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
 	}
 	ex.measures = append(ex.measures,
 		m("LSP created → port up", a.PortUp, a.LSP),
@@ -79,7 +79,7 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 		m("LSP created → first marked packet on the uplink", a.FirstMarked, fmt.Sprintf("DSCP %d, window [%v, %v]", p.DSCP, lo, hi)),
 		m("OVN's own port-group change → first marked (same run, median)", ovn.median, fmt.Sprintf("min %v, max %v", ovn.min, ovn.max)),
 		m("difference: LSP created → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
-		reports.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
+		results.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
 	var mism mismatches
 	if a.FirstMarked <= 0 || a.FirstMarked < lo || a.FirstMarked > hi {
 		mism.add(PropDelay, fmt.Sprintf("VM %s: first marked packet %v after the LSP's creation, want within [%v, %v] (join %v, port up %v, OVN's own max %v, tolerance %v)",

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -121,7 +121,7 @@ func (ex *execution) record(step int, m *scenarios.Manifest, conds []qos.Conditi
 		k := fmt.Sprintf("%s|%s|%s|%s|%s", m.Key(), c.Type, c.Status, c.Reason, c.Message)
 		if !ex.seen[k] {
 			ex.seen[k] = true
-			ex.res.Conditions = append(ex.res.Conditions, reports.Condition{Step: step, Object: m.Key(), Cond: c})
+			ex.res.Conditions = append(ex.res.Conditions, results.Condition{Step: step, Object: m.Key(), Cond: c})
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -202,13 +202,13 @@ func (ch *churner) report(sightings []Sighting, checks int) {
 	}
 	ex := ch.ex
 	ex.measures = append(ex.measures,
-		reports.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", ch.res.took.Round(time.Millisecond), strings.Join(kinds, ", "))},
-		reports.Measure{Name: "NB states audited", Count: checks, Unit: "states"},
-		reports.Measure{Name: "NB watcher sightings", Count: len(sightings), Unit: "sightings"},
-		reports.Measure{Name: "rejected revisions confirmed (Accepted=False for their generation)", Count: ch.res.rejections, Unit: "revisions"},
-		reports.Measure{Name: "longest write → Accepted=False confirmed", Duration: ch.res.confirmMax},
-		reports.Measure{Name: "churn end → NB rows and conditions equal the compiler's", Duration: ch.res.convEnd, Note: lateNote(ch.c.LateVMs, ch.res.lateAtEnd)},
-		reports.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: ch.res.conv})
+		results.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", ch.res.took.Round(time.Millisecond), strings.Join(kinds, ", "))},
+		results.Measure{Name: "NB states audited", Count: checks, Unit: "states"},
+		results.Measure{Name: "NB watcher sightings", Count: len(sightings), Unit: "sightings"},
+		results.Measure{Name: "rejected revisions confirmed (Accepted=False for their generation)", Count: ch.res.rejections, Unit: "revisions"},
+		results.Measure{Name: "longest write → Accepted=False confirmed", Duration: ch.res.confirmMax},
+		results.Measure{Name: "churn end → NB rows and conditions equal the compiler's", Duration: ch.res.convEnd, Note: lateNote(ch.c.LateVMs, ch.res.lateAtEnd)},
+		results.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: ch.res.conv})
 	ex.measures = append(ex.measures, ch.lateMeasures()...)
 	ex.detail = map[string]any{"ops": ch.res.ops, "byKind": ch.res.byKind, "rejections": ch.res.rejections,
 		"confirmMaxNs": ch.res.confirmMax, "nbStatesAudited": checks, "sightings": sightings, "convergedEndNs": ch.res.convEnd, "convergedNs": ch.res.conv, "lateRunningAtEnd": ch.res.lateAtEnd,

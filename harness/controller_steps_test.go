@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -20,7 +20,7 @@ func TestControllerRestartSequence(t *testing.T) {
 	sim := newSim(builtin(t, "controller-restart"), "23.03.1")
 	sim.measure = passingMeasure
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	calls := strings.Join(sim.calls, "\n")
@@ -54,7 +54,7 @@ func TestUpgradeStartsController(t *testing.T) {
 		t.Fatalf("bootless sim has rows before any step: %+v", rows)
 	}
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	if !slices.Contains(sim.calls, "upgrade prod-1") || len(res.NBAfter.QoS) != 2 {
@@ -86,14 +86,14 @@ func TestControllerStepJudged(t *testing.T) {
 		sim := newSim(builtin(t, c.scenario), "23.03.1")
 		sim.measure = passingMeasure
 		r := c.res
-		r.Measures = []reports.Measure{{Name: "probe", Count: 1, Unit: "packets"}}
+		r.Measures = []results.Measure{{Name: "probe", Count: 1, Unit: "packets"}}
 		r.Detail = "detail"
 		sim.ctrl.result = &r
 		res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
 		if !slices.Equal(res.FailedProperties, c.props) {
 			t.Errorf("%s with %+v: failed %v (%s), want %v", c.scenario, c.res, res.FailedProperties, res.Error, c.props)
 		}
-		i := slices.IndexFunc(res.Steps, func(s reports.Step) bool { return s.Kind == "restartController" || s.Kind == "upgrade" })
+		i := slices.IndexFunc(res.Steps, func(s results.Step) bool { return s.Kind == "restartController" || s.Kind == "upgrade" })
 		if st := res.Steps[i]; len(st.Measures) != 1 || st.Detail == nil {
 			t.Errorf("%s step %s: measures %v detail %v, want the operation's", c.scenario, st.Kind, st.Measures, st.Detail)
 		}

@@ -5,7 +5,7 @@
 // on every committed transaction, judges every measured flow three-way
 // (compiled intent, ovn-trace, capture; package harness/ovntrace), prints
 // progress and the "FAIL scenario <name>: <property>" lines on the
-// terminal and builds the reports.Run model. It is
+// terminal and builds the results.Run model. It is
 // the only code that knows how to execute steps. The environment is
 // reached only through the small interfaces below; package
 // harness/localnetenv implements them over the real packages
@@ -20,8 +20,8 @@ import (
 
 	"github.com/nqos/nqos/harness/flow"
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -119,7 +119,7 @@ type Measured struct {
 	DSCP     map[int]uint64
 	Window   time.Duration
 	Rate     []float64 // bit/s per window from the flow's first frame
-	Verdicts []reports.Verdict
+	Verdicts []results.Verdict
 }
 
 // Simulator is OVN's own prediction of a flow, the simulation tier.
@@ -164,7 +164,7 @@ type LifeResult struct {
 	// uplink (restartDaemon only).
 	Gap time.Duration
 	// Measures are the figures for the report.
-	Measures []reports.Measure
+	Measures []results.Measure
 	// Detail is the operation's own result, for results.json.
 	Detail any
 }
@@ -181,7 +181,7 @@ type Env interface {
 	// OVNVersion is the testbed's OVN version, e.g. "23.03.1".
 	OVNVersion(ctx context.Context) (string, error)
 	// Logs returns the tails of the daemon logs, for failed scenarios.
-	Logs(ctx context.Context) []reports.Log
+	Logs(ctx context.Context) []results.Log
 	// Close tears the testbed down.
 	Close() error
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 )
 
 // Properties a scenario can fail on, beyond the capture's verdict checks
@@ -63,7 +63,7 @@ func (c *checkFailure) Error() string { return c.msg }
 // failedProperties lists, sorted and unique, every property the scenario
 // failed: the failing step's, nb-audit for invariant sightings, each
 // failed flow verdict's check (three-way among them).
-func failedProperties(res *reports.Scenario, cf *checkFailure) []string {
+func failedProperties(res *results.Scenario, cf *checkFailure) []string {
 	var out []string
 	if cf != nil {
 		out = append(out, cf.props...)
@@ -88,7 +88,7 @@ func failedProperties(res *reports.Scenario, cf *checkFailure) []string {
 // FailureLines are the machine-readable lines of a scenario result, one
 // per failed property: "FAIL scenario <name>: <property>". hack/mutation.sh
 // (through internal/seeded/testlog) reads them.
-func FailureLines(s reports.Scenario) []string {
+func FailureLines(s results.Scenario) []string {
 	var out []string
 	for _, p := range s.FailedProperties {
 		out = append(out, fmt.Sprintf("FAIL scenario %s: %s", s.Name, p))

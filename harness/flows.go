@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/nqos/nqos/harness/flow"
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -246,20 +246,20 @@ func describeExpect(f *scenarios.Flow, x scenarios.FlowExpect) string {
 }
 
 // flowResult builds the report entry of one measured run.
-func (ex *execution) flowResult(run FlowRun, p *plan, m Measured) reports.Flow {
+func (ex *execution) flowResult(run FlowRun, p *plan, m Measured) results.Flow {
 	f := p.flow
-	fr := reports.Flow{
+	fr := results.Flow{
 		Name: f.Name, Family: strings.TrimPrefix(string(run.Spec.Family), "ip"), From: f.From, To: f.To, Protocol: f.Protocol, Port: f.Port,
 		Tool: f.Tool, Node: run.Node, OfferedBps: float64(f.Rate), Duration: f.Duration, Expectations: p.texts,
-		Packets: m.Packets, Bytes: m.Bytes, DSCP: reports.Histogram(m.DSCP), RateWindow: m.Window, Rate: m.Rate,
-		Verdicts: append([]reports.Verdict(nil), m.Verdicts...),
+		Packets: m.Packets, Bytes: m.Bytes, DSCP: results.Histogram(m.DSCP), RateWindow: m.Window, Rate: m.Rate,
+		Verdicts: append([]results.Verdict(nil), m.Verdicts...),
 		WantDSCP: run.Expect.DSCP, WantUnmarked: run.Expect.Unmarked,
 	}
 	if rel, err := filepath.Rel(ex.r.Dir, run.Pcap); err == nil {
 		fr.Pcap = rel
 	}
 	if run.Expect.Policed() {
-		fr.Policer = &reports.Policer{Meter: run.Expect.Meter, RateBps: run.Expect.RateBits(), BurstBits: run.Expect.BurstBits()}
+		fr.Policer = &results.Policer{Meter: run.Expect.Meter, RateBps: run.Expect.RateBits(), BurstBits: run.Expect.BurstBits()}
 	}
 	for _, t := range p.throughput {
 		fr.Verdicts = append(fr.Verdicts, throughputVerdict(fr, t))

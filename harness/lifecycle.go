@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -58,7 +58,7 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if err := ex.env.CreatePort(ctx, vm); err != nil {
 		return fmt.Errorf("create the port of VM %s: %w", vm.Name, err)
 	}
-	ex.measures = append(ex.measures, reports.Measure{Name: vm.Name + " LSP created → port up", Duration: time.Since(created), Note: lsp})
+	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → port up", Duration: time.Since(created), Note: lsp})
 	j := <-joined
 	if j.err != nil {
 		return fmt.Errorf("VM %s: %w", vm.Name, j.err)
@@ -67,7 +67,7 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if len(groups) == 0 {
 		note = "no NetworkQoS selects it"
 	}
-	ex.measures = append(ex.measures, reports.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(j.at.Sub(created), 0), Note: note})
+	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(j.at.Sub(created), 0), Note: note})
 	return nil
 }
 

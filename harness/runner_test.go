@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/ovntrace"
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
-func runOne(t *testing.T, sc *scenarios.Scenario, prov Provisioner, mode string) (reports.Scenario, string) {
+func runOne(t *testing.T, sc *scenarios.Scenario, prov Provisioner, mode string) (results.Scenario, string) {
 	t.Helper()
 	var out bytes.Buffer
 	r := &Runner{Prov: prov, Dir: t.TempDir(), Mode: mode, Progress: NewProgress(&out, time.Now),
@@ -39,7 +39,7 @@ func TestBuiltinScenarioChecksAgainstCompiler(t *testing.T) {
 		t.Run(sc.Name, func(t *testing.T) {
 			res, _ := runOne(t, sc, &simProv{}, ModeV4)
 			for _, st := range res.Steps {
-				if st.Status != reports.Pass {
+				if st.Status != results.Pass {
 					t.Errorf("steps[%d] (line %d) %s %s: %s %s", st.Index, st.Line, st.Kind, st.Summary, st.Status, st.Error)
 				}
 			}
@@ -73,7 +73,7 @@ func TestStepSequence(t *testing.T) {
 	if strings.Join(sim.calls, "\n") != strings.Join(want, "\n") {
 		t.Errorf("calls:\n%s\nwant:\n%s", strings.Join(sim.calls, "\n"), strings.Join(want, "\n"))
 	}
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Errorf("status %s: %s", res.Status, res.Error)
 	}
 	if !sim.closed {
@@ -101,7 +101,7 @@ func TestStepSequence(t *testing.T) {
 // passingMeasure returns a measurement consistent with the expectation.
 func passingMeasure(run FlowRun) Measured {
 	m := Measured{Packets: 100, Bytes: 150000, DSCP: map[int]uint64{}, Window: 100 * time.Millisecond,
-		Verdicts: []reports.Verdict{{Check: "dscp", Pass: true, Message: "sim"}}}
+		Verdicts: []results.Verdict{{Check: "dscp", Pass: true, Message: "sim"}}}
 	if run.Expect.DSCP != nil {
 		m.DSCP[*run.Expect.DSCP] = 100
 	}
@@ -116,10 +116,10 @@ func TestApplyErrorStopsScenario(t *testing.T) {
 	sim := newSim(sc, "23.03.1")
 	sim.failOn = "apply NetworkQoS vms/gold"
 	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Error || !strings.Contains(res.Error, "apply NetworkQoS vms/gold (manifest gold revision 0): injected failure") {
+	if res.Status != results.Error || !strings.Contains(res.Error, "apply NetworkQoS vms/gold (manifest gold revision 0): injected failure") {
 		t.Errorf("status %s error %q", res.Status, res.Error)
 	}
-	if res.Steps[2].Status != reports.Fail || res.Steps[3].Status != reports.NotRun {
+	if res.Steps[2].Status != results.Fail || res.Steps[3].Status != results.NotRun {
 		t.Errorf("steps %+v", res.Steps)
 	}
 	if len(res.Logs) == 0 || !sim.closed {
@@ -130,7 +130,7 @@ func TestApplyErrorStopsScenario(t *testing.T) {
 func TestWaitTimesOutWithMismatch(t *testing.T) {
 	sc := loadTestdata(t, "wait-timeout.yaml")
 	res, progress := runOne(t, sc, &simProv{}, ModeV4)
-	if res.Status != reports.Fail {
+	if res.Status != results.Fail {
 		t.Fatalf("status %s, want fail", res.Status)
 	}
 	if !strings.Contains(progress, "\nFAIL scenario wait-timeout: conditions\n") || strings.Contains(progress, "nb-rows") {
@@ -152,13 +152,13 @@ func TestFlowVerdictFailureFailsScenario(t *testing.T) {
 		return m
 	}
 	res, progress := runOne(t, sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Fail || !strings.Contains(res.Error, "flow marked/v4 failed") {
+	if res.Status != results.Fail || !strings.Contains(res.Error, "flow marked/v4 failed") {
 		t.Errorf("status %s error %q", res.Status, res.Error)
 	}
 	if !strings.Contains(progress, "\nFAIL scenario engine: dscp\n") {
 		t.Errorf("progress lacks the failure line for dscp:\n%s", progress)
 	}
-	if res.Steps[len(res.Steps)-1].Status != reports.Pass {
+	if res.Steps[len(res.Steps)-1].Status != results.Pass {
 		t.Error("a flow verdict must not abort the remaining steps")
 	}
 }
@@ -201,7 +201,7 @@ func TestAuditViolationFailsScenario(t *testing.T) {
 		return nil
 	}
 	res, progress := runOne(t, sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Fail || len(res.Violations) != 1 || !strings.Contains(res.Error, "NB invariant violated") ||
+	if res.Status != results.Fail || len(res.Violations) != 1 || !strings.Contains(res.Error, "NB invariant violated") ||
 		!strings.Contains(res.Violations[0], "qos 1: references missing port group @a1") {
 		t.Errorf("status %s error %q violations %v", res.Status, res.Error, res.Violations)
 	}
@@ -218,7 +218,7 @@ func TestFamilyModes(t *testing.T) {
 	sc := loadTestdata(t, "engine.yaml") // ipFamilies: [v4]
 	prov := &simProv{}
 	res, _ := runOne(t, sc, prov, ModeV6)
-	if res.Status != reports.Skipped || res.SkipReason == "" {
+	if res.Status != results.Skipped || res.SkipReason == "" {
 		t.Errorf("v6 run of a v4 scenario: status %s reason %q, want skipped", res.Status, res.SkipReason)
 	}
 	if _, err := Families("v5"); err == nil {
@@ -240,7 +240,7 @@ func TestIPAMFilter(t *testing.T) {
 			t.Fatal(err)
 		}
 		res := run.Scenarios[0]
-		if skipped := res.Status == reports.Skipped; skipped != tc.skip {
+		if skipped := res.Status == results.Skipped; skipped != tc.skip {
 			t.Errorf("--ipam %q: status %s (%s), want skipped=%v", tc.ipam, res.Status, res.SkipReason, tc.skip)
 		}
 		if tc.skip && !strings.Contains(res.SkipReason, "no network with ipam") {
@@ -254,7 +254,7 @@ func TestIPAMFilter(t *testing.T) {
 }
 
 func TestThroughputVerdictTwoSided(t *testing.T) {
-	f := reports.Flow{OfferedBps: 250e6, RateWindow: time.Second, Rate: []float64{50e6, 200e6, 210e6, 190e6, 10e6}}
+	f := results.Flow{OfferedBps: 250e6, RateWindow: time.Second, Rate: []float64{50e6, 200e6, 210e6, 190e6, 10e6}}
 	for _, tc := range []struct {
 		t    scenarios.Throughput
 		pass bool
@@ -268,7 +268,7 @@ func TestThroughputVerdictTwoSided(t *testing.T) {
 			t.Errorf("%+v: %s, want pass=%v", tc.t, v.Message, tc.pass)
 		}
 	}
-	over := reports.Flow{OfferedBps: 100e6, Rate: []float64{0, 200e6, 0}}
+	over := results.Flow{OfferedBps: 100e6, Rate: []float64{0, 200e6, 0}}
 	if v := throughputVerdict(over, scenarios.Throughput{Min: 50e6}); v.Pass {
 		t.Errorf("delivered twice the offered rate but passed: %s", v.Message)
 	}
@@ -338,7 +338,7 @@ func TestThreeWay(t *testing.T) {
 				t.Errorf("three-way %+v", tw)
 			}
 			failLine := strings.Contains(progress, "\nFAIL scenario engine: three-way\n")
-			if tc.agree == failLine || (res.Status == reports.Pass) != tc.agree {
+			if tc.agree == failLine || (res.Status == results.Pass) != tc.agree {
 				t.Errorf("status %s, failure line %v:\n%s", res.Status, failLine, progress)
 			}
 			if !strings.Contains(tw.Detail, tc.wantPairs) {

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -270,8 +270,8 @@ func (r *simRunning) Finish(context.Context) ([]Measured, error) {
 
 func (s *simEnv) OVNVersion(context.Context) (string, error) { return s.ovn, nil }
 
-func (s *simEnv) Logs(context.Context) []reports.Log {
-	return []reports.Log{{Name: "sim.log", Text: "simulated daemon log"}}
+func (s *simEnv) Logs(context.Context) []results.Log {
+	return []results.Log{{Name: "sim.log", Text: "simulated daemon log"}}
 }
 
 func (s *simEnv) Close() error {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -19,14 +19,14 @@ type execution struct {
 	env  Env
 	fams []scenarios.Family
 	dir  string
-	res  *reports.Scenario
+	res  *results.Scenario
 	ovn  scenarios.Version
 
 	running map[string]*group // by flow name
 	seen    map[string]bool   // conditions already recorded
 	world   *world            // the objects as the steps left them, for the intent
 	// measures are the figures the current step measured.
-	measures []reports.Measure
+	measures []results.Measure
 	detail   any
 	adv      advState // adversarial.go
 }
@@ -38,14 +38,14 @@ func (ex *execution) run(ctx context.Context) {
 		ex.ovn, err = scenarios.ParseVersion(v)
 	}
 	if err != nil {
-		res.Status, res.Error = reports.Error, fmt.Sprintf("OVN version of the testbed: %v", err)
+		res.Status, res.Error = results.Error, fmt.Sprintf("OVN version of the testbed: %v", err)
 		return
 	}
 	res.OVNVersion = v
 	res.NBBefore = ex.env.Rows()
 	audit, err := ex.startAudit(ctx)
 	if err != nil {
-		res.Status, res.Error = reports.Error, err.Error()
+		res.Status, res.Error = results.Error, err.Error()
 		return
 	}
 	stepErr := ex.steps(ctx)
@@ -55,7 +55,7 @@ func (ex *execution) run(ctx context.Context) {
 	res.Violations, res.NBChecks = audit.stop()
 	res.NBAfter = ex.env.Rows()
 	ex.verdict(stepErr)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		res.Logs = ex.env.Logs(ctx)
 	}
 }
@@ -67,19 +67,19 @@ func (ex *execution) steps(ctx context.Context) error {
 	n := len(ex.sc.Steps)
 	for i := range ex.sc.Steps {
 		st := &ex.sc.Steps[i]
-		rs := reports.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: summary(st), Started: ex.r.now()}
+		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: summary(st), Started: ex.r.now()}
 		if first != nil {
-			rs.Status, rs.Finished = reports.NotRun, rs.Started
+			rs.Status, rs.Finished = results.NotRun, rs.Started
 			ex.res.Steps = append(ex.res.Steps, rs)
 			continue
 		}
 		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
 		ex.measures, ex.detail = nil, nil
 		err := ex.step(ctx, i, st)
-		rs.Finished, rs.Status, rs.Measures, rs.Detail = ex.r.now(), reports.Pass, ex.measures, ex.detail
+		rs.Finished, rs.Status, rs.Measures, rs.Detail = ex.r.now(), results.Pass, ex.measures, ex.detail
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
-			rs.Status, rs.Error = reports.Fail, err.Error()
+			rs.Status, rs.Error = results.Fail, err.Error()
 		}
 		ex.r.Progress.StepEnd(ex.res.ID(), rs)
 		ex.res.Steps = append(ex.res.Steps, rs)
@@ -91,29 +91,29 @@ func (ex *execution) steps(ctx context.Context) error {
 // invariant violations, and lists the failed properties.
 func (ex *execution) verdict(stepErr error) {
 	res := ex.res
-	res.Status = reports.Pass
+	res.Status = results.Pass
 	var cf *checkFailure
 	if stepErr != nil && !errors.As(stepErr, &cf) {
-		res.Status, res.Error = reports.Error, stepErr.Error()
+		res.Status, res.Error = results.Error, stepErr.Error()
 		return
 	}
 	res.FailedProperties = failedProperties(res, cf)
 	switch {
 	case stepErr != nil:
-		res.Status, res.Error = reports.Fail, stepErr.Error()
+		res.Status, res.Error = results.Fail, stepErr.Error()
 		return
 	case len(res.Violations) > 0:
-		res.Status, res.Error = reports.Fail, fmt.Sprintf("NB invariant violated %d times, first: %s", len(res.Violations), res.Violations[0])
+		res.Status, res.Error = results.Fail, fmt.Sprintf("NB invariant violated %d times, first: %s", len(res.Violations), res.Violations[0])
 		return
 	}
 	for _, f := range res.Flows {
 		if !f.Pass() {
-			res.Status, res.Error = reports.Fail, fmt.Sprintf("flow %s/%s failed its expectations", f.Name, f.Family)
+			res.Status, res.Error = results.Fail, fmt.Sprintf("flow %s/%s failed its expectations", f.Name, f.Family)
 			return
 		}
 	}
 	if len(res.FailedProperties) > 0 {
-		res.Status, res.Error = reports.Fail, "failed: "+strings.Join(res.FailedProperties, ", ")
+		res.Status, res.Error = results.Fail, "failed: "+strings.Join(res.FailedProperties, ", ")
 	}
 }
 

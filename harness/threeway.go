@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 )
 
 // sentDSCP is the DSCP every sender writes: the raw injector and iperf3
@@ -20,15 +20,15 @@ const sentDSCP = 0
 // should win), OVN's prediction (ovn-trace) and the capture must agree.
 // It returns the report entry and the "three-way" verdict; both nil when
 // the environment has no OVN to simulate with.
-func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*reports.ThreeWay, *reports.Verdict) {
+func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*results.ThreeWay, *results.Verdict) {
 	pred, err := ex.env.Trace(ctx, run)
 	if errors.Is(err, ErrNoSimulation) {
 		return nil, nil
 	}
-	tw := &reports.ThreeWay{Microflow: pred.Flow.String()}
-	fail := func(format string, args ...any) (*reports.ThreeWay, *reports.Verdict) {
+	tw := &results.ThreeWay{Microflow: pred.Flow.String()}
+	fail := func(format string, args ...any) (*results.ThreeWay, *results.Verdict) {
 		tw.Detail = fmt.Sprintf(format, args...)
-		return tw, &reports.Verdict{Check: PropThreeWay, Message: fmt.Sprintf("FAIL %s three-way: %s", run.Name, tw.Detail)}
+		return tw, &results.Verdict{Check: PropThreeWay, Message: fmt.Sprintf("FAIL %s three-way: %s", run.Name, tw.Detail)}
 	}
 	if err != nil {
 		return fail("no ovn-trace prediction: %v", err)
@@ -48,7 +48,7 @@ func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*re
 		return fail("%v", err)
 	}
 	tw.Agree = true
-	return tw, &reports.Verdict{Check: PropThreeWay, Pass: true,
+	return tw, &results.Verdict{Check: PropThreeWay, Pass: true,
 		Message: fmt.Sprintf("PASS %s three-way: intent, ovn-trace and capture agree (%s)", run.Name, tw.Intent)}
 }
 

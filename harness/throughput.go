@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -31,7 +31,7 @@ func steadyRate(rate []float64) (float64, int) {
 
 // throughputVerdict checks min <= steady rate <= max; without max the upper
 // side is the offered rate plus offeredSlack (unbounded for TCP).
-func throughputVerdict(f reports.Flow, t scenarios.Throughput) reports.Verdict {
+func throughputVerdict(f results.Flow, t scenarios.Throughput) results.Verdict {
 	got, n := steadyRate(f.Rate)
 	lo, hi := float64(t.Min), float64(t.Max)
 	if hi == 0 {
@@ -45,7 +45,7 @@ func throughputVerdict(f reports.Flow, t scenarios.Throughput) reports.Verdict {
 	if !pass {
 		state = "FAIL"
 	}
-	return reports.Verdict{Check: "throughput", Pass: pass, Message: fmt.Sprintf(
+	return results.Verdict{Check: "throughput", Pass: pass, Message: fmt.Sprintf(
 		"%s throughput: steady %s over %d windows of %s, required %s..%s",
 		state, scenarios.FormatBitrate(got), n, f.RateWindow, scenarios.FormatBitrate(lo), formatBound(hi))}
 }

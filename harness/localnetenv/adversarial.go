@@ -13,10 +13,10 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -59,7 +59,7 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 			OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps})
 	}
 	for _, v := range res.Verdicts {
-		out.Verdicts = append(out.Verdicts, reports.Verdict{Check: v.Property, Pass: v.Pass, Message: v.Message})
+		out.Verdicts = append(out.Verdicts, results.Verdict{Check: v.Property, Pass: v.Pass, Message: v.Message})
 	}
 	return out, nil
 }

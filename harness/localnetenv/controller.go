@@ -10,7 +10,7 @@ import (
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/cplife"
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -176,7 +176,7 @@ func (r *restartRun) result() harness.ControllerResult {
 	case r.burst:
 		point = "at the start of the burst"
 	}
-	ms := []reports.Measure{
+	ms := []results.Measure{
 		{Name: "kill point: burst transactions before the signal", Count: rr.TxBeforeStop, Unit: "transactions", Note: point},
 		measure("stop signal → new process started", rr.Down),
 		measure("new process started → synced", rr.Sync),
@@ -200,7 +200,7 @@ func (r *restartRun) result() harness.ControllerResult {
 }
 
 // controllerLog is the tail of the controller process's log, if any.
-func (e *Env) controllerLog() []reports.Log {
+func (e *Env) controllerLog() []results.Log {
 	if e.proc == nil {
 		return nil
 	}
@@ -211,5 +211,5 @@ func (e *Env) controllerLog() []reports.Log {
 	if len(raw) > logTail {
 		raw = raw[len(raw)-logTail:]
 	}
-	return []reports.Log{{Name: "nqos-controller.log", Text: string(raw)}}
+	return []results.Log{{Name: "nqos-controller.log", Text: string(raw)}}
 }

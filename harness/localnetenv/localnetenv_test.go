@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/kubeapi"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -62,7 +62,7 @@ func TestScenariosOnTestbed(t *testing.T) {
 	}
 }
 
-func runOnTestbed(t *testing.T, name string) reports.Scenario {
+func runOnTestbed(t *testing.T, name string) results.Scenario {
 	t.Helper()
 	scs, err := scenarios.Resolve([]string{name})
 	if err != nil {
@@ -88,7 +88,7 @@ func runOnTestbed(t *testing.T, name string) reports.Scenario {
 		t.Fatal(err)
 	}
 	s := run.Scenarios[0]
-	if s.Status != reports.Pass {
+	if s.Status != results.Pass {
 		t.Errorf("status %s: %s\n%s", s.Status, s.Error, progress.String())
 	}
 	if s.OVNVersion == "" {

@@ -14,8 +14,8 @@ import (
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/traffic"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -200,7 +200,7 @@ func (r *running) Finish(ctx context.Context) ([]harness.Measured, error) {
 	}
 	for i, err := range r.errs {
 		if err != nil {
-			out[i].Verdicts = append(out[i].Verdicts, reports.Verdict{Check: "traffic", Pass: false,
+			out[i].Verdicts = append(out[i].Verdicts, results.Verdict{Check: "traffic", Pass: false,
 				Message: fmt.Sprintf("FAIL %s traffic: %v", r.runs[i].Name, err)})
 		}
 	}
@@ -250,7 +250,7 @@ func measured(fr *capture.FlowResult, run harness.FlowRun, vs []capture.Verdict)
 	}
 	for _, v := range vs {
 		if slices.Contains(names, v.Flow) {
-			m.Verdicts = append(m.Verdicts, reports.Verdict{Check: v.Property, Pass: v.Pass, Message: v.Message})
+			m.Verdicts = append(m.Verdicts, results.Verdict{Check: v.Property, Pass: v.Pass, Message: v.Message})
 		}
 	}
 	return m

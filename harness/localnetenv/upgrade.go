@@ -9,8 +9,8 @@ import (
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/cplife"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -153,7 +153,7 @@ func txAt(txs []cplife.Transaction, seq int, t time.Time) time.Duration {
 
 func (run *upgradeRun) result() harness.ControllerResult {
 	before := run.before
-	ms := []reports.Measure{
+	ms := []results.Measure{
 		{Name: "probe packets marked by the legacy rows before the controller start", Count: before.Marked, Unit: "packets",
 			Note: fmt.Sprintf("%d unmarked; steady marking %v after seeding", before.Unmarked, run.legacyAt.Sub(run.seededAt).Round(time.Millisecond))},
 		measure("controller start → synced (migration done)", run.syncedAt.Sub(run.startAt)),
@@ -162,11 +162,11 @@ func (run *upgradeRun) result() harness.ControllerResult {
 		ord := run.orders[i]
 		last := slices.Max(append([]int{0}, ord.RewriteTx...))
 		ms = append(ms,
-			reports.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.startAt),
 				Note: fmt.Sprintf("transaction %d, %d ports", ord.PortGroupTx, portsAt(run.txs, o.PG, ord.PortGroupTx))},
-			reports.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.startAt),
 				Note: fmt.Sprintf("transactions %v", ord.RewriteTx)},
-			reports.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.startAt),
 				Note: fmt.Sprintf("transaction %d (%s)", ord.SetDeleteTx, o.Seeded.AddressSet)})
 	}
 	ms = append(ms,

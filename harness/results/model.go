@@ -1,8 +1,9 @@
-// Package reports owns the result model of a scenario run and its
-// renderings: one self-contained HTML file (inline CSS and SVG charts, no
-// external assets), JUnit XML for CI and a JSON results file for tooling.
-// Rendering reads only the model, so a recorded run renders identically.
-package reports
+// Package results owns the result model of a scenario run: what the
+// runner of package harness fills (scenarios, steps with their measures,
+// flows with their verdicts, conditions, NB rows, logs) and what package
+// reports renders. It imports nothing above it: the verdicts it stores
+// come from package harness/verdict.
+package results
 
 import (
 	"sort"
