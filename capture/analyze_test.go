@@ -12,6 +12,7 @@ import (
 
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -126,19 +127,19 @@ func TestAnalyzeClassification(t *testing.T) {
 	if udp.Bytes != 91*uint64(len(frame(t, builder(t, classifySpecs()[0], 46, 100, macA), 0))) {
 		t.Errorf("udp bytes = %d", udp.Bytes)
 	}
-	if v := capture.DSCPVerdict(udp, flow.Expect{DSCP: flow.DSCPValue(46)}); v.Pass {
+	if v := verdict.DSCPMark(udp, flow.Expect{DSCP: flow.DSCPValue(46)}); v.Pass {
 		t.Errorf("one unmarked frame out of 91 must fail: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("sctp6-vlan"), flow.Expect{DSCP: flow.DSCPValue(46)}); !v.Pass {
+	if v := verdict.DSCPMark(a.Flow("sctp6-vlan"), flow.Expect{DSCP: flow.DSCPValue(46)}); !v.Pass {
 		t.Errorf("sctp fully marked must pass: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("tcp6-plain"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
+	if v := verdict.DSCPMark(a.Flow("tcp6-plain"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
 		t.Errorf("tcp carries 10, not 46: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("tcp6-plain"), flow.Expect{Unmarked: true}); v.Pass {
+	if v := verdict.DSCPMark(a.Flow("tcp6-plain"), flow.Expect{Unmarked: true}); v.Pass {
 		t.Errorf("tcp carries non-zero DSCP 10, Unmarked without DSCP must fail: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("spoof"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
+	if v := verdict.DSCPMark(a.Flow("spoof"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
 		t.Errorf("spoof unmarked: %s", v)
 	}
 }

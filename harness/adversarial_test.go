@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
@@ -52,24 +53,24 @@ func TestSpoofJudged(t *testing.T) {
 	cases := []struct {
 		name  string
 		res   func(*scenarios.Spoof) SpoofResult
-		props []string
+		props []verdict.Property
 	}{
 		{"keeps its class", nil, nil},
-		{"forged IP marked as the victim", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []string{PropDSCP}},
-		{"forged IP never seen", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []string{PropDSCP}},
-		{"forged MAC leaves the node", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []string{PropPortSecurity}},
-		{"forged MAC never sent", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Sent = 0 }), []string{PropPortSecurity}},
-		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []string{PropDSCP}},
+		{"forged IP marked as the victim", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []verdict.Property{verdict.DSCP}},
+		{"forged IP never seen", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []verdict.Property{verdict.DSCP}},
+		{"forged MAC leaves the node", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []verdict.Property{verdict.PortSecurity}},
+		{"forged MAC never sent", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Sent = 0 }), []verdict.Property{verdict.PortSecurity}},
+		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []verdict.Property{verdict.DSCP}},
 		{"meter bound broken", func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
-			r.Verdicts = []results.Verdict{{Check: PropPolicing, Message: "FAIL bound"}}
+			r.Verdicts = []verdict.Verdict{{Property: verdict.PolicingBound, Message: "FAIL bound"}}
 			return r
-		}, []string{PropPolicing}},
+		}, []verdict.Property{verdict.PolicingBound}},
 		{"meter not judged", func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
 			r.Verdicts = nil
 			return r
-		}, []string{PropPolicing}},
+		}, []verdict.Property{verdict.PolicingBound}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, "spoofing"), "23.03.1")
@@ -96,15 +97,15 @@ func TestAppearWindow(t *testing.T) {
 	cases := []struct {
 		name  string
 		a     Appearance
-		props []string
+		props []verdict.Property
 	}{
 		{"joined before up, marked at up", Appearance{PortUp: 120 * ms, InGroup: 30 * ms, FirstPacket: 110 * ms, FirstMarked: 110 * ms, Packets: 400}, nil},
 		{"joined late, marked within OVN's time", Appearance{PortUp: 100 * ms, InGroup: 200 * ms, FirstPacket: 90 * ms, FirstMarked: 250 * ms, Packets: 400, Unmarked: 10}, nil},
-		{"marked before the join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 274 * ms, Packets: 400}, []string{PropDelay}},
+		{"marked before the join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 274 * ms, Packets: 400}, []verdict.Property{verdict.Delay}},
 		{"marked just before the sampled join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 275 * ms, Packets: 400}, nil},
-		{"marked too late", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Packets: 400}, []string{PropDelay}},
-		{"never marked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Packets: 400, Unmarked: 0}, []string{PropDelay}},
-		{"too many unmarked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Packets: 400, Unmarked: 11}, []string{PropUnmarked}},
+		{"marked too late", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Packets: 400}, []verdict.Property{verdict.Delay}},
+		{"never marked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Packets: 400, Unmarked: 0}, []verdict.Property{verdict.Delay}},
+		{"too many unmarked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Packets: 400, Unmarked: 11}, []verdict.Property{verdict.Unmarked}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
@@ -189,7 +190,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 		return []Sighting{{At: time.Now(), Row: "QoS x", Problem: "references a missing port group"}}
 	}
 	res, _ = runOne(t, bad.sc, &simProv{env: bad}, ModeV4)
-	if st := stepOf(t, res, "churn", 0); st.Status != results.Fail || !slices.Contains(res.FailedProperties, PropAudit) {
+	if st := stepOf(t, res, "churn", 0); st.Status != results.Fail || !slices.Contains(res.FailedProperties, verdict.Audit) {
 		t.Errorf("churn with a sighting: step %s, properties %v, want nb-audit", st.Status, res.FailedProperties)
 	}
 }
@@ -207,7 +208,7 @@ func TestChurnMustExercise(t *testing.T) {
 	sim := newSim(sc, "23.03.1")
 	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
 	st := stepOf(t, res, "churn", 0)
-	if st.Status != results.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, PropChurn) {
+	if st.Status != results.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, verdict.Churn) {
 		t.Errorf("churn without rejections: step %s %q, properties %v, want churn", st.Status, st.Error, res.FailedProperties)
 	}
 }

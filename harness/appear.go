@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
@@ -37,7 +38,7 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 	if base == nil {
 		return fmt.Errorf("startVM probe: no ovnBaseline step measured OVN's own port-group change time before")
 	}
-	var mism mismatches
+	var mism verdict.Mismatches
 	var details []any
 	for _, name := range st.StartVM {
 		vm := ex.sc.VM(name)
@@ -50,12 +51,12 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 	}
 	ex.detail = details
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
 
-func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, mismatches, error) {
+func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, verdict.Mismatches, error) {
 	a, err := ex.env.StartVMProbed(ctx, vm, p)
 	if err != nil {
 		return a, nil, fmt.Errorf("start VM %s under a probe: %w", vm.Name, err)
@@ -80,14 +81,14 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 		m("OVN's own port-group change → first marked (same run, median)", ovn.median, fmt.Sprintf("min %v, max %v", ovn.min, ovn.max)),
 		m("difference: LSP created → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
 		results.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
-	var mism mismatches
-	if a.FirstMarked <= 0 || a.FirstMarked < lo || a.FirstMarked > hi {
-		mism.add(PropDelay, fmt.Sprintf("VM %s: first marked packet %v after the LSP's creation, want within [%v, %v] (join %v, port up %v, OVN's own max %v, tolerance %v)",
-			vm.Name, a.FirstMarked, lo, hi, a.InGroup, a.PortUp, ovn.max, p.MarkedWithin))
+	vs := []verdict.Verdict{
+		verdict.FirstMarked(vm.Name, a.FirstMarked, lo, hi, a.Packets, fmt.Sprintf("join %v, port up %v, OVN's own max %v, tolerance %v",
+			a.InGroup, a.PortUp, ovn.max, p.MarkedWithin)),
+		verdict.ProbeMarks(vm.Name, p.Peer, a.Packets, a.Unmarked, p.MaxUnmarked, p.DSCP),
 	}
-	if a.Unmarked > p.MaxUnmarked {
-		mism.add(PropUnmarked, fmt.Sprintf("VM %s: %d of %d probe packets without DSCP %d, at most %d allowed", vm.Name, a.Unmarked, a.Packets, p.DSCP, p.MaxUnmarked))
-	}
+	ex.verdicts = append(ex.verdicts, vs...)
+	var mism verdict.Mismatches
+	mism.Judge(vs...)
 	return a, mism, nil
 }
 

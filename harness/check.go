@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func (ex *execution) wait(ctx context.Context, step int, c *scenarios.Check) err
 		case <-ctx.Done():
 			return fmt.Errorf("wait interrupted: %w (last: %s)", ctx.Err(), mism)
 		case <-deadline.C:
-			return mism.failure(fmt.Sprintf("not met within %s: ", c.Timeout))
+			return mism.Failure(fmt.Sprintf("not met within %s: ", c.Timeout))
 		case <-tick.C:
 		}
 	}
@@ -49,19 +50,19 @@ func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) e
 		return err
 	}
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
 
-// evaluate returns the mismatches of a check (none: it holds); an error
+// evaluate returns the verdict.Mismatches of a check (none: it holds); an error
 // means the environment could not be read.
-func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (mismatches, error) {
+func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (verdict.Mismatches, error) {
 	rows := ex.env.Rows()
-	var mism mismatches
+	var mism verdict.Mismatches
 	if c.NoOwnedRows {
 		if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {
-			mism.add(PropRows, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
+			mism.Add(verdict.Rows, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
 				n, len(rows.QoS), len(rows.PortGroups), len(rows.AddressSets)))
 		}
 	}
@@ -72,14 +73,14 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 			if err != nil {
 				return nil, err
 			}
-			mism.add(PropConditions, m...)
+			mism.Add(verdict.Conditions, m...)
 		}
 		if oc.Rows != nil {
 			m, err := ex.rows(rows, oc)
 			if err != nil {
 				return nil, err
 			}
-			mism.add(PropRows, m...)
+			mism.Add(verdict.Rows, m...)
 		}
 	}
 	return mism, nil

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
@@ -69,18 +70,18 @@ func TestControllerStepJudged(t *testing.T) {
 	cases := []struct {
 		scenario string
 		res      ControllerResult
-		props    []string
+		props    []verdict.Property
 	}{
 		{"controller-restart", ControllerResult{LifeResult: ok}, nil},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Unmarked: 1}}, []string{PropUnmarked}},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Gap: 751 * time.Millisecond}}, []string{PropGap}},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Lost: map[string]int{"out": 376}}}, []string{PropLoss}},
-		{"controller-restart", ControllerResult{LifeResult: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []string{PropRows}},
-		{"controller-restart", ControllerResult{LifeResult: ok, Problems: []string{"QoS x: dangling"}}, []string{PropRows}},
-		{"controller-restart", ControllerResult{LifeResult: ok, TxWhileDown: 1}, []string{PropWriters}}, // the first restart is graceful
+		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Unmarked: 1}}, []verdict.Property{verdict.Unmarked}},
+		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Gap: 751 * time.Millisecond}}, []verdict.Property{verdict.Gap}},
+		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Lost: map[string]int{"out": 376}}}, []verdict.Property{verdict.Loss}},
+		{"controller-restart", ControllerResult{LifeResult: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{LifeResult: ok, Problems: []string{"QoS x: dangling"}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{LifeResult: ok, TxWhileDown: 1}, []verdict.Property{verdict.Writers}}, // the first restart is graceful
 		{"upgrade", ControllerResult{LifeResult: ok}, nil},
-		{"upgrade", ControllerResult{LifeResult: ok, OrderErrors: []string{"set deleted first"}}, []string{PropMigration}},
-		{"upgrade", ControllerResult{LifeResult: LifeResult{Packets: 0}}, []string{PropUnmarked}},
+		{"upgrade", ControllerResult{LifeResult: ok, OrderErrors: []string{"set deleted first"}}, []verdict.Property{verdict.Migration}},
+		{"upgrade", ControllerResult{LifeResult: LifeResult{Packets: 0}}, []verdict.Property{verdict.Unmarked}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, c.scenario), "23.03.1")

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"slices"
 	"time"
@@ -113,9 +114,9 @@ func (ex *execution) awaitGroups(ctx context.Context, lsp string, groups []strin
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("waiting for port %s in %v: %w", lsp, missing, ctx.Err())
 		case <-deadline.C:
-			var m mismatches
-			m.add(PropRows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
-			return time.Time{}, m.failure("")
+			var m verdict.Mismatches
+			m.Add(verdict.Rows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
+			return time.Time{}, m.Failure("")
 		case <-tick.C:
 		}
 	}
@@ -138,7 +139,7 @@ func missingGroups(rows qos.Desired, lsp string, groups []string) []string {
 // without the object's DSCP, at most MaxLost lost per direction, and for a
 // daemon restart at most MaxGap without a marked packet.
 func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step) error {
-	var mism mismatches
+	var mism verdict.Mismatches
 	var details []any
 	for _, op := range ex.operations(st) {
 		res, err := op.run(ctx)
@@ -150,15 +151,13 @@ func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step) error {
 		}
 		ex.measures = append(ex.measures, res.Measures...)
 		details = append(details, res.Detail)
-		mism.add(PropUnmarked, probeUnmarked(op.vm.Name, res, st.Probe)...)
-		mism.add(PropLoss, probeLoss(op.vm.Name, res, st.Probe)...)
-		if p := st.Probe; p.MaxGap > 0 && res.Gap > p.MaxGap {
-			mism.add(PropGap, fmt.Sprintf("VM %s: %v without a marked probe packet, at most %v allowed", op.vm.Name, res.Gap, p.MaxGap))
-		}
+		vs := probeVerdicts(op.vm.Name, res, st.Probe)
+		ex.verdicts = append(ex.verdicts, vs...)
+		mism.Judge(vs...)
 	}
 	ex.detail = details
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
@@ -199,23 +198,17 @@ func (ex *execution) operations(st *scenarios.Step) []operation {
 	return ops
 }
 
-func probeUnmarked(vm string, res LifeResult, p *scenarios.Probe) []string {
-	switch {
-	case res.Packets == 0:
-		return []string{fmt.Sprintf("VM %s: the probe saw no packet to %s on the uplinks", vm, p.Peer)}
-	case res.Unmarked > p.MaxUnmarked:
-		return []string{fmt.Sprintf("VM %s: %d of %d probe packets to %s without DSCP %d, at most %d allowed",
-			vm, res.Unmarked, res.Packets, p.Peer, p.DSCP, p.MaxUnmarked)}
-	}
-	return nil
-}
-
-func probeLoss(vm string, res LifeResult, p *scenarios.Probe) []string {
-	var out []string
+// probeVerdicts judge a lifecycle probe: some packets seen and at most
+// MaxUnmarked without the object's DSCP, at most MaxLost lost per
+// direction (sorted), and with a MaxGap at most that long without a
+// marked packet.
+func probeVerdicts(vm string, res LifeResult, p *scenarios.Probe) []verdict.Verdict {
+	vs := []verdict.Verdict{verdict.ProbeMarks(vm, p.Peer, res.Packets, res.Unmarked, p.MaxUnmarked, p.DSCP)}
 	for _, dir := range slices.Sorted(maps.Keys(res.Lost)) {
-		if n := res.Lost[dir]; n > p.MaxLost {
-			out = append(out, fmt.Sprintf("VM %s: %d probe datagrams lost %s, at most %d allowed", vm, n, dir, p.MaxLost))
-		}
+		vs = append(vs, verdict.ProbeLoss(vm, dir, res.Lost[dir], res.Sent[dir], p.MaxLost))
 	}
-	return out
+	if p.MaxGap > 0 {
+		vs = append(vs, verdict.MarkingGap(vm, res.Gap, p.MaxGap, res.Packets))
+	}
+	return vs
 }

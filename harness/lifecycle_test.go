@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
@@ -69,8 +70,8 @@ func TestStartVMNeverJoins(t *testing.T) {
 	if st.Status != results.Fail || !strings.Contains(st.Error, "is not in port groups") {
 		t.Errorf("startVM step %s %q, want a failure naming the missing port groups", st.Status, st.Error)
 	}
-	if res.Status != results.Fail || len(res.FailedProperties) != 1 || res.FailedProperties[0] != PropRows {
-		t.Errorf("scenario %s properties %v, want fail with %s", res.Status, res.FailedProperties, PropRows)
+	if res.Status != results.Fail || len(res.FailedProperties) != 1 || res.FailedProperties[0] != verdict.Rows {
+		t.Errorf("scenario %s properties %v, want fail with %s", res.Status, res.FailedProperties, verdict.Rows)
 	}
 	if last := res.Steps[len(res.Steps)-1]; last.Status != results.NotRun {
 		t.Errorf("last step %s, want not run", last.Status)
@@ -84,14 +85,14 @@ func TestLifecycleProbeJudged(t *testing.T) {
 	cases := []struct {
 		scenario string
 		life     LifeResult
-		props    []string
+		props    []verdict.Property
 	}{
 		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 250, "out": 250}}, nil},
-		{"vm-lifecycle", LifeResult{Packets: 500, Unmarked: 3, Lost: map[string]int{"in": 0, "out": 0}}, []string{PropUnmarked}},
-		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 251, "out": 0}}, []string{PropLoss}},
-		{"vm-lifecycle", LifeResult{Packets: 0}, []string{PropUnmarked}},
+		{"vm-lifecycle", LifeResult{Packets: 500, Unmarked: 3, Lost: map[string]int{"in": 0, "out": 0}}, []verdict.Property{verdict.Unmarked}},
+		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 251, "out": 0}}, []verdict.Property{verdict.Loss}},
+		{"vm-lifecycle", LifeResult{Packets: 0}, []verdict.Property{verdict.Unmarked}},
 		{"daemon-restarts", LifeResult{Packets: 500, Gap: 750 * time.Millisecond}, nil},
-		{"daemon-restarts", LifeResult{Packets: 500, Gap: 751 * time.Millisecond}, []string{PropGap}},
+		{"daemon-restarts", LifeResult{Packets: 500, Gap: 751 * time.Millisecond}, []verdict.Property{verdict.Gap}},
 	}
 	for _, c := range cases {
 		scs, err := scenarios.Resolve([]string{c.scenario})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"slices"
 	"strings"
@@ -27,6 +28,7 @@ type execution struct {
 	world   *world            // the objects as the steps left them, for the intent
 	// measures are the figures the current step measured.
 	measures []results.Measure
+	verdicts []verdict.Verdict
 	detail   any
 	adv      advState // adversarial.go
 }
@@ -54,7 +56,7 @@ func (ex *execution) run(ctx context.Context) {
 	}
 	res.Violations, res.NBChecks = audit.stop()
 	res.NBAfter = ex.env.Rows()
-	ex.verdict(stepErr)
+	ex.conclude(stepErr)
 	if res.Status != results.Pass {
 		res.Logs = ex.env.Logs(ctx)
 	}
@@ -74,9 +76,9 @@ func (ex *execution) steps(ctx context.Context) error {
 			continue
 		}
 		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
-		ex.measures, ex.detail = nil, nil
+		ex.measures, ex.verdicts, ex.detail = nil, nil, nil
 		err := ex.step(ctx, i, st)
-		rs.Finished, rs.Status, rs.Measures, rs.Detail = ex.r.now(), results.Pass, ex.measures, ex.detail
+		rs.Finished, rs.Status, rs.Measures, rs.Verdicts, rs.Detail = ex.r.now(), results.Pass, ex.measures, ex.verdicts, ex.detail
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
 			rs.Status, rs.Error = results.Fail, err.Error()
@@ -87,12 +89,12 @@ func (ex *execution) steps(ctx context.Context) error {
 	return first
 }
 
-// verdict sets the scenario status from the step error, the flows and the
+// conclude sets the scenario status from the step error, the flows and the
 // invariant violations, and lists the failed properties.
-func (ex *execution) verdict(stepErr error) {
+func (ex *execution) conclude(stepErr error) {
 	res := ex.res
 	res.Status = results.Pass
-	var cf *checkFailure
+	var cf *verdict.Failure
 	if stepErr != nil && !errors.As(stepErr, &cf) {
 		res.Status, res.Error = results.Error, stepErr.Error()
 		return
@@ -113,7 +115,7 @@ func (ex *execution) verdict(stepErr error) {
 		}
 	}
 	if len(res.FailedProperties) > 0 {
-		res.Status, res.Error = results.Fail, "failed: "+strings.Join(res.FailedProperties, ", ")
+		res.Status, res.Error = results.Fail, "failed: "+joinProperties(res.FailedProperties)
 	}
 }
 
@@ -235,4 +237,12 @@ func sortedPairs(m map[string]string) []string {
 		out = append(out, k+"="+m[k])
 	}
 	return out
+}
+
+func joinProperties(ps []verdict.Property) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
 }

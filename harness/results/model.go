@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -56,12 +57,12 @@ type Scenario struct {
 	NBChecks int `json:"nbChecks,omitempty"`
 	// FailedProperties are the properties the scenario failed on, sorted,
 	// without spaces (dscp, nb-rows, conditions, nb-audit, three-way...).
-	FailedProperties []string    `json:"failedProperties,omitempty"`
-	NBBefore         qos.Desired `json:"nbBefore"`
-	NBAfter          qos.Desired `json:"nbAfter"`
-	Logs             []Log       `json:"logs,omitempty"`
-	SkipReason       string      `json:"skipReason,omitempty"`
-	Description      string      `json:"description,omitempty"`
+	FailedProperties []verdict.Property `json:"failedProperties,omitempty"`
+	NBBefore         qos.Desired        `json:"nbBefore"`
+	NBAfter          qos.Desired        `json:"nbAfter"`
+	Logs             []Log              `json:"logs,omitempty"`
+	SkipReason       string             `json:"skipReason,omitempty"`
+	Description      string             `json:"description,omitempty"`
 }
 
 // ID names the scenario run, e.g. "story1-tiers [v4]".
@@ -91,6 +92,9 @@ type Step struct {
 	Finished time.Time `json:"finished"`
 	// Measures are the figures a lifecycle step measured.
 	Measures []Measure `json:"measures,omitempty"`
+	// Verdicts are the step's own checks on what it measured (a
+	// lifecycle probe's unmarked packets, loss, marking gap).
+	Verdicts []verdict.Verdict `json:"verdicts,omitempty"`
 	// Detail is a lifecycle operation's full typed result.
 	Detail any `json:"detail,omitempty"`
 }
@@ -111,28 +115,28 @@ func (s Step) Duration() time.Duration { return s.Finished.Sub(s.Started) }
 
 // Flow is one measured flow in one family.
 type Flow struct {
-	Name         string        `json:"name"`
-	Family       string        `json:"family"`
-	From         string        `json:"from"`
-	To           string        `json:"to"`
-	Protocol     string        `json:"protocol"`
-	Port         int           `json:"port"`
-	Tool         string        `json:"tool"`
-	Node         int           `json:"node"`
-	OfferedBps   float64       `json:"offeredBps"`
-	Duration     time.Duration `json:"duration"`
-	Expectations []string      `json:"expectations"`
-	WantDSCP     *int          `json:"wantDSCP,omitempty"`
-	WantUnmarked bool          `json:"wantUnmarked,omitempty"`
-	Packets      uint64        `json:"packets"`
-	Bytes        uint64        `json:"bytes"`
-	DSCP         []DSCPCount   `json:"dscp"`
-	RateWindow   time.Duration `json:"rateWindow"`
-	Rate         []float64     `json:"rate"` // bit/s per window from the first frame
-	Policer      *Policer      `json:"policer,omitempty"`
-	Pcap         string        `json:"pcap,omitempty"` // relative to the report
-	Verdicts     []Verdict     `json:"verdicts"`
-	ThreeWay     *ThreeWay     `json:"threeWay,omitempty"`
+	Name         string            `json:"name"`
+	Family       string            `json:"family"`
+	From         string            `json:"from"`
+	To           string            `json:"to"`
+	Protocol     string            `json:"protocol"`
+	Port         int               `json:"port"`
+	Tool         string            `json:"tool"`
+	Node         int               `json:"node"`
+	OfferedBps   float64           `json:"offeredBps"`
+	Duration     time.Duration     `json:"duration"`
+	Expectations []string          `json:"expectations"`
+	WantDSCP     *int              `json:"wantDSCP,omitempty"`
+	WantUnmarked bool              `json:"wantUnmarked,omitempty"`
+	Packets      uint64            `json:"packets"`
+	Bytes        uint64            `json:"bytes"`
+	DSCP         []DSCPCount       `json:"dscp"`
+	RateWindow   time.Duration     `json:"rateWindow"`
+	Rate         []float64         `json:"rate"` // bit/s per window from the first frame
+	Policer      *Policer          `json:"policer,omitempty"`
+	Pcap         string            `json:"pcap,omitempty"` // relative to the report
+	Verdicts     []verdict.Verdict `json:"verdicts"`
+	ThreeWay     *ThreeWay         `json:"threeWay,omitempty"`
 }
 
 // ThreeWay is the simulation tier of a flow: what the compiled intent,
@@ -178,13 +182,6 @@ type Policer struct {
 	Meter     string  `json:"meter"` // flows with the same meter share it
 	RateBps   float64 `json:"rateBps"`
 	BurstBits float64 `json:"burstBits"`
-}
-
-// Verdict is one two-sided check of a flow.
-type Verdict struct {
-	Check   string `json:"check"`
-	Pass    bool   `json:"pass"`
-	Message string `json:"message"`
 }
 
 // Condition is a status condition observed on an object during a step.

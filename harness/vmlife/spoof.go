@@ -11,6 +11,7 @@ import (
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/flow"
 	"github.com/nqos/nqos/harness/traffic"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 // SpoofSpec is a guest sending raw frames with another VM's source IP and
@@ -33,9 +34,9 @@ type SpoofSpec struct {
 	Payload int     `json:"payload"`
 	// Dir receives the uplink captures (required).
 	Dir string `json:"dir"`
-	// Judge overrides the capture verdicts' options (zero: capture's
+	// Judge overrides the verdicts' options (zero: package verdict's
 	// defaults: 2 ms jitter, floor 0.9 of the rate).
-	Judge capture.JudgeOptions `json:"-"`
+	Judge verdict.Options `json:"-"`
 }
 
 // Spoof flow names.
@@ -70,7 +71,7 @@ type SpoofFlow struct {
 // throughput floor).
 type SpoofResult struct {
 	Flows    []SpoofFlow       `json:"flows"`
-	Verdicts []capture.Verdict `json:"verdicts"`
+	Verdicts []verdict.Verdict `json:"verdicts"`
 	Pcaps    []string          `json:"pcaps"`
 }
 
