@@ -12,17 +12,6 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-// adversarial runs a spoof, churn or ovnBaseline step.
-func (ex *execution) adversarial(ctx context.Context, st *scenarios.Step) error {
-	switch st.Kind() {
-	case "spoof":
-		return ex.spoof(ctx, st.Spoof)
-	case "churn":
-		return ex.churn(ctx, st.Churn)
-	}
-	return ex.ovnBaseline(ctx, st.OVNBaseline)
-}
-
 func adversarialSummary(st *scenarios.Step) string {
 	switch {
 	case st.Spoof != nil:

@@ -138,10 +138,10 @@ func missingGroups(rows qos.Desired, lsp string, groups []string) []string {
 // step and judges its probe: some probe packets seen, at most MaxUnmarked
 // without the object's DSCP, at most MaxLost lost per direction, and for a
 // daemon restart at most MaxGap without a marked packet.
-func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step) error {
+func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step, ops []operation) error {
 	var mism verdict.Mismatches
 	var details []any
-	for _, op := range ex.operations(st) {
+	for _, op := range ops {
 		res, err := op.run(ctx)
 		if err != nil {
 			return fmt.Errorf("%s VM %s: %w", st.Kind(), op.vm.Name, err)
@@ -170,30 +170,33 @@ type operation struct {
 	after func()
 }
 
-func (ex *execution) operations(st *scenarios.Step) []operation {
-	p := st.Probe
-	switch st.Kind() {
-	case "migrate":
-		m := st.Migrate
-		vm := ex.sc.VM(m.VM)
-		return []operation{{vm: vm,
-			run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, p) },
-			after: func() { ex.world.move(vm.Name, m.To) }}}
-	case "restartDaemon":
-		vm := ex.sc.VM(st.RestartDaemon.VM)
-		return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
-			return ex.env.RestartDaemon(ctx, st.RestartDaemon, vm, p)
-		}}}
-	case "guestIP":
-		vm := ex.sc.VM(st.GuestIP.VM)
-		return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
-			return ex.env.ChangeGuestIP(ctx, vm, st.GuestIP.V4, p)
-		}}}
-	}
+func (ex *execution) migrateOps(st *scenarios.Step) []operation {
+	m := st.Migrate
+	vm := ex.sc.VM(m.VM)
+	return []operation{{vm: vm,
+		run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, st.Probe) },
+		after: func() { ex.world.move(vm.Name, m.To) }}}
+}
+
+func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {
+	vm := ex.sc.VM(st.RestartDaemon.VM)
+	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+		return ex.env.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
+	}}}
+}
+
+func (ex *execution) guestIPOps(st *scenarios.Step) []operation {
+	vm := ex.sc.VM(st.GuestIP.VM)
+	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+		return ex.env.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
+	}}}
+}
+
+func (ex *execution) restartLauncherOps(st *scenarios.Step) []operation {
 	var ops []operation
 	for _, name := range st.RestartLauncher {
 		vm := ex.sc.VM(name)
-		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) { return ex.env.RestartLauncher(ctx, vm, p) }})
+		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) { return ex.env.RestartLauncher(ctx, vm, st.Probe) }})
 	}
 	return ops
 }

@@ -157,7 +157,7 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 			res.Status, res.Error = results.Error, fmt.Sprintf("tear down testbed of %s: %v", sc.Name, err)
 		}
 	}()
-	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc)}
+	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc), kinds: stepKinds()}
 	ex.run(ctx)
 	return res
 }

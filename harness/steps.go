@@ -31,6 +31,7 @@ type execution struct {
 	verdicts []verdict.Verdict
 	detail   any
 	adv      advState // adversarial.go
+	kinds    map[string]stepKind
 }
 
 func (ex *execution) run(ctx context.Context) {
@@ -69,7 +70,7 @@ func (ex *execution) steps(ctx context.Context) error {
 	n := len(ex.sc.Steps)
 	for i := range ex.sc.Steps {
 		st := &ex.sc.Steps[i]
-		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: summary(st), Started: ex.r.now()}
+		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: ex.summary(st), Started: ex.r.now()}
 		if first != nil {
 			rs.Status, rs.Finished = results.NotRun, rs.Started
 			ex.res.Steps = append(ex.res.Steps, rs)
@@ -120,34 +121,11 @@ func (ex *execution) conclude(stepErr error) {
 }
 
 func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error {
-	switch st.Kind() {
-	case "apply", "edit":
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.apply, "apply")
-	case "delete":
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.remove, "delete")
-	case "label":
-		return ex.label(ctx, st.Label)
-	case "startVM":
-		if st.Probe != nil {
-			return ex.startVMsProbed(ctx, st) // appear.go
-		}
-		return ex.startVMs(ctx, st.StartVM)
-	case "spoof", "churn", "ovnBaseline":
-		return ex.adversarial(ctx, st) // adversarial_steps.go
-	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
-		return ex.lifecycle(ctx, st)
-	case "restartController", "upgrade":
-		return ex.controllerStep(ctx, st)
-	case "start":
-		return ex.start(ctx, i, st.Start)
-	case "stop":
-		return ex.stop(ctx, st.Stop)
-	case "wait":
-		return ex.wait(ctx, i, st.Wait)
-	case "expect":
-		return ex.expect(ctx, i, st.Expect)
+	k, ok := ex.kinds[st.Kind()]
+	if !ok {
+		return fmt.Errorf("step kind %q is not executable", st.Kind())
 	}
-	return fmt.Errorf("step kind %q is not executable", st.Kind())
+	return k.run(ctx, ex, i, st)
 }
 
 // eachObject runs fn on each object of the step and, once it succeeded,
@@ -175,44 +153,10 @@ func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error 
 }
 
 // summary describes a step for the report and the terminal.
-func summary(st *scenarios.Step) string {
+func (ex *execution) summary(st *scenarios.Step) string {
 	var s string
-	switch st.Kind() {
-	case "apply", "delete", "edit":
-		keys := make([]string, len(st.Objects))
-		for i, m := range st.Objects {
-			keys[i] = m.Key()
-			if m.Revision > 0 {
-				keys[i] += fmt.Sprintf(" (revision %d)", m.Revision)
-			}
-		}
-		s = strings.Join(keys, ", ")
-	case "label":
-		s = fmt.Sprintf("VM %s set %v", st.Label.VM, sortedPairs(st.Label.Set))
-		if len(st.Label.Remove) > 0 {
-			s += fmt.Sprintf(" remove %v", st.Label.Remove)
-		}
-	case "startVM":
-		s = "VMs " + strings.Join(st.StartVM, ", ")
-	case "migrate":
-		s = fmt.Sprintf("VM %s to node %d (%s)", st.Migrate.VM, st.Migrate.To, st.Migrate.Mode)
-	case "restartLauncher":
-		s = "VMs " + strings.Join(st.RestartLauncher, ", ")
-	case "guestIP":
-		s = fmt.Sprintf("VM %s guest IPv4 %s", st.GuestIP.VM, st.GuestIP.V4)
-	case "restartDaemon":
-		r := st.RestartDaemon
-		s = fmt.Sprintf("%s %s on node %d, probe from VM %s", r.Mode, r.Daemon, r.Node, r.VM)
-	case "restartController", "upgrade":
-		s = controllerSummary(st)
-	case "spoof", "churn", "ovnBaseline":
-		s = adversarialSummary(st)
-	case "start", "stop":
-		s = strings.Join(append(st.Start, st.Stop...), ", ")
-	case "wait":
-		s = describeCheck(st.Wait) + fmt.Sprintf(" within %s", st.Wait.Timeout)
-	case "expect":
-		s = describeCheck(st.Expect)
+	if k, ok := ex.kinds[st.Kind()]; ok {
+		s = k.summary(st)
 	}
 	if st.Name != "" {
 		return st.Name + " — " + s
