@@ -28,7 +28,7 @@ test: deps vet
 	$(GO) test -count=1 -p 1 -timeout 40m $(PKGS)
 
 ## unit: the pure packages' tests (-short: nothing but Go; no daemons, namespaces or API server)
-UNIT_PKGS ?= ./api/... ./config/... ./internal/qos/... ./internal/seeded/... ./scenarios/... ./harness/flow/... ./harness/matrix/... ./harness/ovntrace/... ./capture/...
+UNIT_PKGS ?= ./api/... ./config/... ./internal/qos/... ./internal/seeded/... ./scenarios/... ./flow/... ./harness/matrix/... ./harness/ovntrace/... ./capture/...
 unit:
 	$(GO) test -count=1 -short $(UNIT_PKGS)
 

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 func udp(name string, src, dst string, sport, dport uint16) flow.Spec {

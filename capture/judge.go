@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // JudgeOptions tune Judge; zero values take the defaults.

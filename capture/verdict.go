@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // Verdict is the outcome of one two-sided check.

@@ -18,7 +18,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/reports"

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // steadyFlow is a flow result delivering bps for 3 s in 100 ms windows.

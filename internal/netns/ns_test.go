@@ -138,7 +138,9 @@ func TestCreateListPidsDelete(t *testing.T) {
 	}
 }
 
-func errorsIsNotExist(err error) bool { return err != nil && strings.Contains(err.Error(), os.ErrNotExist.Error()) }
+func errorsIsNotExist(err error) bool {
+	return err != nil && strings.Contains(err.Error(), os.ErrNotExist.Error())
+}
 
 // TestVethBridgeAddrs: a veth made across two namespaces has the asked
 // names, ifindexes, MAC and MTU; addresses, a bridge, a neighbour, a route
