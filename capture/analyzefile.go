@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // AnalyzeFile runs Analyze on a pcap file (opts.Source defaults to path).

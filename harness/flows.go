@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )

@@ -48,7 +48,11 @@ func watchUplink(t *testing.T, tb *localnet.Testbed, node string) *localnet.DSCP
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Close)
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return w
 }
 

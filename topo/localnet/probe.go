@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/netns"
 )
 
 // udpSocket opens a UDP socket bound to addr inside netns.
 func udpSocket(netnsName string, addr netip.AddrPort) (*net.UDPConn, error) {
 	var fd int
-	err := InNetns(netnsName, func() error {
+	err := netns.Named(netnsName).Do(func() error {
 		fam := unix.AF_INET
 		if addr.Addr().Is6() {
 			fam = unix.AF_INET6

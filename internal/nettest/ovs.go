@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/harness/traffic/inns"
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // OVS is a private Open vSwitch (own database, rundir and logs) running in
@@ -22,14 +24,11 @@ type OVS struct {
 }
 
 // StartOVS starts ovsdb-server and ovs-vswitchd inside netns with their own
-// directory and kills both at cleanup. It skips if OVS is not installed.
+// directory and kills both at cleanup. It gates the test on the OVS
+// binaries (internal/testenv).
 func (b *Bed) StartOVS(netns string) *OVS {
 	b.t.Helper()
-	for _, bin := range []string{"ovsdb-server", "ovs-vswitchd", "ovsdb-tool", "ovs-vsctl", "ovs-ofctl"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			b.t.Skipf("required binary %s not installed: %v", bin, err)
-		}
-	}
+	testenv.Binaries(b.t, "ovsdb-server", "ovs-vswitchd", "ovsdb-tool", "ovs-vsctl", "ovs-ofctl")
 	dir, err := os.MkdirTemp("", "nqos-"+b.RunID+"-ovs-")
 	if err != nil {
 		b.t.Fatal(err)
@@ -38,9 +37,11 @@ func (b *Bed) StartOVS(netns string) *OVS {
 	o := &OVS{t: b.t, Netns: netns, Dir: dir, DB: "unix:" + filepath.Join(dir, "db.sock")}
 	b.Run("ovsdb-tool", "create", filepath.Join(dir, "conf.db"), "/usr/share/openvswitch/vswitch.ovsschema")
 	o.daemon("ovsdb-server", filepath.Join(dir, "conf.db"), "--remote=p"+o.DB)
-	if err := Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() (bool, error) {
-		_, err := o.vsctl("--no-wait", "init")
-		return err == nil, err
+	if err := poll.Until(context.Background(), 10*time.Second, 20*time.Millisecond, "ovsdb-server answering", func(context.Context) (bool, error) {
+		if _, err := o.vsctl("--no-wait", "init"); err != nil {
+			return false, poll.Retry("%v", err)
+		}
+		return true, nil
 	}); err != nil {
 		b.t.Fatalf("ovsdb-server in %s not ready: %v", netns, err)
 	}
@@ -54,10 +55,10 @@ func (o *OVS) daemon(prog string, args ...string) {
 	o.t.Helper()
 	args = append(args, "--unixctl="+filepath.Join(o.Dir, prog+".ctl"),
 		"--log-file="+filepath.Join(o.Dir, prog+".log"), "-vconsole:off")
-	cmd := inns.Command(context.Background(), o.Netns, prog, args...)
+	cmd := exec.Command(prog, args...)
 	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+o.Dir, "OVS_DBDIR="+o.Dir, "OVS_LOGDIR="+o.Dir)
-	if err := cmd.Start(); err != nil {
-		o.t.Fatalf("start %s in %s: %v", prog, o.Netns, err)
+	if err := netns.Named(o.Netns).Start(cmd); err != nil {
+		o.t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
@@ -118,9 +119,11 @@ func (o *OVS) AddNetdevBridge(bridge string, ports ...string) {
 		args = append(args, "--", "add-port", bridge, p, "--", "set", "interface", p, fmt.Sprintf("ofport_request=%d", i+1))
 	}
 	o.Vsctl(args...)
-	if err := Poll(context.Background(), 10*time.Second, 20*time.Millisecond, func() (bool, error) {
-		_, err := Output(exec.Command("ovs-ofctl", "-O", "OpenFlow13", "show", o.Mgmt(bridge)))
-		return err == nil, err
+	if err := poll.Until(context.Background(), 10*time.Second, 20*time.Millisecond, "OpenFlow socket of "+bridge, func(context.Context) (bool, error) {
+		if _, err := Output(exec.Command("ovs-ofctl", "-O", "OpenFlow13", "show", o.Mgmt(bridge))); err != nil {
+			return false, poll.Retry("%v", err)
+		}
+		return true, nil
 	}); err != nil {
 		o.t.Fatalf("bridge %s in %s: %v", bridge, o.Netns, err)
 	}

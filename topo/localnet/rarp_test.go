@@ -4,15 +4,15 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"os/exec"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 func TestRARPFrame(t *testing.T) {
@@ -31,63 +31,19 @@ func TestRARPFrame(t *testing.T) {
 	}
 }
 
-// threadNetns is the network namespace inode of the calling thread.
-func threadNetns(t *testing.T) uint64 {
-	t.Helper()
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/thread-self/ns/net", &st); err != nil {
-		t.Fatal(err)
-	}
-	return st.Ino
-}
-
-// TestInNetns: fn runs inside the namespace, the calling thread is back
-// in its own namespace afterwards, and an unknown namespace is an error
-// naming it that leaves the thread where it was.
-func TestInNetns(t *testing.T) {
-	name := testNetns(t, "innetns")
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	home := threadNetns(t)
-	var inside uint64
-	if err := InNetns(name, func() error { inside = threadNetns(t); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if inside == home || inside == 0 {
-		t.Errorf("fn ran in namespace %d, want %s (not the caller's %d)", inside, name, home)
-	}
-	if got := threadNetns(t); got != home {
-		t.Errorf("after InNetns the thread is in namespace %d, want its own %d", got, home)
-	}
-	err := InNetns(NetnsPrefix("tn")+"missing", func() error { t.Error("fn ran for a missing namespace"); return nil })
-	if err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("unknown namespace: error %v, want one naming it", err)
-	}
-	if got := threadNetns(t); got != home {
-		t.Errorf("after a failed InNetns the thread is in namespace %d, want %d", got, home)
-	}
-}
-
 // testNetns creates namespace nqos-tn-<role> (lo up) for one test and
-// deletes it afterwards; it skips without iproute2 or root, and under
-// -short.
+// deletes it afterwards.
 func testNetns(t *testing.T, role string) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: needs root and a network namespace")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("iproute2 not installed")
-	}
+	testenv.Root(t, "creates a network namespace")
 	name := NetnsPrefix("tn") + role
-	r := runner{}
-	ctx := context.Background()
-	_, _ = r.run(ctx, "", nil, "ip", "netns", "delete", name) // a crashed run's leftover, if any
-	if err := r.addNetns(ctx, name); err != nil {
-		t.Skipf("cannot create a network namespace (needs root): %v", err)
+	_ = netns.Named(name).Delete() // a crashed run's leftover, if any
+	n, err := netns.Create(name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := r.run(ctx, "", nil, "ip", "netns", "delete", name); err != nil {
+		if err := n.Delete(); err != nil {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
@@ -139,7 +95,9 @@ func TestWatchDSCPOnLoopback(t *testing.T) {
 			t.Errorf("packet %v -> %v with DSCP %d, only DSCP 46 was sent", s.Src, s.Dst, s.DSCP)
 		}
 	}
-	w.Close()
+	if err := w.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
 	if err := w.Err(); err != nil {
 		t.Errorf("Err after Close: %v", err)
 	}

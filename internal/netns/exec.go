@@ -1,0 +1,42 @@
+package netns
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+)
+
+// Start starts cmd inside the namespace: the child is forked from a thread
+// switched into it (see Do), so it runs in the namespace from its first
+// instruction with no helper process (nsenter, ip netns exec) in between.
+// Wait for it as for any started command.
+func (n NS) Start(cmd *exec.Cmd) error {
+	if err := n.Do(cmd.Start); err != nil {
+		return fmt.Errorf("%s: start %s: %w", n, strings.Join(cmd.Args, " "), err)
+	}
+	return nil
+}
+
+// Output runs argv inside the namespace with env added to the process
+// environment and returns its stdout; the error names the command and the
+// namespace and carries the command's stderr.
+func (n NS) Output(ctx context.Context, env []string, argv ...string) (string, error) {
+	if len(argv) == 0 {
+		return "", fmt.Errorf("%s: run: empty command", n)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if len(env) > 0 {
+		cmd.Env = append(cmd.Environ(), env...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := n.Start(cmd); err != nil {
+		return "", err
+	}
+	if err := cmd.Wait(); err != nil {
+		return out.String(), fmt.Errorf("%s in %s: %w: %s", strings.Join(argv, " "), n, err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
