@@ -44,16 +44,17 @@ type MigrateResult struct {
 }
 
 // LegacyRows lists the owned QoS rows still matching their source by
-// address set, sorted by object, rule index and UUID.
-func (c *Client) LegacyRows() []LegacyRow {
-	rs, sw, ok := c.ownedView()
-	if !ok {
-		return nil
+// address set, sorted by object, rule index and UUID. A failed read is
+// an error, never an empty list.
+func (c *Client) LegacyRows(ctx context.Context) ([]LegacyRow, error) {
+	rs, sw, err := c.ownedView(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list legacy QoS rows: %w", err)
 	}
-	var out []LegacyRow
+	out := []LegacyRow{}
 	for _, q := range rs.qos {
 		_, sets, ok := qos.RewriteLegacyMatch(q.Match, probePortGroup)
-		key, named := keyFromOwnerName(q.ExternalIDs[qos.ObjectNameKey])
+		key, named := KeyFromOwnerName(q.ExternalIDs[qos.ObjectNameKey])
 		if !ok || !named {
 			continue
 		}
@@ -70,7 +71,7 @@ func (c *Client) LegacyRows() []LegacyRow {
 		}
 		return a.UUID < b.UUID
 	})
-	return out
+	return out, nil
 }
 
 // MigrateLegacy moves one legacy row to port-group source matching.
@@ -121,8 +122,11 @@ func (c *Client) MigrateLegacy(ctx context.Context, row LegacyRow, pg qos.PortGr
 // migrationPlan is transaction 1: ensure the port group, rewrite the match.
 func (c *Client) migrationPlan(ctx context.Context, row LegacyRow, pg qos.PortGroup, res *MigrateResult) (*planner, error) {
 	cur := &nbdb.QoS{UUID: row.UUID}
-	if err := c.cli.Get(ctx, cur); err != nil {
-		return nil, fmt.Errorf("row not in NB: %w", err)
+	switch found, err := c.get(ctx, cur); {
+	case err != nil:
+		return nil, fmt.Errorf("read row: %w", err)
+	case !found:
+		return nil, fmt.Errorf("row not in NB")
 	}
 	if !ownedBy(cur.ExternalIDs, row.Key) {
 		return nil, fmt.Errorf("row is not owned by NetworkQoS %s (external_ids %v)", row.Key, cur.ExternalIDs)
@@ -173,18 +177,28 @@ func (c *Client) unusedLegacySets(ctx context.Context, row LegacyRow) ([]nbdb.Ad
 	if err := c.cli.List(ctx, &all); err != nil {
 		return nil, fmt.Errorf("list QoS: %w", err)
 	}
+	if err := c.fresh(ctx); err != nil {
+		return nil, fmt.Errorf("list QoS: %w", err)
+	}
 	used := map[string]bool{}
 	for _, q := range all {
-		for _, m := range matchRefs.FindAllStringSubmatch(q.Match, -1) {
-			if m[1] == "$" {
-				used[m[2]] = true
+		for _, r := range MatchRefs(q.Match) {
+			if r.Sigil == "$" {
+				used[r.Name] = true
 			}
 		}
 	}
 	var out []nbdb.AddressSet
 	for _, name := range sortedSet(row.SourceSets) {
+		if used[name] {
+			continue
+		}
 		as := &nbdb.AddressSet{Name: name}
-		if used[name] || c.cli.Get(ctx, as) != nil {
+		found, err := c.get(ctx, as)
+		if err != nil {
+			return nil, fmt.Errorf("look up address set %s: %w", name, err)
+		}
+		if !found {
 			continue
 		}
 		if ownedBy(as.ExternalIDs, row.Key) && as.ExternalIDs[qos.RuleIndexKey] == legacySourceRuleIndex {

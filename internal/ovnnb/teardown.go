@@ -58,15 +58,15 @@ func (c *Client) Teardown(ctx context.Context, key Key) error {
 }
 
 // OwnedKeys lists the NetworkQoS objects owning any QoS row, port group
-// or address set, sorted.
-func (c *Client) OwnedKeys() []Key {
-	rs, _, ok := c.ownedView()
-	if !ok {
-		return nil
+// or address set, sorted. A failed read is an error, never an empty list.
+func (c *Client) OwnedKeys(ctx context.Context) ([]Key, error) {
+	rs, _, err := c.ownedView(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list NetworkQoS owning NB rows: %w", err)
 	}
 	seen := map[Key]bool{}
 	add := func(ext map[string]string) {
-		if k, ok := keyFromOwnerName(ext[qos.ObjectNameKey]); ok {
+		if k, ok := KeyFromOwnerName(ext[qos.ObjectNameKey]); ok {
 			seen[k] = true
 		}
 	}
@@ -89,5 +89,5 @@ func (c *Client) OwnedKeys() []Key {
 		}
 		return keys[i].Name < keys[j].Name
 	})
-	return keys
+	return keys, nil
 }
