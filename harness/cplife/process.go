@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/internal/poll"
 	"io"
 	"os"
 	"os/exec"
@@ -144,7 +145,7 @@ func (c *Controller) Running() bool {
 
 // WaitSynced waits until the controller logged that it is synced.
 func (c *Controller) WaitSynced(ctx context.Context, timeout time.Duration) error {
-	return pollEvery(ctx, timeout, 5*time.Millisecond, fmt.Sprintf("controller pid %d synced", c.Pid()), func() (bool, error) {
+	return poll.Until(ctx, timeout, 5*time.Millisecond, fmt.Sprintf("controller pid %d synced", c.Pid()), func(context.Context) (bool, error) {
 		if !c.SyncedAt().IsZero() {
 			return true, nil
 		}

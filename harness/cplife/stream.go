@@ -3,6 +3,7 @@ package cplife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/internal/poll"
 	"net/netip"
 	"time"
 
@@ -78,7 +79,7 @@ func (s *Stream) Marks(from, to time.Time) MarkStats {
 // returns its time.
 func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Duration) (time.Time, error) {
 	var at time.Time
-	err := pollEvery(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func() (bool, error) {
+	err := poll.Until(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func(context.Context) (bool, error) {
 		var ok bool
 		at, ok = firstMarked(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, t)
 		return ok, nil
@@ -91,7 +92,7 @@ func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Dura
 func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout time.Duration) (time.Time, error) {
 	var runStart time.Time
 	what := fmt.Sprintf("stream %s: %d consecutive packets with DSCP %d", s.spec.Name, n, s.spec.DSCP)
-	err := pollEvery(ctx, timeout, 50*time.Millisecond, what, func() (bool, error) {
+	err := poll.Until(ctx, timeout, 50*time.Millisecond, what, func(context.Context) (bool, error) {
 		run := 0
 		for _, p := range s.Seen() {
 			if p.Dst != s.spec.Dst.Addr() || p.At.Before(t) {

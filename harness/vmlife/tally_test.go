@@ -144,7 +144,7 @@ func TestMembers(t *testing.T) {
 	for _, tc := range []struct {
 		obj  ObjectRef
 		want []string
-	}{{prodObj, []string{"p1", "p2", "p3"}}, {batchObj, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
+	}{{ObjectRef{"vms", "production"}, []string{"p1", "p2", "p3"}}, {ObjectRef{"vms", "batch"}, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
 		if got, err := o.Members(context.Background(), tc.obj); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("Members(%s) = %v, %v, want %v", tc.obj, got, err, tc.want)
 		}
