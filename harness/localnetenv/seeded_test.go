@@ -13,7 +13,7 @@ import (
 	"github.com/nqos/nqos/internal/seeded"
 )
 
-// TestSeededBugFailsSuite shows issue 6's must-have: a deliberately broken
+// TestSeededBugFailsSuite shows that a deliberately broken
 // controller makes the suite fail with a message naming the broken
 // property. nqos-sim is built with one seeded bug (internal/seeded) and
 // runs one small scenario on the real testbed; it must exit non-zero and

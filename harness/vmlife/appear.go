@@ -10,7 +10,7 @@ import (
 )
 
 // AppearSpec is a VM created while a NetworkQoS selecting it already
-// exists (issue 7 scenario 1).
+// exists (scenario 07-vm-after-policy).
 type AppearSpec struct {
 	VM kubevirt.VM `json:"-"`
 	// Object is the NetworkQoS whose port group must take the VM's port.

@@ -9,8 +9,8 @@ import (
 	"github.com/nqos/nqos/kubevirt"
 )
 
-// MigrateSpec is a live migration under constant-rate traffic (issue 7
-// scenarios 1 and 2).
+// MigrateSpec is a live migration under constant-rate traffic (scenario
+// 08-vm-lifecycle).
 type MigrateSpec struct {
 	VM     VMRef                  `json:"vm"`
 	Target string                 `json:"target"`
@@ -21,7 +21,7 @@ type MigrateSpec struct {
 	Object        ObjectRef `json:"object"`
 	DSCP          int       `json:"dscp"`
 	// MTURequest of the target VIF (multi-chassis binding tunnels need
-	// headroom; see testbed-findings).
+	// headroom for their Geneve encapsulation).
 	MTURequest int     `json:"mtuRequest"`
 	Traffic    Traffic `json:"traffic"`
 	// Handover (multi-chassis) orders the handover's writes (default

@@ -8,7 +8,7 @@ import (
 )
 
 // GuestSpec is a lifecycle event of a running VM selected by a
-// NetworkQoS (issue 7 scenario 3).
+// NetworkQoS (scenario 08-vm-lifecycle).
 type GuestSpec struct {
 	VM      VMRef     `json:"vm"`
 	Object  ObjectRef `json:"object"`

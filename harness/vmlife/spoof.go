@@ -15,7 +15,7 @@ import (
 )
 
 // SpoofSpec is a guest sending raw frames with another VM's source IP and
-// MAC (issue 7 scenario 7). The spoofer's class has DSCP SpooferDSCP and
+// MAC (scenario 12-spoofing). The spoofer's class has DSCP SpooferDSCP and
 // a meter (RateKbps, BurstKbits); the victim's class has VictimDSCP.
 type SpoofSpec struct {
 	Spoofer     VMRef  `json:"spoofer"`
