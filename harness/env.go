@@ -187,6 +187,12 @@ type Lifecycle interface {
 	RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
 }
 
+// Directions of a lifecycle probe, the keys of LifeResult.Lost and Sent.
+const (
+	Out = "out" // guest to peer
+	In  = "in"  // peer to guest
+)
+
 // LifeResult is what a lifecycle operation's probe measured.
 type LifeResult struct {
 	// Packets are the guest's probe packets to the peer seen on the

@@ -192,7 +192,7 @@ func (r *restartRun) result() harness.ControllerResult {
 	}
 	out := r.converged.result()
 	out.LifeResult = harness.LifeResult{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
-		Lost: map[string]int{"out": r.stream.Lost}, Measures: ms,
+		Lost: map[string]int{harness.Out: r.stream.Lost}, Sent: map[string]int{harness.Out: r.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
 			"changes": cplife.CountChanges(r.txs), "transactions": r.txs}}
 	out.TxWhileDown = rr.TxWhileDown

@@ -42,7 +42,8 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 	}
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{"out": res.Out.Lost, "in": res.In.Lost},
+		Lost: map[string]int{harness.Out: res.Out.Lost, harness.In: res.In.Lost},
+		Sent: map[string]int{harness.Out: res.Out.Sent, harness.In: res.In.Sent},
 		Measures: append([]results.Measure{
 			measure("target prepared (pod, LSP, port bound)", res.Report.Prepared),
 			measure("target LSP in its port group, relative to the switch", res.TargetInGroup),
@@ -100,7 +101,7 @@ func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenario
 	}
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{"out": res.Out.Lost},
+		Lost: map[string]int{harness.Out: res.Out.Lost}, Sent: map[string]int{harness.Out: res.Out.Sent},
 		Measures: []results.Measure{
 			measure("launcher restart (new LSP up)", res.Restart),
 			measure("new LSP in its port group", res.NewInGroup),
@@ -123,7 +124,7 @@ func (e *Env) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p 
 	lost := res.OutBefore.Lost + res.OutAfter.Lost
 	return harness.LifeResult{
 		Packets: res.Before.Packets + res.After.Packets, Unmarked: unmarked,
-		Lost: map[string]int{"out": lost},
+		Lost: map[string]int{harness.Out: lost}, Sent: map[string]int{harness.Out: res.OutBefore.Sent + res.OutAfter.Sent},
 		Measures: []results.Measure{
 			counted("probe packets from the old address", res.Before.Packets, "packets"),
 			counted("probe packets from the new address", res.After.Packets, "packets"),
@@ -159,7 +160,7 @@ func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm 
 	}
 	return harness.LifeResult{
 		Packets: res.Marks.Packets, Unmarked: res.Marks.Unmarked, Gap: res.Marks.Gap,
-		Lost: map[string]int{"out": sr.Lost},
+		Lost: map[string]int{harness.Out: sr.Lost}, Sent: map[string]int{harness.Out: sr.Sent},
 		Measures: []results.Measure{
 			measure("restart (stop + start)", res.Restart),
 			measure("restart → steady marking again", res.Recovered),

@@ -182,7 +182,7 @@ func (run *upgradeRun) result() harness.ControllerResult {
 		counted("NB transactions from the controller start", len(run.txs), "transactions"))
 	out := run.converged.result()
 	out.LifeResult = harness.LifeResult{Packets: run.stream.Marks.Packets, Unmarked: run.stream.Marks.Unmarked, Gap: run.marks.Gap,
-		Lost: map[string]int{"out": run.stream.Lost}, Measures: ms,
+		Lost: map[string]int{harness.Out: run.stream.Lost}, Sent: map[string]int{harness.Out: run.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"legacy": run.objects, "order": run.orders, "transactions": run.txs, "converged": run.converged.res,
 			"marks": run.marks, "beforeStart": run.before, "stream": run.stream}}
 	out.OrderErrors = run.errs

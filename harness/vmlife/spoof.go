@@ -10,6 +10,7 @@ import (
 
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/harness/verdict"
 )
@@ -41,10 +42,10 @@ type SpoofSpec struct {
 
 // Spoof flow names.
 const (
-	FlowSpooferOwn       = "spoofer-own"       // spoofer's IP and MAC
-	FlowSpooferVictimIP  = "spoofer-victim-ip" // victim's IP, spoofer's MAC
-	FlowSpooferVictimMAC = "spoofer-victim-mac"
-	FlowVictimOwn        = "victim-own" // control: the victim's own frames
+	FlowSpooferOwn       = harness.SpoofOwn       // spoofer's IP and MAC
+	FlowSpooferVictimIP  = harness.SpoofForgedIP  // victim's IP, spoofer's MAC
+	FlowSpooferVictimMAC = harness.SpoofForgedMAC // victim's IP and MAC
+	FlowVictimOwn        = harness.SpoofControl   // control: the victim's own frames
 	spooferMeter         = "spoofer-class"
 )
 
