@@ -18,9 +18,10 @@ import (
 	"time"
 )
 
-// syncedMessage is the log message the controller prints once its
-// startup garbage collection and legacy migration are done.
-const syncedMessage = "controller synced"
+// syncedMessage is the log message the controller (internal/controller)
+// prints once its startup garbage collection and legacy migration
+// succeeded and it is ready.
+const syncedMessage = "controller ready"
 
 // BuildController builds `nqos-sim` into dir with `go build` (run from
 // the module the caller is in) with the given build tags (e.g. a seeded
