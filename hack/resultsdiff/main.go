@@ -8,7 +8,7 @@
 // not a change. Wall-clock fields (started, finished, at) are never
 // compared. It exits 1 when an outcome moved.
 //
-//	go run ./hack/resultsdiff [-values] BASELINE.json NEW.json
+//	go run ./hack/resultsdiff [-values] [-only a,b] BASELINE.json NEW.json
 package main
 
 import (
@@ -23,16 +23,17 @@ import (
 
 func main() {
 	values := flag.Bool("values", false, "also print every other differing leaf value")
+	only := flag.String("only", "", "comma-separated scenario names: compare only these scenarios")
 	flag.Parse()
 	if flag.NArg() != 2 {
-		fmt.Fprintln(os.Stderr, "usage: resultsdiff [-values] BASELINE.json NEW.json")
+		fmt.Fprintln(os.Stderr, "usage: resultsdiff [-values] [-only a,b] BASELINE.json NEW.json")
 		os.Exit(2)
 	}
 	a, err := load(flag.Arg(0))
 	if err == nil {
 		var b map[string]string
 		if b, err = load(flag.Arg(1)); err == nil {
-			d := compare(a, b)
+			d := compare(keep(a, *only), keep(b, *only))
 			d.write(os.Stdout, *values)
 			if len(d.outcomes) > 0 {
 				os.Exit(1)
@@ -57,6 +58,24 @@ func load(path string) (map[string]string, error) {
 	out := map[string]string{}
 	flatten("", v, out)
 	return out, nil
+}
+
+// keep drops the keys of scenarios not named in only (comma-separated;
+// empty keeps everything) and the run-level keys when only is set.
+func keep(m map[string]string, only string) map[string]string {
+	if only == "" {
+		return m
+	}
+	out := map[string]string{}
+	for _, name := range strings.Split(only, ",") {
+		prefix := ".scenarios[" + name + "]"
+		for k, v := range m {
+			if strings.HasPrefix(k, prefix+".") || strings.HasPrefix(k, prefix+"[") {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 // ignored are the wall-clock leaves, different in every run.

@@ -42,3 +42,11 @@ func TestCompare(t *testing.T) {
 		t.Errorf("a file against itself: %+v", d)
 	}
 }
+
+func TestKeepOnly(t *testing.T) {
+	m := flat(t, `{"ipFamily":"v4","scenarios":[{"name":"s","status":"pass"},{"name":"t","status":"fail"}]}`)
+	got := keep(m, "t")
+	if len(got) != 2 || got[".scenarios[t].status"] != `"fail"` || got[".scenarios[t].name"] != `"t"` {
+		t.Errorf("keep t: %v", got)
+	}
+}
