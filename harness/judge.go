@@ -22,7 +22,9 @@ func judgeWave(runs []FlowRun, ms []Measured) [][]verdict.Verdict {
 	for _, pcap := range slices.Sorted(maps.Keys(byPcap)) {
 		idx := byPcap[pcap]
 		a, expect, floor := analysisOf(runs, ms, idx)
-		vs := verdict.Flows(a, expect, verdict.Testbed(floor))
+		opts := verdict.Testbed(floor)
+		opts.Shared = true // the flows of one start step run together
+		vs := verdict.Flows(a, expect, opts)
 		for _, i := range idx {
 			out[i] = verdictsOf(runs[i], ms[i], vs)
 		}

@@ -15,6 +15,10 @@ type Options struct {
 	Tolerance   PolicingTolerance // default: 2 ms jitter
 	Settle      time.Duration     // steady state starts this long after a flow's first judged frame; default 300 ms
 	MinFraction float64           // overloaded UDP floor as a fraction of the rate; default 0.9
+	// Shared judges a meter shared by flows that run together with one
+	// floor on their aggregate rate instead of one per flow (flows sent one
+	// after the other, as a spoof step's, keep one floor each).
+	Shared bool
 }
 
 func (o Options) withDefaults() Options {
@@ -43,9 +47,10 @@ func Testbed(minFraction float64) Options {
 // Flows applies the standard verdicts of one capture's analysis, in a
 // stable order: DSCP (or unmarked) per flow with such an expectation, the
 // token-bucket bound per meter, and the policing floor per overloaded UDP
-// flow (offered Rate >= 2x its meter rate). A meter shared by several
-// flows (one QoS row is one meter per node, and its flows split its rate
-// unevenly) gets one floor on their aggregate rate instead of one per flow.
+// flow (offered Rate >= 2x its meter rate). With opts.Shared a meter
+// shared by several flows (one QoS row is one meter per node, and flows
+// running together split its rate unevenly) gets one floor on their
+// aggregate rate instead of one per flow.
 func Flows(a *capture.Analysis, expect map[string]flow.Expect, opts Options) []Verdict {
 	opts = opts.withDefaults()
 	var vs []Verdict
@@ -57,7 +62,7 @@ func Flows(a *capture.Analysis, expect map[string]flow.Expect, opts Options) []V
 	shared := map[string]*capture.Bucket{}
 	for _, b := range a.Buckets {
 		vs = append(vs, Bound(b, opts.Tolerance))
-		if len(b.Flows) > 1 {
+		if opts.Shared && len(b.Flows) > 1 {
 			shared[b.Key] = b
 		}
 	}

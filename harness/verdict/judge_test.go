@@ -42,7 +42,10 @@ func TestSharedMeterGetsOneAggregateFloor(t *testing.T) {
 			Flows:   []*capture.FlowResult{steadyFlow("a", tc.a, t0), steadyFlow("b", tc.b, t0)},
 			Buckets: []*capture.Bucket{{Key: "m", Flows: []string{"a", "b"}, RateBits: 1e8, BurstBits: 5e6, Packets: 2000, MaxExcessBits: 1e6}},
 		}
-		vs := Flows(a, expect, Options{MinFraction: 0.85})
+		if vs := Flows(a, expect, Options{MinFraction: 0.85}); len(vs) != 3 || vs[1].Property != PolicingFloor || vs[2].Property != PolicingFloor {
+			t.Fatalf("%v: without Shared %+v, want the bound and one floor per flow", tc, vs)
+		}
+		vs := Flows(a, expect, Options{MinFraction: 0.85, Shared: true})
 		if len(vs) != 2 || vs[0].Property != PolicingBound || vs[1].Property != PolicingFloorAggregate {
 			t.Fatalf("%v: verdicts %+v, want the bound and one aggregate floor (no per-flow floor)", tc, vs)
 		}
