@@ -4,7 +4,7 @@
 // verdict pass, three-way agreement), and, with -values, every other leaf
 // value that differs. Array elements are keyed by what names them (a
 // scenario's name, a step's index and kind, a flow's name and family, a
-// verdict's property and subject, a measure's name), so a reordering is
+// verdict's property, a measure's name), so a reordering is
 // not a change. Wall-clock fields (started, finished, at) are never
 // compared. It exits 1 when an outcome moved.
 //
@@ -127,7 +127,7 @@ func elementKey(e any, i int) string {
 		return ""
 	}
 	var parts []string
-	for _, k := range []string{"index", "kind", "name", "family", "check", "subject", "object", "dscp", "step"} {
+	for _, k := range []string{"index", "kind", "name", "family", "check", "object", "dscp", "step"} {
 		if s := str(k); s != "" {
 			parts = append(parts, s)
 		}
