@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"os"
 	"path/filepath"
 	"time"
@@ -116,7 +117,7 @@ func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRest
 type restartRun struct {
 	restart   cplife.ControllerRestartResult
 	from, end time.Time
-	marks     cplife.MarkStats
+	marks     marks.Count
 	converged convergence
 	txs       []cplife.Transaction
 	stream    cplife.StreamResult

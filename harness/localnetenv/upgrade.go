@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"slices"
 	"time"
 
@@ -34,8 +35,8 @@ type upgradeRun struct {
 	txs       []cplife.Transaction
 	orders    []cplife.MigrationOrder
 	errs      []string
-	marks     cplife.MarkStats // controller start to the end
-	before    cplife.MarkStats // seeding to the controller start
+	marks     marks.Count // controller start to the end
+	before    marks.Count // seeding to the controller start
 	stream    cplife.StreamResult
 }
 
