@@ -18,6 +18,9 @@ type refWatcher struct {
 	qos   map[string]string // uuid -> match
 	names map[string]map[string]string
 	seen  int
+	// txs counts, per transaction after the initial state, the row
+	// changes by "<table> <insert|modify|delete>".
+	txs []map[string]int
 }
 
 func watchRefs(t *testing.T, srv *nbtest.Server) *refWatcher {
@@ -32,6 +35,9 @@ func watchRefs(t *testing.T, srv *nbtest.Server) *refWatcher {
 
 // apply folds one update into the state and checks the invariant.
 func (w *refWatcher) apply(u ovsdbmon.Update) error {
+	if w.seen > 0 {
+		w.txs = append(w.txs, changeCounts(u))
+	}
 	for uuid, ru := range u["QoS"] {
 		if ru.New == nil {
 			delete(w.qos, uuid)
@@ -58,6 +64,25 @@ func (w *refWatcher) apply(u ovsdbmon.Update) error {
 	}
 	w.seen++
 	return w.check()
+}
+
+// changeCounts counts the row changes of one notification by table and
+// operation.
+func changeCounts(u ovsdbmon.Update) map[string]int {
+	out := map[string]int{}
+	for table, rows := range u {
+		for _, ru := range rows {
+			op := "modify"
+			switch {
+			case ru.Old == nil:
+				op = "insert"
+			case ru.New == nil:
+				op = "delete"
+			}
+			out[table+" "+op]++
+		}
+	}
+	return out
 }
 
 func (w *refWatcher) check() error {
@@ -107,7 +132,7 @@ func TestTeardownOrder(t *testing.T) {
 	ports := portNames("ns1.net1_ns1", 4)
 	f := newFixture(t, ports...)
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	want := object(key, 60, ports, rule{dscp: 46, rate: 10000}, rule{dscp: 10})
+	want := object(key, 60, ports, rule{DSCP: 46, Rate: 10000}, rule{DSCP: 10})
 	set := destSet(key, &want, 1, "198.51.100.1")
 	want.QoS[1].Match += " && ip4.dst == {$" + set + "}"
 	pg := want.PortGroups[0].Name
@@ -146,12 +171,12 @@ func TestTeardownOrder(t *testing.T) {
 func TestApplyShrinkIsAtomic(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	full := object(key, 60, []string{"p1"}, rule{dscp: 46}, rule{dscp: 10})
+	full := object(key, 60, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 10})
 	set := destSet(key, &full, 1, "198.51.100.1")
 	full.QoS[1].Match += " && ip4.dst == {$" + set + "}"
 	f.apply(key, full)
 	w := watchRefs(t, f.srv)
-	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
 	w.until(t, "rule 1 removed", func() bool { return len(w.qos) == 1 && len(w.names["Address_Set"]) == 0 })
 	if w.seen != 2 { // initial state + one transaction
 		t.Fatalf("watcher saw %d states, want initial + 1 transaction", w.seen)
