@@ -6,9 +6,11 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	osexec "os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -108,8 +110,8 @@ func TestCreateListPidsDelete(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != fmt.Sprint(want) {
 		t.Fatalf("a started command's namespace: %q (err %v), want %d", out, err, want)
 	}
-	if out, err := n.Output(context.Background(), nil, "ls", "/sys/class/net"); err != nil || strings.Fields(out)[0] != "lo" || len(strings.Fields(out)) != 1 {
-		t.Errorf("/sys/class/net of a started command: %q (err %v), want only lo", out, err)
+	if out, err := n.Output(context.Background(), nil, "cat", "/proc/self/net/dev"); err != nil || strings.Count(out, ":") != 1 || !strings.Contains(out, "lo:") {
+		t.Errorf("/proc/self/net/dev of a started command: %q (err %v), want lo alone", out, err)
 	}
 	if _, err := n.Output(context.Background(), nil, "false"); err == nil || !strings.Contains(err.Error(), n.Name()) {
 		t.Errorf("failing command: error %v, want one naming the namespace", err)
@@ -233,5 +235,37 @@ func TestVethBridgeAddrs(t *testing.T) {
 	}
 	if ok, err := cb.Exists("y0"); ok || err != nil {
 		t.Errorf("peer after delete: exists %v, %v", ok, err)
+	}
+}
+
+// TestStartKeepsPdeathsigChildren: starting commands in a namespace never
+// ends a thread, so a child another goroutine started with Pdeathsig (as
+// the kube-apiserver is) keeps running.
+func TestStartKeepsPdeathsigChildren(t *testing.T) {
+	n := testNS(t, "pdeath")
+	child := osexec.Command("sleep", "60")
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	t.Cleanup(func() { _ = child.Process.Kill(); <-exited })
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := n.Output(context.Background(), nil, "true"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-exited:
+		t.Fatalf("the Pdeathsig child exited while commands started in %s: %v", n, err)
+	default:
 	}
 }

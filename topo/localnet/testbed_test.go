@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
 
@@ -64,13 +64,20 @@ func TestUpDown(t *testing.T) {
 	t.Run("every daemon restarts back to back in both modes", func(t *testing.T) { checkRestartAll(t, tb) })
 }
 
-func ifindex(t *testing.T, tb *Testbed, netns, ifname string) string {
+func ifindex(t *testing.T, tb *Testbed, ns, ifname string) string {
 	t.Helper()
-	out, err := tb.Exec(context.Background(), netns, "cat", "/sys/class/net/"+ifname+"/ifindex")
+	var idx int
+	err := withLinks(ns, func(c *netns.Conn) error {
+		l, err := c.Link(ifname)
+		if err == nil {
+			idx = l.Attrs().Index
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(out)
+	return strconv.Itoa(idx)
 }
 
 func checkIfindexes(t *testing.T, tb *Testbed) {
