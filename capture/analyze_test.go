@@ -13,6 +13,7 @@ import (
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -147,12 +148,7 @@ func TestAnalyzeClassification(t *testing.T) {
 // TestPcapReadableByTshark reads the synthetic capture back with tshark
 // and compares its counts with the analysis (including VLAN decoding).
 func TestPcapReadableByTshark(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs tshark")
-	}
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Skipf("tshark not installed: %v", err)
-	}
+	testenv.Binaries(t, "tshark")
 	path := writeClassifyPcap(t)
 	for _, c := range []struct {
 		filter string

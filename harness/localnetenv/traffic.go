@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -152,11 +151,7 @@ func (e *Env) endpoint(name string) (netns, ifname string, err error) {
 }
 
 func (e *Env) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
-	out, err := e.tb.Exec(ctx, netns, "cat", "/sys/class/net/"+ifname+"/address")
-	if err != nil {
-		return nil, fmt.Errorf("MAC of %s in %s: %w", ifname, netns, err)
-	}
-	return net.ParseMAC(strings.TrimSpace(out))
+	return e.tb.LinkMAC(netns, ifname)
 }
 
 // Finish waits for the senders, stops the captures and judges each

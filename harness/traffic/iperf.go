@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/netip"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,23 +42,24 @@ func IperfServer(ctx context.Context, ns string, bindIP netip.Addr, port uint16)
 		return nil, fmt.Errorf("%s: %w", s.name, err)
 	}
 	go func() { s.err = s.cmd.Wait(); close(s.done) }()
-	if err := s.awaitListening(ctx, port); err != nil {
+	if err := s.awaitListening(ctx, netns.Named(ns), netip.AddrPortFrom(bindIP, port)); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// awaitListening waits until the server's namespace (it was started in
-// it) has a TCP socket listening on port.
-func (s *Server) awaitListening(ctx context.Context, port uint16) error {
-	err := poll.Until(ctx, 5*time.Second, 10*time.Millisecond, "a listener on port "+strconv.Itoa(int(port)), func(context.Context) (bool, error) {
+// awaitListening waits until the server's namespace has a TCP socket
+// listening on addr (the server's control socket).
+func (s *Server) awaitListening(ctx context.Context, ns netns.NS, addr netip.AddrPort) error {
+	err := poll.Until(ctx, 5*time.Second, 10*time.Millisecond, "a listener on "+addr.String(), func(context.Context) (bool, error) {
 		select {
 		case <-s.done:
 			return false, fmt.Errorf("exited early: %v: %s", s.err, s.stderr.String()+s.stdout.String())
 		default:
 		}
-		return pidListens(s.cmd.Process.Pid, port)
+		ls, err := ns.TCPListeners()
+		return slices.Contains(ls, addr), err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: not listening: %w", s.name, err)

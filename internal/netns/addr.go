@@ -87,15 +87,42 @@ func (c *Conn) ReplaceRoute(dst netip.Prefix, gw netip.Addr, dev string) error {
 	})
 }
 
-// SetNeigh installs a permanent neighbour entry ip → mac on dev
-// (`ip neigh replace ... nud permanent`).
-func (c *Conn) SetNeigh(dev string, ip netip.Addr, mac net.HardwareAddr) error {
+// NeighState is a neighbour entry's NUD state.
+type NeighState int
+
+// Neighbour states.
+const (
+	Permanent NeighState = netlink.NUD_PERMANENT
+	Reachable NeighState = netlink.NUD_REACHABLE
+)
+
+// SetNeigh installs a neighbour entry ip → mac on dev in the given state
+// (`ip neigh replace ... nud permanent|reachable`).
+func (c *Conn) SetNeigh(dev string, ip netip.Addr, mac net.HardwareAddr, state NeighState) error {
 	return c.with(dev, "neighbour "+ip.String(), func(l netlink.Link) error {
-		fam := netlink.FAMILY_V4
-		if ip.Is6() {
-			fam = netlink.FAMILY_V6
-		}
-		return c.h.NeighSet(&netlink.Neigh{LinkIndex: l.Attrs().Index, Family: fam, State: netlink.NUD_PERMANENT,
+		return c.h.NeighSet(&netlink.Neigh{LinkIndex: l.Attrs().Index, Family: family(ip), State: int(state),
 			IP: ip.AsSlice(), HardwareAddr: mac})
 	})
+}
+
+// Neigh returns the MAC of the neighbour entry for ip on dev (nil if none).
+func (c *Conn) Neigh(dev string, ip netip.Addr) (net.HardwareAddr, error) {
+	var mac net.HardwareAddr
+	err := c.with(dev, "neighbour "+ip.String(), func(l netlink.Link) error {
+		ns, err := c.h.NeighList(l.Attrs().Index, family(ip))
+		for _, n := range ns {
+			if a, ok := netip.AddrFromSlice(n.IP); ok && a.Unmap() == ip {
+				mac = n.HardwareAddr
+			}
+		}
+		return err
+	})
+	return mac, err
+}
+
+func family(ip netip.Addr) int {
+	if ip.Is6() {
+		return netlink.FAMILY_V6
+	}
+	return netlink.FAMILY_V4
 }

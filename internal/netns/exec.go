@@ -8,9 +8,14 @@ import (
 	"strings"
 )
 
-// Start starts cmd inside the namespace: the child is forked from a thread
-// switched into it (see Do), so it runs in the namespace from its first
-// instruction with no helper process (nsenter, ip netns exec) in between.
+// Start starts cmd inside the namespace with no helper process (nsenter,
+// ip netns exec): the child is forked from a thread Do switched into the
+// namespace, so it runs there from its first instruction. Only the network
+// namespace changes, as with `nsenter --net`: /sys stays the host's, so
+// read link attributes through Conn, not /sys/class/net. The thread is
+// switched back and reused, never ended: a child started with Pdeathsig
+// (kube-apiserver, etcd) is signalled when the thread that forked it
+// ends, whichever goroutine forked it. The zero NS starts a plain child.
 // Wait for it as for any started command.
 func (n NS) Start(cmd *exec.Cmd) error {
 	if err := n.Do(cmd.Start); err != nil {

@@ -31,6 +31,16 @@ func (n NS) Dial() (*Conn, error) {
 	return &Conn{ns: n, h: h}, nil
 }
 
+// WithConn dials the namespace, runs op on the connection and closes it.
+func (n NS) WithConn(op func(*Conn) error) error {
+	c, err := n.Dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return op(c)
+}
+
 // Close releases the netlink socket.
 func (c *Conn) Close() { c.h.Close() }
 
@@ -63,6 +73,15 @@ func (c *Conn) Exists(name string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, c.wrap(name, "get", err)
+}
+
+// Carrier reports whether a link has carrier (IFF_LOWER_UP).
+func (c *Conn) Carrier(name string) (bool, error) {
+	l, err := c.h.LinkByName(name)
+	if err != nil {
+		return false, c.wrap(name, "get", err)
+	}
+	return l.Attrs().RawFlags&unix.IFF_LOWER_UP != 0, nil
 }
 
 // Names lists the namespace's link names, sorted.

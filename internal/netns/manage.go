@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,33 +65,24 @@ func sharedDir() error {
 // bindNew unshares a new network namespace on a locked thread, binds it
 // onto path and switches the thread back (see Do for a failed switch).
 func bindNew(path string) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
+	return onWorkerThread(func() (bool, error) {
 		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			runtime.UnlockOSThread()
-			done <- err
-			return
+			return true, err
 		}
 		defer unix.Close(orig)
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("unshare: %w", err)
-			return
+			return true, fmt.Errorf("unshare: %w", err)
 		}
 		err = unix.Mount("/proc/thread-self/ns/net", path, "none", unix.MS_BIND, "")
 		if err != nil {
 			err = fmt.Errorf("bind: %w", err)
 		}
 		if serr := unix.Setns(orig, unix.CLONE_NEWNET); serr != nil {
-			done <- errors.Join(err, fmt.Errorf("leave new namespace: %w", serr)) // thread stays locked and dies
-			return
+			return false, errors.Join(err, fmt.Errorf("leave new namespace: %w", serr))
 		}
-		runtime.UnlockOSThread()
-		done <- err
-	}()
-	return <-done
+		return true, err
+	})
 }
 
 // Delete unbinds and removes a named namespace (`ip netns delete`); the

@@ -73,13 +73,12 @@ func (n NS) open() (int, error) {
 	return fd, nil
 }
 
-// Do runs fn on a fresh OS thread switched into the namespace and returns
-// fn's error. The thread is locked for the call; it is switched back
-// afterwards and unlocked only if that succeeded: a thread whose restore
-// failed stays locked, so the runtime ends it with its goroutine and never
-// runs other code in the wrong namespace. Sockets and netlink handles fn
-// opens belong to the namespace and may be used from any goroutine after
-// Do returns.
+// Do runs fn on an OS thread switched into the namespace and returns fn's
+// error. The thread is locked for the call; it is switched back afterwards
+// and unlocked only if that succeeded: a thread whose restore failed stays
+// locked, so the runtime ends it with its goroutine and never runs other
+// code in the wrong namespace. Sockets and netlink handles fn opens belong
+// to the namespace and may be used from any goroutine after Do returns.
 func (n NS) Do(fn func() error) error {
 	if n.path == "" {
 		return fn()
@@ -89,34 +88,54 @@ func (n NS) Do(fn func() error) error {
 		return err
 	}
 	defer unix.Close(target)
+	return onWorkerThread(func() (bool, error) { return doLocked(n, target, fn) })
+}
+
+// onWorkerThread runs fn on a fresh goroutine locked to an OS thread that
+// is not the process's main thread. fn reports whether it left the thread
+// clean; a thread that is not stays locked and ends with the goroutine.
+// The runtime cannot end the main thread (it would park it, still in the
+// namespace, and /proc/<pid>/ns/net would name that namespace), so when the
+// goroutine lands there it keeps that thread locked, unchanged, and runs fn
+// on another one.
+func onWorkerThread(fn func() (clean bool, err error)) error {
 	done := make(chan error, 1)
-	go func() { done <- doLocked(n, target, fn) }()
+	go func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			done <- onWorkerThread(fn)
+			runtime.UnlockOSThread()
+			return
+		}
+		clean, err := fn()
+		if clean {
+			runtime.UnlockOSThread()
+		}
+		done <- err
+	}()
 	return <-done
 }
 
 // doLocked switches the locked calling thread into target, runs fn and
-// switches back; see Do.
-func doLocked(n NS, target int, fn func() error) (ferr error) {
-	runtime.LockOSThread()
+// switches back; clean is false when the thread could not be switched
+// back. See Do.
+func doLocked(n NS, target int, fn func() error) (clean bool, ferr error) {
 	orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("%s: current thread's namespace: %w", n, err)
+		return true, fmt.Errorf("%s: current thread's namespace: %w", n, err)
 	}
 	defer unix.Close(orig)
 	if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread()
-		return fmt.Errorf("%s: enter: %w", n, err)
+		return true, fmt.Errorf("%s: enter: %w", n, err)
 	}
 	defer func() {
 		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			// Stay locked: the thread dies with this goroutine.
-			ferr = errors.Join(ferr, fmt.Errorf("%s: leave: %w", n, err))
+			clean, ferr = false, errors.Join(ferr, fmt.Errorf("%s: leave: %w", n, err))
 			return
 		}
-		runtime.UnlockOSThread()
+		clean = true
 	}()
-	return fn()
+	return false, fn()
 }
 
 // Inode identifies the namespace (the inode of its namespace file).

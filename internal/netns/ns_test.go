@@ -6,11 +6,12 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	osexec "os/exec"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -109,6 +110,9 @@ func TestCreateListPidsDelete(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != fmt.Sprint(want) {
 		t.Fatalf("a started command's namespace: %q (err %v), want %d", out, err, want)
 	}
+	if out, err := n.Output(context.Background(), nil, "cat", "/proc/self/net/dev"); err != nil || strings.Count(out, ":") != 1 || !strings.Contains(out, "lo:") {
+		t.Errorf("/proc/self/net/dev of a started command: %q (err %v), want lo alone", out, err)
+	}
 	if _, err := n.Output(context.Background(), nil, "false"); err == nil || !strings.Contains(err.Error(), n.Name()) {
 		t.Errorf("failing command: error %v, want one naming the namespace", err)
 	}
@@ -121,6 +125,14 @@ func TestCreateListPidsDelete(t *testing.T) {
 	cmd.finish(t)
 	if err != nil || !slices.Contains(pids, cmd.cmd.Process.Pid) {
 		t.Errorf("Pids = %v, %v; want it to hold %d", pids, err, cmd.cmd.Process.Pid)
+	}
+	for range 20 { // whichever threads started them, this process stays out
+		if _, err := n.Output(context.Background(), nil, "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pids, err := n.Pids(); err != nil || slices.Contains(pids, os.Getpid()) {
+		t.Errorf("Pids = %v, %v; this test process (%d) is not in the namespace", pids, err, os.Getpid())
 	}
 	other := Named("nqos-tnl-gone")
 	_ = other.Delete()
@@ -172,8 +184,11 @@ func TestVethBridgeAddrs(t *testing.T) {
 	if err := a.TxChecksumOff("x0"); err != nil {
 		t.Fatal(err)
 	}
-	if on := txCsum(t, a, "x0"); on {
-		t.Error("TX checksumming still on")
+	if on, err := a.TxChecksum("x0"); on || err != nil {
+		t.Errorf("TX checksumming on %v (err %v), want off", on, err)
+	}
+	if on, err := b.TxChecksum("y0"); !on || err != nil {
+		t.Errorf("TX checksumming of the untouched peer on %v (err %v), want on", on, err)
 	}
 	if err := cb.AddBridge(Bridge{Name: "br0", MTU: 1400, NoSnooping: true}); err != nil {
 		t.Fatal(err)
@@ -183,7 +198,7 @@ func TestVethBridgeAddrs(t *testing.T) {
 		ca.AddAddr("x0", netip.MustParsePrefix("10.9.0.1/24")), ca.AddAddr("x0", netip.MustParsePrefix("fd00:9::1/64")),
 		ca.ReplaceAddr("x0", netip.MustParsePrefix("10.9.0.1/24")),
 		ca.ReplaceRoute(netip.MustParsePrefix("10.8.0.0/16"), netip.MustParseAddr("10.9.0.2"), "x0"),
-		ca.SetNeigh("x0", netip.MustParseAddr("10.9.0.2"), mac)} {
+		ca.SetNeigh("x0", netip.MustParseAddr("10.9.0.2"), mac, Permanent)} {
 		if step != nil {
 			t.Fatal(step)
 		}
@@ -194,6 +209,12 @@ func TestVethBridgeAddrs(t *testing.T) {
 	}
 	if _, err := os.Stat("/proc/sys/net/ipv6/conf/br0"); err == nil {
 		t.Error("the sysctl of br0 is visible in the root namespace")
+	}
+	if got, err := ca.Neigh("x0", netip.MustParseAddr("10.9.0.2")); err != nil || got.String() != mac.String() {
+		t.Errorf("neighbour 10.9.0.2 = %v, %v; want %s", got, err, mac)
+	}
+	if up, err := ca.Carrier("x0"); !up || err != nil {
+		t.Errorf("carrier of x0 with its peer up: %v, %v", up, err)
 	}
 	got, err := ca.Addrs("x0")
 	want := []netip.Prefix{netip.MustParsePrefix("10.9.0.1/24"), netip.MustParsePrefix("fd00:9::1/64")}
@@ -217,27 +238,34 @@ func TestVethBridgeAddrs(t *testing.T) {
 	}
 }
 
-// txCsum reads ETHTOOL_GTXCSUM.
-func txCsum(t *testing.T, n NS, name string) bool {
-	t.Helper()
-	var on bool
-	err := n.Do(func() error {
-		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(fd)
-		ev := &ethtoolValue{cmd: 0x16}
-		ifr := &ifreqPtr{data: unsafe.Pointer(ev)}
-		copy(ifr.name[:], name)
-		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(ifr))); e != 0 {
-			return e
-		}
-		on = ev.data != 0
-		return nil
-	})
-	if err != nil {
+// TestStartKeepsPdeathsigChildren: starting commands in a namespace never
+// ends a thread, so a child another goroutine started with Pdeathsig (as
+// the kube-apiserver is) keeps running.
+func TestStartKeepsPdeathsigChildren(t *testing.T) {
+	n := testNS(t, "pdeath")
+	child := osexec.Command("sleep", "60")
+	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
-	return on
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	t.Cleanup(func() { _ = child.Process.Kill(); <-exited })
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				if _, err := n.Output(context.Background(), nil, "true"); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-exited:
+		t.Fatalf("the Pdeathsig child exited while commands started in %s: %v", n, err)
+	default:
+	}
 }

@@ -123,12 +123,7 @@ func (b *Bed) Veth(a, z End) {
 // link runs op on a netlink connection into ns and fails the test on error.
 func (b *Bed) link(ns string, op func(*netns.Conn) error) {
 	b.t.Helper()
-	c, err := netns.Named(ns).Dial()
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer c.Close()
-	if err := op(c); err != nil {
+	if err := netns.Named(ns).WithConn(op); err != nil {
 		b.t.Fatal(err)
 	}
 }
@@ -155,5 +150,5 @@ func (b *Bed) Neigh(ns, ifname, ip, mac string) {
 	if err != nil {
 		b.t.Fatalf("neighbour %s on %s: MAC %q: %v", ip, ifname, mac, err)
 	}
-	b.link(ns, func(c *netns.Conn) error { return c.SetNeigh(ifname, addr, hw) })
+	b.link(ns, func(c *netns.Conn) error { return c.SetNeigh(ifname, addr, hw, netns.Permanent) })
 }

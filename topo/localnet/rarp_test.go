@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/testenv"
 )
 
@@ -80,7 +81,7 @@ func TestWatchDSCPOnLoopback(t *testing.T) {
 	}
 	start := time.Now()
 	src := netip.MustParseAddr("127.0.0.1")
-	err = Poll(context.Background(), 5*time.Second, "a DSCP 46 datagram on lo", func(context.Context) (bool, error) {
+	err = poll.Until(context.Background(), 5*time.Second, pollEvery, "a DSCP 46 datagram on lo", func(context.Context) (bool, error) {
 		if _, err := send.WriteToUDP([]byte("x"), net.UDPAddrFromAddrPort(dst)); err != nil {
 			return false, err
 		}
