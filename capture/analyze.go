@@ -11,7 +11,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // AnalyzeOptions configures a streaming analysis.

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -126,19 +128,19 @@ func TestAnalyzeClassification(t *testing.T) {
 	if udp.Bytes != 91*uint64(len(frame(t, builder(t, classifySpecs()[0], 46, 100, macA), 0))) {
 		t.Errorf("udp bytes = %d", udp.Bytes)
 	}
-	if v := capture.DSCPVerdict(udp, flow.Expect{DSCP: flow.DSCPValue(46)}); v.Pass {
+	if v := verdict.DSCPMark(udp, flow.Expect{DSCP: flow.DSCPValue(46)}); v.Pass {
 		t.Errorf("one unmarked frame out of 91 must fail: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("sctp6-vlan"), flow.Expect{DSCP: flow.DSCPValue(46)}); !v.Pass {
+	if v := verdict.DSCPMark(a.Flow("sctp6-vlan"), flow.Expect{DSCP: flow.DSCPValue(46)}); !v.Pass {
 		t.Errorf("sctp fully marked must pass: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("tcp6-plain"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
+	if v := verdict.DSCPMark(a.Flow("tcp6-plain"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
 		t.Errorf("tcp carries 10, not 46: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("tcp6-plain"), flow.Expect{Unmarked: true}); v.Pass {
+	if v := verdict.DSCPMark(a.Flow("tcp6-plain"), flow.Expect{Unmarked: true}); v.Pass {
 		t.Errorf("tcp carries non-zero DSCP 10, Unmarked without DSCP must fail: %s", v)
 	}
-	if v := capture.DSCPVerdict(a.Flow("spoof"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
+	if v := verdict.DSCPMark(a.Flow("spoof"), flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}); !v.Pass {
 		t.Errorf("spoof unmarked: %s", v)
 	}
 }
@@ -146,12 +148,7 @@ func TestAnalyzeClassification(t *testing.T) {
 // TestPcapReadableByTshark reads the synthetic capture back with tshark
 // and compares its counts with the analysis (including VLAN decoding).
 func TestPcapReadableByTshark(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: runs tshark")
-	}
-	if _, err := exec.LookPath("tshark"); err != nil {
-		t.Skipf("tshark not installed: %v", err)
-	}
+	testenv.Binaries(t, "tshark")
 	path := writeClassifyPcap(t)
 	for _, c := range []struct {
 		filter string

@@ -4,7 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
-	"github.com/nqos/nqos/harness/traffic/nettest"
+	"github.com/nqos/nqos/internal/nettest"
 )
 
 // miniBed is guest -- [node: OVS br0 netdev] -- peer; the capture runs on

@@ -17,8 +17,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"github.com/gopacket/gopacket/pcapgo"
 
-	"github.com/nqos/nqos/harness/traffic/inns"
-	"golang.org/x/sys/unix"
+	"github.com/nqos/nqos/internal/netns"
 )
 
 // Options selects what to capture.
@@ -77,28 +76,29 @@ func Start(ctx context.Context, opts Options) (*Capture, error) {
 	}
 	name := opts.Netns + "/" + opts.Interface
 	c := &Capture{opts: opts, ready: make(chan struct{}), done: make(chan struct{}), probeID: uint64(time.Now().UnixNano())}
-	probeFD, err := c.openSockets()
+	probe, err := c.openSockets()
 	if err != nil {
 		return nil, fmt.Errorf("capture %s: %w", name, err)
 	}
-	defer unix.Close(probeFD)
+	defer probe.Close()
 	if err := c.openPcap(); err != nil {
 		c.tp.Close()
 		return nil, fmt.Errorf("capture %s: %w", name, err)
 	}
 	c.stats.Started = time.Now()
 	go func() { c.loopErr = c.loop(); close(c.done) }()
-	if err := c.awaitProbe(ctx, probeFD); err != nil {
+	if err := c.awaitProbe(ctx, probe); err != nil {
 		_, stopErr := c.Stop()
 		return nil, errors.Join(fmt.Errorf("capture %s: not ready: %w", name, err), stopErr)
 	}
 	return c, nil
 }
 
-// openSockets opens, inside the namespace, the capture ring (32 MiB) and a
-// socket to send probes; on error nothing stays open.
-func (c *Capture) openSockets() (probeFD int, err error) {
-	err = inns.Do(c.opts.Netns, func() error {
+// openSockets opens, inside the namespace, the capture ring (32 MiB,
+// gopacket's TPACKET_V3 reader) and a PacketSocket to send probes; on error
+// nothing stays open.
+func (c *Capture) openSockets() (*PacketSocket, error) {
+	err := netns.Named(c.opts.Netns).Do(func() error {
 		ifi, err := net.InterfaceByName(c.opts.Interface)
 		if err != nil {
 			return fmt.Errorf("interface %s: %w", c.opts.Interface, err)
@@ -113,13 +113,17 @@ func (c *Capture) openSockets() (probeFD int, err error) {
 		if err != nil {
 			return fmt.Errorf("open AF_PACKET ring: %w", err)
 		}
-		probeFD, err = inns.PacketSocket(c.opts.Interface)
-		if err != nil {
-			c.tp.Close()
-		}
-		return err
+		return nil
 	})
-	return probeFD, err
+	if err != nil {
+		return nil, err
+	}
+	probe, err := OpenPacketSocket(c.opts.Netns, c.opts.Interface, SocketOptions{})
+	if err != nil {
+		c.tp.Close()
+		return nil, err
+	}
+	return probe, nil
 }
 
 func (c *Capture) openPcap() error {
@@ -138,14 +142,14 @@ func (c *Capture) openPcap() error {
 
 // awaitProbe sends a probe frame every 20 ms until the capture loop has
 // seen one, the deadline passes or ctx ends.
-func (c *Capture) awaitProbe(ctx context.Context, fd int) error {
+func (c *Capture) awaitProbe(ctx context.Context, probe *PacketSocket) error {
 	frame := c.probeFrame()
 	deadline := time.NewTimer(c.opts.ReadyWait)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if _, err := unix.Write(fd, frame); err != nil {
+		if err := probe.Write(frame); err != nil {
 			return fmt.Errorf("send probe: %w", err)
 		}
 		select {

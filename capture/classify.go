@@ -3,7 +3,7 @@ package capture
 import (
 	"net/netip"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // flowKey is a 5-tuple plus VLAN; zero ports are wildcards in the index.

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 func udp(name string, src, dst string, sport, dport uint16) flow.Spec {
@@ -71,11 +72,11 @@ const (
 
 // judge applies every verdict of the scenario.
 func judge(t testingT, r *run, a *capture.Analysis) {
-	vs := capture.Judge(a, r.expect, capture.JudgeOptions{MinFraction: floorFraction})
-	vs = append(vs, capture.DSCPVerdict(a.Flow("raw-tcp6-preset"), flow.Expect{DSCP: flow.DSCPValue(10)}))
+	vs := verdict.Flows(a, r.expect, verdict.Options{MinFraction: floorFraction})
+	vs = append(vs, verdict.DSCPMark(a.Flow("raw-tcp6-preset"), flow.Expect{DSCP: flow.DSCPValue(10)}))
 	for _, name := range []string{"raw-tcp6-preset", "raw-spoof", "raw-icmp4", "raw-sctp6", "raw-udp4-vlan"} {
 		fr := a.Flow(name)
-		vs = append(vs, capture.DeliveryVerdict(fr, r.sent[name], r.sent[name]/inputLossDiv))
+		vs = append(vs, verdict.Delivered(fr, r.sent[name], r.sent[name]/inputLossDiv))
 	}
 	if n := len(vs); n != 10+1+1+1+5 {
 		t.Error("verdict count", n, "want 18: 10 DSCP, 1 bound, 1 floor, 1 preset, 5 delivery")
@@ -94,8 +95,8 @@ func judge(t testingT, r *run, a *capture.Analysis) {
 // accounting checks sent = seen + dropped: per raw phase against the
 // injector's count and the meter's input, and over the whole run against
 // the meter's input (TCP stragglers can cross phase boundaries).
-func accounting(r *run, a *capture.Analysis) []capture.Verdict {
-	var vs []capture.Verdict
+func accounting(r *run, a *capture.Analysis) []verdict.Verdict {
+	var vs []verdict.Verdict
 	seenOf := func(names ...string) uint64 {
 		var n uint64
 		for _, f := range names {
@@ -111,14 +112,14 @@ func accounting(r *run, a *capture.Analysis) []capture.Verdict {
 		// pitfall 7) never reach the meter: exact against packet_in_count,
 		// inputLossDiv tolerance against the injector.
 		vs = append(vs,
-			capture.MeterAccountingVerdict(p.flows[0]+" (meter packet_in_count)", p.meter.PacketInCount, seen, dropped, 0),
-			capture.MeterAccountingVerdict(p.flows[0]+" (injector)", p.sent, seen, dropped, p.sent/inputLossDiv))
+			verdict.Accounting(p.flows[0]+" (meter packet_in_count)", p.meter.PacketInCount, seen, dropped, 0),
+			verdict.Accounting(p.flows[0]+" (injector)", p.sent, seen, dropped, p.sent/inputLossDiv))
 		r.t.Logf("%s: datapath input loss %d of %d frames", p.flows[0], p.sent-p.meter.PacketInCount, p.sent)
 	}
 	total := r.meterEnd.Sub(r.meterStart)
 	dropped, _ := total.Dropped()
 	b := a.Bucket("meter-1")
-	vs = append(vs, capture.MeterAccountingVerdict("meter-1 whole run (packet_in_count)", total.PacketInCount, seenOf(b.Flows...), dropped, 0))
+	vs = append(vs, verdict.Accounting("meter-1 whole run (packet_in_count)", total.PacketInCount, seenOf(b.Flows...), dropped, 0))
 	return vs
 }
 
@@ -126,17 +127,17 @@ func accounting(r *run, a *capture.Analysis) []capture.Verdict {
 // server cannot get more datagrams than the uplink carried (+1: iperf3's
 // UDP hello is not counted) and, two-sided, may lose at most 10% of them in
 // its own socket on this 2-core machine (testbed-findings pitfall 7).
-func iperfVsCapture(r *run, a *capture.Analysis) []capture.Verdict {
+func iperfVsCapture(r *run, a *capture.Analysis) []verdict.Verdict {
 	res := r.results["iperf-udp4"]
 	fr := a.Flow("iperf-udp4")
 	got := res.Receiver.Packets - res.Receiver.LostPackets
 	seen := fr.Packets + fr.BeforeReady.Packets
-	v := capture.CountVerdict("iperf-udp4", "receiver-vs-uplink", got, seen, seen/10,
+	v := verdict.Count("iperf-udp4", "receiver-vs-uplink", got, seen, seen/10,
 		fmt.Sprintf("iperf3 receiver got %d datagrams (sender sent %d, %d lost), uplink saw %d",
 			got, res.Sender.Packets, res.Receiver.LostPackets, seen))
 	if got > seen+1 {
 		v.Pass = false
 		v.Message = "FAIL " + strings.TrimPrefix(v.Message, "PASS ") + ": receiver got more than the uplink carried"
 	}
-	return []capture.Verdict{v}
+	return []verdict.Verdict{v}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/traffic"
 )
 

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 const (
@@ -63,7 +64,7 @@ func analyzePolicing(t *testing.T, path string) *capture.Analysis {
 }
 
 func TestPolicingVerdicts(t *testing.T) {
-	tol := capture.PolicingTolerance{Jitter: time.Millisecond}
+	tol := verdict.PolicingTolerance{Jitter: time.Millisecond}
 	cases := []struct {
 		name      string
 		meter     bool
@@ -90,18 +91,18 @@ func TestPolicingVerdicts(t *testing.T) {
 			if sum != b.Bytes || len(b.Series) != 2 || b.Series[1].Size != time.Second {
 				t.Errorf("meter series: %d bytes in 1 s windows, bucket %d", sum, b.Bytes)
 			}
-			if v := capture.PolicingVerdict(b, tol); v.Pass != c.wantBound {
+			if v := verdict.Bound(b, tol); v.Pass != c.wantBound {
 				t.Errorf("bound verdict pass=%v, want %v: %s", v.Pass, c.wantBound, v)
 			}
-			if v := capture.ThroughputVerdict(a.Flow("udp-over"), policedExpect, 200*time.Millisecond, 0.9); v.Pass != c.wantFloor {
+			if v := verdict.Floor(a.Flow("udp-over"), policedExpect, 200*time.Millisecond, 0.9); v.Pass != c.wantFloor {
 				t.Errorf("floor verdict pass=%v, want %v: %s", v.Pass, c.wantFloor, v)
 			} else {
 				t.Log(v)
 			}
-			if v := capture.DSCPVerdict(a.Flow("udp-over"), policedExpect); !v.Pass {
+			if v := verdict.DSCPMark(a.Flow("udp-over"), policedExpect); !v.Pass {
 				t.Errorf("dscp: %s", v)
 			}
-			if v := capture.MeterAccountingVerdict("udp-over", uint64(sent), a.Flow("udp-over").Packets, uint64(sent-passed), 0); !v.Pass {
+			if v := verdict.Accounting("udp-over", uint64(sent), a.Flow("udp-over").Packets, uint64(sent-passed), 0); !v.Pass {
 				t.Errorf("accounting: %s", v)
 			}
 		})
@@ -130,7 +131,7 @@ func TestPolicingSlidingInterval(t *testing.T) {
 			t.Fatalf("setup: window at %s has %d bytes > %d", w.Start, w.Bytes, limit)
 		}
 	}
-	if v := capture.PolicingVerdict(a.Bucket("udp-over"), capture.PolicingTolerance{Jitter: time.Millisecond}); v.Pass {
+	if v := verdict.Bound(a.Bucket("udp-over"), verdict.PolicingTolerance{Jitter: time.Millisecond}); v.Pass {
 		t.Errorf("sliding-interval violation not detected: %s", v)
 	}
 }

@@ -2,21 +2,12 @@ package harness
 
 import (
 	"context"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"time"
 
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
-)
-
-// Properties of the adversarial steps (see failures.go for the others).
-const (
-	PropDSCP         = "dscp"           // a spoofed or control frame left with the wrong class
-	PropPortSecurity = "port-security"  // frames with another VM's MAC left the node
-	PropDelay        = "marking-delay"  // a new VM's first marked packet outside its window
-	PropChurn        = "churn"          // the churn did not exercise what it must
-	PropPolicing     = "policing-bound" // the spoofer's meter was not judged
 )
 
 // Adversary is the environment side of the spoof, churn and ovnBaseline
@@ -44,7 +35,7 @@ type Adversary interface {
 	WatchRejected(ctx context.Context, rejected func(ObjectKey) bool) (Watch, error)
 }
 
-// Spoof flow names, as package harness/vmlife names them.
+// Spoof flow names (package harness/vmlife sends the flows under them).
 const (
 	SpoofOwn       = "spoofer-own"
 	SpoofForgedIP  = "spoofer-victim-ip"
@@ -63,7 +54,7 @@ type SpoofFlow struct {
 // SpoofResult is what a spoof step measured.
 type SpoofResult struct {
 	Flows    []SpoofFlow
-	Verdicts []reports.Verdict
+	Verdicts []verdict.Verdict
 	Detail   any
 }
 

@@ -3,24 +3,14 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
-
-// adversarial runs a spoof, churn or ovnBaseline step.
-func (ex *execution) adversarial(ctx context.Context, st *scenarios.Step) error {
-	switch st.Kind() {
-	case "spoof":
-		return ex.spoof(ctx, st.Spoof)
-	case "churn":
-		return ex.churn(ctx, st.Churn)
-	}
-	return ex.ovnBaseline(ctx, st.OVNBaseline)
-}
 
 func adversarialSummary(st *scenarios.Step) string {
 	switch {
@@ -59,32 +49,33 @@ func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
 	}
 	ex.detail = res.Detail
 	for _, f := range res.Flows {
-		ex.measures = append(ex.measures, reports.Measure{Name: f.Name + ": frames seen on the uplink / sent", Count: int(f.Seen), Unit: "frames",
+		ex.measures = append(ex.measures, results.Measure{Name: f.Name + ": frames seen on the uplink / sent", Count: int(f.Seen), Unit: "frames",
 			Note: fmt.Sprintf("sent %d, dropped %d, DSCP %v, offered %.0f kbit/s, delivered %.0f kbit/s", f.Sent, f.Sent-min(f.Seen, f.Sent), dscpList(f.DSCP), f.OfferedKbps, f.DeliveredKbps)})
 	}
-	var mism mismatches
-	mism.add(PropDSCP, classMismatches(res.Flow(SpoofOwn), sp.DSCP, "the spoofer's own frames")...)
-	mism.add(PropDSCP, classMismatches(res.Flow(SpoofForgedIP), sp.DSCP, "frames with VM "+sp.As+"'s IP")...)
-	mism.add(PropDSCP, classMismatches(res.Flow(SpoofControl), sp.AsDSCP, "VM "+sp.As+"'s own frames")...)
+	var mism verdict.Mismatches
+	mism.Add(verdict.DSCP, classMismatches(res.Flow(SpoofOwn), sp.DSCP, "the spoofer's own frames")...)
+	mism.Add(verdict.DSCP, classMismatches(res.Flow(SpoofForgedIP), sp.DSCP, "frames with VM "+sp.As+"'s IP")...)
+	mism.Add(verdict.DSCP, classMismatches(res.Flow(SpoofControl), sp.AsDSCP, "VM "+sp.As+"'s own frames")...)
 	if c := res.Flow(SpoofControl); c.Seen != c.Sent {
-		mism.add(PropDSCP, fmt.Sprintf("VM %s's own frames: %d of %d seen", sp.As, c.Seen, c.Sent))
+		mism.Add(verdict.DSCP, fmt.Sprintf("VM %s's own frames: %d of %d seen", sp.As, c.Seen, c.Sent))
 	}
 	if m := res.Flow(SpoofForgedMAC); m.Sent == 0 || m.Seen != 0 {
-		mism.add(PropPortSecurity, fmt.Sprintf("frames with VM %s's MAC: %d sent, %d left the node, want all dropped by port security", sp.As, m.Sent, m.Seen))
+		mism.Add(verdict.PortSecurity, fmt.Sprintf("frames with VM %s's MAC: %d sent, %d left the node, want all dropped by port security", sp.As, m.Sent, m.Seen))
 	}
 	bound := false
+	ex.verdicts = append(ex.verdicts, res.Verdicts...)
 	for _, v := range res.Verdicts {
-		ex.measures = append(ex.measures, reports.Measure{Name: "capture verdict", Count: 1, Unit: v.Check, Note: v.Message})
-		bound = bound || v.Check == PropPolicing
+		ex.measures = append(ex.measures, results.Measure{Name: "capture verdict", Count: 1, Unit: string(v.Property), Note: v.Message})
+		bound = bound || v.Property == verdict.PolicingBound
 		if !v.Pass {
-			mism.add(v.Check, v.Message)
+			mism.Add(v.Property, v.Message)
 		}
 	}
 	if !bound {
-		mism.add(PropPolicing, "the capture judged no token-bucket bound for the spoofer's meter")
+		mism.Add(verdict.PolicingBound, "the capture judged no token-bucket bound for the spoofer's meter")
 	}
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
@@ -123,9 +114,9 @@ func (ex *execution) ovnBaseline(ctx context.Context, b *scenarios.OVNBaseline) 
 	ex.detail = res.Detail
 	add := spreadOf(res.Add)
 	ex.measures = append(ex.measures,
-		reports.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add), res.Add)},
-		reports.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
-		reports.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove).median, Note: fmt.Sprintf("%v", res.Remove)})
+		results.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add), res.Add)},
+		results.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
+		results.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove).median, Note: fmt.Sprintf("%v", res.Remove)})
 	ex.adv.baseline = &res
 	return nil
 }

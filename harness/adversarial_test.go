@@ -2,12 +2,13 @@ package harness
 
 import (
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -20,7 +21,7 @@ func builtin(t *testing.T, name string) *scenarios.Scenario {
 	return scs[0]
 }
 
-func stepOf(t *testing.T, res reports.Scenario, kind string, nth int) reports.Step {
+func stepOf(t *testing.T, res results.Scenario, kind string, nth int) results.Step {
 	t.Helper()
 	for _, st := range res.Steps {
 		if st.Kind == kind {
@@ -31,7 +32,7 @@ func stepOf(t *testing.T, res reports.Scenario, kind string, nth int) reports.St
 		}
 	}
 	t.Fatalf("no %s step in %+v", kind, res.Steps)
-	return reports.Step{}
+	return results.Step{}
 }
 
 // TestSpoofJudged: the spoof step fails on each way the datapath could
@@ -52,24 +53,24 @@ func TestSpoofJudged(t *testing.T) {
 	cases := []struct {
 		name  string
 		res   func(*scenarios.Spoof) SpoofResult
-		props []string
+		props []verdict.Property
 	}{
 		{"keeps its class", nil, nil},
-		{"forged IP marked as the victim", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []string{PropDSCP}},
-		{"forged IP never seen", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []string{PropDSCP}},
-		{"forged MAC leaves the node", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []string{PropPortSecurity}},
-		{"forged MAC never sent", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Sent = 0 }), []string{PropPortSecurity}},
-		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []string{PropDSCP}},
+		{"forged IP marked as the victim", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []verdict.Property{verdict.DSCP}},
+		{"forged IP never seen", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []verdict.Property{verdict.DSCP}},
+		{"forged MAC leaves the node", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []verdict.Property{verdict.PortSecurity}},
+		{"forged MAC never sent", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Sent = 0 }), []verdict.Property{verdict.PortSecurity}},
+		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []verdict.Property{verdict.DSCP}},
 		{"meter bound broken", func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
-			r.Verdicts = []reports.Verdict{{Check: PropPolicing, Message: "FAIL bound"}}
+			r.Verdicts = []verdict.Verdict{{Property: verdict.PolicingBound, Message: "FAIL bound"}}
 			return r
-		}, []string{PropPolicing}},
+		}, []verdict.Property{verdict.PolicingBound}},
 		{"meter not judged", func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
 			r.Verdicts = nil
 			return r
-		}, []string{PropPolicing}},
+		}, []verdict.Property{verdict.PolicingBound}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, "spoofing"), "23.03.1")
@@ -96,15 +97,15 @@ func TestAppearWindow(t *testing.T) {
 	cases := []struct {
 		name  string
 		a     Appearance
-		props []string
+		props []verdict.Property
 	}{
 		{"joined before up, marked at up", Appearance{PortUp: 120 * ms, InGroup: 30 * ms, FirstPacket: 110 * ms, FirstMarked: 110 * ms, Packets: 400}, nil},
 		{"joined late, marked within OVN's time", Appearance{PortUp: 100 * ms, InGroup: 200 * ms, FirstPacket: 90 * ms, FirstMarked: 250 * ms, Packets: 400, Unmarked: 10}, nil},
-		{"marked before the join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 274 * ms, Packets: 400}, []string{PropDelay}},
+		{"marked before the join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 274 * ms, Packets: 400}, []verdict.Property{verdict.Delay}},
 		{"marked just before the sampled join", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 275 * ms, Packets: 400}, nil},
-		{"marked too late", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Packets: 400}, []string{PropDelay}},
-		{"never marked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Packets: 400, Unmarked: 0}, []string{PropDelay}},
-		{"too many unmarked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Packets: 400, Unmarked: 11}, []string{PropUnmarked}},
+		{"marked too late", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Packets: 400}, []verdict.Property{verdict.Delay}},
+		{"never marked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Packets: 400, Unmarked: 0}, []verdict.Property{verdict.Delay}},
+		{"too many unmarked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Packets: 400, Unmarked: 11}, []verdict.Property{verdict.Unmarked}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
@@ -131,7 +132,7 @@ func TestBaselineRecorded(t *testing.T) {
 	sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
 	st := stepOf(t, res, "ovnBaseline", 0)
-	if st.Status != reports.Pass || len(st.Measures) != 3 || st.Measures[0].Duration != 50*time.Millisecond || st.Measures[1].Duration != 60*time.Millisecond {
+	if st.Status != results.Pass || len(st.Measures) != 3 || st.Measures[0].Duration != 50*time.Millisecond || st.Measures[1].Duration != 60*time.Millisecond {
 		t.Errorf("baseline step %s %+v, want median 50ms and max 60ms", st.Status, st.Measures)
 	}
 	if !slices.Contains(sim.calls, "ovnBaseline ref-1") || !slices.Contains(sim.calls, "startVMProbed prod-late-2") {
@@ -157,7 +158,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 	sim := newSim(churnScenario(t), "23.03.1")
 	sim.measure = passingMeasure
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("churn scenario %s: %s", res.Status, res.Error)
 	}
 	st := stepOf(t, res, "churn", 0)
@@ -177,7 +178,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 	plain := newSim(churnScenario(t), "23.03.1")
 	plain.measure = passingMeasure
 	plain.sc.Steps = slices.DeleteFunc(plain.sc.Steps, func(s scenarios.Step) bool { return s.Churn != nil })
-	if res, _ := runOne(t, plain.sc, &simProv{env: plain}, ModeV4); res.Status != reports.Pass {
+	if res, _ := runOne(t, plain.sc, &simProv{env: plain}, ModeV4); res.Status != results.Pass {
 		t.Fatalf("churn scenario without the churn: %s", res.Error)
 	}
 	if missing, extra := diffRows(plain.rows(), sim.rows()); len(missing)+len(extra) > 0 || len(sim.rows().QoS) != 2 {
@@ -189,7 +190,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 		return []Sighting{{At: time.Now(), Row: "QoS x", Problem: "references a missing port group"}}
 	}
 	res, _ = runOne(t, bad.sc, &simProv{env: bad}, ModeV4)
-	if st := stepOf(t, res, "churn", 0); st.Status != reports.Fail || !slices.Contains(res.FailedProperties, PropAudit) {
+	if st := stepOf(t, res, "churn", 0); st.Status != results.Fail || !slices.Contains(res.FailedProperties, verdict.Audit) {
 		t.Errorf("churn with a sighting: step %s, properties %v, want nb-audit", st.Status, res.FailedProperties)
 	}
 }
@@ -207,7 +208,7 @@ func TestChurnMustExercise(t *testing.T) {
 	sim := newSim(sc, "23.03.1")
 	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
 	st := stepOf(t, res, "churn", 0)
-	if st.Status != reports.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, PropChurn) {
+	if st.Status != results.Fail || !strings.Contains(st.Error, "no rejected revision") || !slices.Contains(res.FailedProperties, verdict.Churn) {
 		t.Errorf("churn without rejections: step %s %q, properties %v, want churn", st.Status, st.Error, res.FailedProperties)
 	}
 }

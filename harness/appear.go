@@ -3,9 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -30,14 +31,14 @@ func AppearWindow(a Appearance, ovnMax, tol time.Duration) (lo, hi time.Duration
 // marking started against OVN's own port-group change time.
 func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) error {
 	if !hasV4(ex.fams) {
-		ex.measures = append(ex.measures, reports.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
+		ex.measures = append(ex.measures, results.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
 		return ex.startVMs(ctx, st.StartVM)
 	}
 	base := ex.adv.baseline
 	if base == nil {
 		return fmt.Errorf("startVM probe: no ovnBaseline step measured OVN's own port-group change time before")
 	}
-	var mism mismatches
+	var mism verdict.Mismatches
 	var details []any
 	for _, name := range st.StartVM {
 		vm := ex.sc.VM(name)
@@ -50,12 +51,12 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 	}
 	ex.detail = details
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
 
-func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, mismatches, error) {
+func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, verdict.Mismatches, error) {
 	a, err := ex.env.StartVMProbed(ctx, vm, p)
 	if err != nil {
 		return a, nil, fmt.Errorf("start VM %s under a probe: %w", vm.Name, err)
@@ -69,8 +70,8 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 		return a, nil, fmt.Errorf("VM %s: %w", vm.Name, err)
 	}
 	lo, hi := AppearWindow(a, ovn.max, p.MarkedWithin)
-	m := func(name string, d time.Duration, note string) reports.Measure {
-		return reports.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
+	m := func(name string, d time.Duration, note string) results.Measure {
+		return results.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
 	}
 	ex.measures = append(ex.measures,
 		m("LSP created → port up", a.PortUp, a.LSP),
@@ -79,15 +80,15 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 		m("LSP created → first marked packet on the uplink", a.FirstMarked, fmt.Sprintf("DSCP %d, window [%v, %v]", p.DSCP, lo, hi)),
 		m("OVN's own port-group change → first marked (same run, median)", ovn.median, fmt.Sprintf("min %v, max %v", ovn.min, ovn.max)),
 		m("difference: LSP created → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
-		reports.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
-	var mism mismatches
-	if a.FirstMarked <= 0 || a.FirstMarked < lo || a.FirstMarked > hi {
-		mism.add(PropDelay, fmt.Sprintf("VM %s: first marked packet %v after the LSP's creation, want within [%v, %v] (join %v, port up %v, OVN's own max %v, tolerance %v)",
-			vm.Name, a.FirstMarked, lo, hi, a.InGroup, a.PortUp, ovn.max, p.MarkedWithin))
+		results.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
+	vs := []verdict.Verdict{
+		verdict.FirstMarked(vm.Name, a.FirstMarked, lo, hi, a.Packets, fmt.Sprintf("join %v, port up %v, OVN's own max %v, tolerance %v",
+			a.InGroup, a.PortUp, ovn.max, p.MarkedWithin)),
+		verdict.ProbeMarks(vm.Name, p.Peer, a.Packets, a.Unmarked, p.MaxUnmarked, p.DSCP),
 	}
-	if a.Unmarked > p.MaxUnmarked {
-		mism.add(PropUnmarked, fmt.Sprintf("VM %s: %d of %d probe packets without DSCP %d, at most %d allowed", vm.Name, a.Unmarked, a.Packets, p.DSCP, p.MaxUnmarked))
-	}
+	ex.verdicts = append(ex.verdicts, vs...)
+	var mism verdict.Mismatches
+	mism.Judge(vs...)
 	return a, mism, nil
 }
 

@@ -3,13 +3,14 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -37,7 +38,7 @@ func (ex *execution) wait(ctx context.Context, step int, c *scenarios.Check) err
 		case <-ctx.Done():
 			return fmt.Errorf("wait interrupted: %w (last: %s)", ctx.Err(), mism)
 		case <-deadline.C:
-			return mism.failure(fmt.Sprintf("not met within %s: ", c.Timeout))
+			return mism.Failure(fmt.Sprintf("not met within %s: ", c.Timeout))
 		case <-tick.C:
 		}
 	}
@@ -49,22 +50,22 @@ func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) e
 		return err
 	}
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
 
-// evaluate returns the mismatches of a check (none: it holds); an error
+// evaluate returns the verdict.Mismatches of a check (none: it holds); an error
 // means the environment could not be read.
-func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (mismatches, error) {
+func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (verdict.Mismatches, error) {
 	rows, err := ex.env.Rows(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the NB rows: %w", err)
 	}
-	var mism mismatches
+	var mism verdict.Mismatches
 	if c.NoOwnedRows {
 		if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {
-			mism.add(PropRows, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
+			mism.Add(verdict.Rows, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
 				n, len(rows.QoS), len(rows.PortGroups), len(rows.AddressSets)))
 		}
 	}
@@ -75,14 +76,14 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 			if err != nil {
 				return nil, err
 			}
-			mism.add(PropConditions, m...)
+			mism.Add(verdict.Conditions, m...)
 		}
 		if oc.Rows != nil {
 			m, err := ex.rows(rows, oc)
 			if err != nil {
 				return nil, err
 			}
-			mism.add(PropRows, m...)
+			mism.Add(verdict.Rows, m...)
 		}
 	}
 	return mism, nil
@@ -124,7 +125,7 @@ func (ex *execution) record(step int, m *scenarios.Manifest, conds []qos.Conditi
 		k := fmt.Sprintf("%s|%s|%s|%s|%s", m.Key(), c.Type, c.Status, c.Reason, c.Message)
 		if !ex.seen[k] {
 			ex.seen[k] = true
-			ex.res.Conditions = append(ex.res.Conditions, reports.Condition{Step: step, Object: m.Key(), Cond: c})
+			ex.res.Conditions = append(ex.res.Conditions, results.Condition{Step: step, Object: m.Key(), Cond: c})
 		}
 	}
 }

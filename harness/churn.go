@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -10,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -110,7 +111,7 @@ func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
 	start := time.Now()
 	runErr := ch.loop(ctx, start)
 	ch.res.took = time.Since(start)
-	var mism mismatches
+	var mism verdict.Mismatches
 	if runErr == nil {
 		mism, runErr = ch.settle(ctx)
 	}
@@ -125,16 +126,16 @@ func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
 	}
 	mism = append(mism, ch.judge(sightings, checks)...)
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
 
 // settle waits for convergence on the state the churn left, puts
 // everything back and waits for convergence again.
-func (ch *churner) settle(ctx context.Context) (mismatches, error) {
+func (ch *churner) settle(ctx context.Context) (verdict.Mismatches, error) {
 	ch.res.lateAtEnd, _ = ch.lateSplit()
-	var mism mismatches
+	var mism verdict.Mismatches
 	var err error
 	if ch.res.convEnd, mism, err = ch.converge(ctx, "before the put-back"); err != nil {
 		return nil, err
@@ -175,21 +176,21 @@ func (ch *churner) loop(ctx context.Context, start time.Time) error {
 // judge: no sighting, some NB states audited, the operations ran at the
 // steady rate (at least half the scheduled ones on a loaded machine) and
 // at least one rejected revision was confirmed (the rejected set applied).
-func (ch *churner) judge(sightings []Sighting, checks int) mismatches {
-	var mism mismatches
+func (ch *churner) judge(sightings []Sighting, checks int) verdict.Mismatches {
+	var mism verdict.Mismatches
 	for _, s := range sightings {
-		mism.add(PropAudit, fmt.Sprintf("NB watcher: %s: %s", s.Row, s.Problem))
+		mism.Add(verdict.Audit, fmt.Sprintf("NB watcher: %s: %s", s.Row, s.Problem))
 	}
 	if want := int(ch.c.Duration/ch.c.Interval) / 2; ch.res.ops < want {
-		mism.add(PropChurn, fmt.Sprintf("%d operations in %s, want at least %d (one per %s, half on a loaded machine)", ch.res.ops, ch.c.Duration, want, ch.c.Interval))
+		mism.Add(verdict.Churn, fmt.Sprintf("%d operations in %s, want at least %d (one per %s, half on a loaded machine)", ch.res.ops, ch.c.Duration, want, ch.c.Interval))
 	}
 	if ch.res.rejections == 0 {
-		mism.add(PropChurn, "no rejected revision's Accepted=False status was confirmed: the rejected-object check never applied")
+		mism.Add(verdict.Churn, "no rejected revision's Accepted=False status was confirmed: the rejected-object check never applied")
 	}
 	if checks == 0 {
-		mism.add(PropChurn, "the NB watcher audited no state")
+		mism.Add(verdict.Churn, "the NB watcher audited no state")
 	}
-	mism.add(PropChurn, ch.judgeLate()...)
+	mism.Add(verdict.Churn, ch.judgeLate()...)
 	return mism
 }
 
@@ -202,13 +203,13 @@ func (ch *churner) report(sightings []Sighting, checks int) {
 	}
 	ex := ch.ex
 	ex.measures = append(ex.measures,
-		reports.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", ch.res.took.Round(time.Millisecond), strings.Join(kinds, ", "))},
-		reports.Measure{Name: "NB states audited", Count: checks, Unit: "states"},
-		reports.Measure{Name: "NB watcher sightings", Count: len(sightings), Unit: "sightings"},
-		reports.Measure{Name: "rejected revisions confirmed (Accepted=False for their generation)", Count: ch.res.rejections, Unit: "revisions"},
-		reports.Measure{Name: "longest write → Accepted=False confirmed", Duration: ch.res.confirmMax},
-		reports.Measure{Name: "churn end → NB rows and conditions equal the compiler's", Duration: ch.res.convEnd, Note: lateNote(ch.c.LateVMs, ch.res.lateAtEnd)},
-		reports.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: ch.res.conv})
+		results.Measure{Name: "operations", Count: ch.res.ops, Unit: "operations", Note: fmt.Sprintf("in %v: %s", ch.res.took.Round(time.Millisecond), strings.Join(kinds, ", "))},
+		results.Measure{Name: "NB states audited", Count: checks, Unit: "states"},
+		results.Measure{Name: "NB watcher sightings", Count: len(sightings), Unit: "sightings"},
+		results.Measure{Name: "rejected revisions confirmed (Accepted=False for their generation)", Count: ch.res.rejections, Unit: "revisions"},
+		results.Measure{Name: "longest write → Accepted=False confirmed", Duration: ch.res.confirmMax},
+		results.Measure{Name: "churn end → NB rows and conditions equal the compiler's", Duration: ch.res.convEnd, Note: lateNote(ch.c.LateVMs, ch.res.lateAtEnd)},
+		results.Measure{Name: "restore → NB rows and conditions equal the compiler's", Duration: ch.res.conv})
 	ex.measures = append(ex.measures, ch.lateMeasures()...)
 	ex.detail = map[string]any{"ops": ch.res.ops, "byKind": ch.res.byKind, "rejections": ch.res.rejections,
 		"confirmMaxNs": ch.res.confirmMax, "nbStatesAudited": checks, "sightings": sightings, "convergedEndNs": ch.res.convEnd, "convergedNs": ch.res.conv, "lateRunningAtEnd": ch.res.lateAtEnd,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"slices"
 	"time"
@@ -14,9 +15,9 @@ import (
 // converge polls until the NB rows equal the compiler's intent for the
 // world (with the VMs' real port names) and every applied NetworkQoS's
 // Accepted condition is the compiler's, written for its current
-// generation; it returns how long that took, or the last mismatches
+// generation; it returns how long that took, or the last verdict.Mismatches
 // after the step's converge timeout (when names the moment).
-func (ch *churner) converge(ctx context.Context, when string) (time.Duration, mismatches, error) {
+func (ch *churner) converge(ctx context.Context, when string) (time.Duration, verdict.Mismatches, error) {
 	start := time.Now()
 	deadline := time.NewTimer(ch.c.Converge)
 	defer deadline.Stop()
@@ -35,7 +36,7 @@ func (ch *churner) converge(ctx context.Context, when string) (time.Duration, mi
 			return 0, nil, fmt.Errorf("churn: waiting for convergence %s: %w (last: %s)", when, ctx.Err(), mism)
 		case <-deadline.C:
 			for i := range mism {
-				mism[i].text = fmt.Sprintf("not converged within %s %s: %s", ch.c.Converge, when, mism[i].text)
+				mism[i].Text = fmt.Sprintf("not converged within %s %s: %s", ch.c.Converge, when, mism[i].Text)
 			}
 			return time.Since(start), mism, nil
 		case <-tick.C:
@@ -45,7 +46,7 @@ func (ch *churner) converge(ctx context.Context, when string) (time.Duration, mi
 
 // converged compares the whole NetworkQoS-owned NB state and every
 // applied object's Accepted condition with the compiler's.
-func (ex *execution) converged(ctx context.Context) (mismatches, error) {
+func (ex *execution) converged(ctx context.Context) (verdict.Mismatches, error) {
 	want, err := ex.realIntent()
 	if err != nil {
 		return nil, err
@@ -54,9 +55,9 @@ func (ex *execution) converged(ctx context.Context) (mismatches, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the NB rows: %w", err)
 	}
-	var mism mismatches
+	var mism verdict.Mismatches
 	if missing, extra := diffRows(want, rows); len(missing)+len(extra) > 0 {
-		mism.add(PropRows, fmt.Sprintf("NB differs from the compiler's intent: %d rows missing %v, %d extra %v", len(missing), missing, len(extra), extra))
+		mism.Add(verdict.Rows, fmt.Sprintf("NB differs from the compiler's intent: %d rows missing %v, %d extra %v", len(missing), missing, len(extra), extra))
 	}
 	for _, o := range want.NetworkQoS {
 		k := ObjectKey{Namespace: o.Namespace, Name: o.Name}
@@ -68,9 +69,9 @@ func (ex *execution) converged(ctx context.Context) (mismatches, error) {
 		switch {
 		case wantC == nil:
 		case !st.Found || st.Accepted == nil:
-			mism.add(PropConditions, fmt.Sprintf("NetworkQoS %s/%s has no Accepted condition, want %s/%s", k.Namespace, k.Name, wantC.Status, wantC.Reason))
+			mism.Add(verdict.Conditions, fmt.Sprintf("NetworkQoS %s/%s has no Accepted condition, want %s/%s", k.Namespace, k.Name, wantC.Status, wantC.Reason))
 		case st.Observed != st.Generation || st.Accepted.Status != wantC.Status || st.Accepted.Reason != wantC.Reason:
-			mism.add(PropConditions, fmt.Sprintf("NetworkQoS %s/%s Accepted %s/%s for generation %d (object at %d), want %s/%s",
+			mism.Add(verdict.Conditions, fmt.Sprintf("NetworkQoS %s/%s Accepted %s/%s for generation %d (object at %d), want %s/%s",
 				k.Namespace, k.Name, st.Accepted.Status, st.Accepted.Reason, st.Observed, st.Generation, wantC.Status, wantC.Reason))
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 )
 
 // The churn's late VMs: started (launcher pod, guest, LSP) and stopped
@@ -78,11 +78,11 @@ func (ch *churner) judgeLate() []string {
 }
 
 // lateMeasures are the late VMs' figures for the report.
-func (ch *churner) lateMeasures() []reports.Measure {
+func (ch *churner) lateMeasures() []results.Measure {
 	if len(ch.c.LateVMs) == 0 {
 		return nil
 	}
-	return []reports.Measure{
+	return []results.Measure{
 		{Name: "late VMs started (launcher pod, guest, LSP)", Count: ch.res.byKind[opVMCreate], Unit: "starts", Note: fmt.Sprintf("of %v", ch.c.LateVMs)},
 		{Name: "late VMs stopped (launcher pod, LSP, guest deleted)", Count: ch.res.byKind[opVMDelete], Unit: "stops"},
 		{Name: "longest late VM start", Duration: ch.res.vmCreateMax},

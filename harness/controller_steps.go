@@ -3,20 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"strings"
 
 	"github.com/nqos/nqos/scenarios"
-)
-
-// Properties of the controller steps (see failures.go for the others).
-const (
-	// PropWriters: NB transactions committed while no controller ran
-	// beyond what the killed process had in flight.
-	PropWriters = "nb-writers"
-	// PropMigration: a legacy migration out of order (the legacy set
-	// deleted before the port group was populated and the match
-	// rewritten) or incomplete.
-	PropMigration = "migration-order"
 )
 
 // killInFlight is how many transactions of a SIGKILLed controller may
@@ -91,8 +81,9 @@ func (ex *execution) controllerStep(ctx context.Context, st *scenarios.Step) err
 		return fmt.Errorf("%s (probe VM %s): %w", st.Kind(), vm.Name, err)
 	}
 	ex.measures, ex.detail = res.Measures, res.Detail
+	ex.verdicts = probeVerdicts(vm.Name, res.LifeResult, st.Probe)
 	if m := judgeController(vm.Name, st, res); len(m) > 0 {
-		return m.failure("")
+		return m.Failure("")
 	}
 	return nil
 }
@@ -120,20 +111,15 @@ func (ex *execution) burst(r *scenarios.RestartController) func(context.Context)
 // judgeController checks the probe (unmarked, lost, gap), the NB against
 // the compiler's rows, the writers while no controller ran and the
 // migration order.
-func judgeController(vm string, st *scenarios.Step, res ControllerResult) mismatches {
-	var mism mismatches
-	p := st.Probe
-	mism.add(PropUnmarked, probeUnmarked(vm, res.LifeResult, p)...)
-	mism.add(PropLoss, probeLoss(vm, res.LifeResult, p)...)
-	if res.Gap > p.MaxGap {
-		mism.add(PropGap, fmt.Sprintf("VM %s: %v without a marked probe packet, at most %v allowed", vm, res.Gap, p.MaxGap))
-	}
+func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdict.Mismatches {
+	var mism verdict.Mismatches
+	mism.Judge(probeVerdicts(vm, res.LifeResult, st.Probe)...)
 	if len(res.Missing)+len(res.Extra) > 0 {
-		mism.add(PropRows, fmt.Sprintf("after the controller came back the NB differs from the compiler's rows: %d missing %v, %d extra (orphans, duplicates) %v",
+		mism.Add(verdict.Rows, fmt.Sprintf("after the controller came back the NB differs from the compiler's rows: %d missing %v, %d extra (orphans, duplicates) %v",
 			len(res.Missing), res.Missing, len(res.Extra), res.Extra))
 	}
 	if len(res.Problems) > 0 {
-		mism.add(PropRows, "NB audit after the controller came back: "+strings.Join(res.Problems, "; "))
+		mism.Add(verdict.Rows, "NB audit after the controller came back: "+strings.Join(res.Problems, "; "))
 	}
 	if r := st.RestartController; r != nil {
 		allowed := 0
@@ -141,10 +127,10 @@ func judgeController(vm string, st *scenarios.Step, res ControllerResult) mismat
 			allowed = killInFlight
 		}
 		if res.TxWhileDown > allowed {
-			mism.add(PropWriters, fmt.Sprintf("%d NB transactions while no controller ran, at most %d allowed after %s", res.TxWhileDown, allowed, r.Mode))
+			mism.Add(verdict.Writers, fmt.Sprintf("%d NB transactions while no controller ran, at most %d allowed after %s", res.TxWhileDown, allowed, r.Mode))
 		}
 	}
-	mism.add(PropMigration, res.OrderErrors...)
+	mism.Add(verdict.Migration, res.OrderErrors...)
 	return mism
 }
 

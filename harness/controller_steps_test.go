@@ -1,12 +1,13 @@
 package harness
 
 import (
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -20,7 +21,7 @@ func TestControllerRestartSequence(t *testing.T) {
 	sim := newSim(builtin(t, "controller-restart"), "23.03.1")
 	sim.measure = passingMeasure
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	calls := strings.Join(sim.calls, "\n")
@@ -54,7 +55,7 @@ func TestUpgradeStartsController(t *testing.T) {
 		t.Fatalf("bootless sim has rows before any step: %+v", rows)
 	}
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
 	}
 	if !slices.Contains(sim.calls, "upgrade prod-1") || len(res.NBAfter.QoS) != 2 {
@@ -69,31 +70,31 @@ func TestControllerStepJudged(t *testing.T) {
 	cases := []struct {
 		scenario string
 		res      ControllerResult
-		props    []string
+		props    []verdict.Property
 	}{
 		{"controller-restart", ControllerResult{LifeResult: ok}, nil},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Unmarked: 1}}, []string{PropUnmarked}},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Gap: 751 * time.Millisecond}}, []string{PropGap}},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Lost: map[string]int{"out": 376}}}, []string{PropLoss}},
-		{"controller-restart", ControllerResult{LifeResult: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []string{PropRows}},
-		{"controller-restart", ControllerResult{LifeResult: ok, Problems: []string{"QoS x: dangling"}}, []string{PropRows}},
-		{"controller-restart", ControllerResult{LifeResult: ok, TxWhileDown: 1}, []string{PropWriters}}, // the first restart is graceful
+		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Unmarked: 1}}, []verdict.Property{verdict.Unmarked}},
+		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Gap: 751 * time.Millisecond}}, []verdict.Property{verdict.Gap}},
+		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Lost: map[string]int{"out": 376}}}, []verdict.Property{verdict.Loss}},
+		{"controller-restart", ControllerResult{LifeResult: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{LifeResult: ok, Problems: []string{"QoS x: dangling"}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{LifeResult: ok, TxWhileDown: 1}, []verdict.Property{verdict.Writers}}, // the first restart is graceful
 		{"upgrade", ControllerResult{LifeResult: ok}, nil},
-		{"upgrade", ControllerResult{LifeResult: ok, OrderErrors: []string{"set deleted first"}}, []string{PropMigration}},
-		{"upgrade", ControllerResult{LifeResult: LifeResult{Packets: 0}}, []string{PropUnmarked}},
+		{"upgrade", ControllerResult{LifeResult: ok, OrderErrors: []string{"set deleted first"}}, []verdict.Property{verdict.Migration}},
+		{"upgrade", ControllerResult{LifeResult: LifeResult{Packets: 0}}, []verdict.Property{verdict.Unmarked}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, c.scenario), "23.03.1")
 		sim.measure = passingMeasure
 		r := c.res
-		r.Measures = []reports.Measure{{Name: "probe", Count: 1, Unit: "packets"}}
+		r.Measures = []results.Measure{{Name: "probe", Count: 1, Unit: "packets"}}
 		r.Detail = "detail"
 		sim.ctrl.result = &r
 		res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
 		if !slices.Equal(res.FailedProperties, c.props) {
 			t.Errorf("%s with %+v: failed %v (%s), want %v", c.scenario, c.res, res.FailedProperties, res.Error, c.props)
 		}
-		i := slices.IndexFunc(res.Steps, func(s reports.Step) bool { return s.Kind == "restartController" || s.Kind == "upgrade" })
+		i := slices.IndexFunc(res.Steps, func(s results.Step) bool { return s.Kind == "restartController" || s.Kind == "upgrade" })
 		if st := res.Steps[i]; len(st.Measures) != 1 || st.Detail == nil {
 			t.Errorf("%s step %s: measures %v detail %v, want the operation's", c.scenario, st.Kind, st.Measures, st.Detail)
 		}

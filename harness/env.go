@@ -5,7 +5,7 @@
 // on every committed transaction, judges every measured flow three-way
 // (compiled intent, ovn-trace, capture; package harness/ovntrace), prints
 // progress and the "FAIL scenario <name>: <property>" lines on the
-// terminal and builds the reports.Run model. It is
+// terminal and builds the results.Run model. It is
 // the only code that knows how to execute steps. The environment is
 // reached only through the small interfaces below; package
 // harness/localnetenv implements them over the real packages
@@ -18,10 +18,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -95,12 +96,12 @@ type Traffic interface {
 type Running interface {
 	// Finish waits until every flow's duration has passed (or ctx ends),
 	// stops traffic and captures, and returns one measurement per run in
-	// the order of the runs; flows sharing a meter are judged together.
+	// the order of the runs.
 	Finish(ctx context.Context) ([]Measured, error)
 }
 
 // FlowRun is one flow in one IP family, ready for the traffic drivers and
-// the capture verdicts.
+// the verdicts.
 type FlowRun struct {
 	Name   string // "<flow>/<family>"
 	Spec   flow.Spec
@@ -111,15 +112,49 @@ type FlowRun struct {
 	Pcap   string  // capture file of the sending node's uplink, shared by the runs of one start step on that node
 }
 
-// Measured is what the capture saw of one flow, with the capture
-// package's verdicts (DSCP, policing bound, policing floor).
+// Measured is what the capture saw of one flow; package harness/verdict
+// judges it (DSCP, policing bound and floor, throughput).
 type Measured struct {
-	Packets  uint64
-	Bytes    uint64
-	DSCP     map[int]uint64
-	Window   time.Duration
-	Rate     []float64 // bit/s per window from the flow's first frame
-	Verdicts []reports.Verdict
+	// Flow is the capture's analysis of the flow; nil when its capture
+	// could not be analysed (every verdict of the flow then fails).
+	Flow *capture.FlowResult
+	// Meter is the token bucket of the flow's meter (shared by the flows
+	// of the same meter key in one capture); nil when not policed.
+	Meter *capture.Bucket
+	// Window is the size of the rate series windows, Rate the flow's
+	// bit/s per window from its first frame.
+	Window time.Duration
+	Rate   []float64
+	// SendErr is the traffic sender's error.
+	SendErr error
+}
+
+// DSCP is the histogram (DSCP value -> packets) of the flow's judged
+// packets.
+func (m Measured) DSCP() map[int]uint64 {
+	if m.Flow == nil {
+		return map[int]uint64{}
+	}
+	return m.Flow.DSCPHistogram()
+}
+
+// Measure makes the measurement of one flow from its capture analysis:
+// the rate series of the windows from its first to its last frame.
+func Measure(fr *capture.FlowResult, meter *capture.Bucket, sendErr error) Measured {
+	m := Measured{Flow: fr, Meter: meter, SendErr: sendErr}
+	if fr == nil || len(fr.Series) == 0 {
+		return m
+	}
+	s := fr.Series[0]
+	m.Window = s.Size
+	if fr.First.IsZero() {
+		return m
+	}
+	from, to := int(fr.First.Sub(s.Origin)/s.Size), int(fr.Last.Sub(s.Origin)/s.Size)
+	for i := max(from, 0); i <= to && i < len(s.Windows); i++ {
+		m.Rate = append(m.Rate, s.Windows[i].BitsPerSecond(s.Size))
+	}
+	return m
 }
 
 // Simulator is OVN's own prediction of a flow, the simulation tier.
@@ -152,19 +187,25 @@ type Lifecycle interface {
 	RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
 }
 
+// Directions of a lifecycle probe, the keys of LifeResult.Lost and Sent.
+const (
+	Out = "out" // guest to peer
+	In  = "in"  // peer to guest
+)
+
 // LifeResult is what a lifecycle operation's probe measured.
 type LifeResult struct {
 	// Packets are the guest's probe packets to the peer seen on the
 	// uplinks, Unmarked those without the object's DSCP.
 	Packets, Unmarked int
 	// Lost are the probe datagrams lost per direction ("out": guest to
-	// peer, "in": peer to guest).
-	Lost map[string]int
+	// peer, "in": peer to guest), Sent those sent (0: not known).
+	Lost, Sent map[string]int
 	// Gap is the longest time without a marked probe packet on the
 	// uplink (restartDaemon only).
 	Gap time.Duration
 	// Measures are the figures for the report.
-	Measures []reports.Measure
+	Measures []results.Measure
 	// Detail is the operation's own result, for results.json.
 	Detail any
 }
@@ -181,7 +222,7 @@ type Env interface {
 	// OVNVersion is the testbed's OVN version, e.g. "23.03.1".
 	OVNVersion(ctx context.Context) (string, error)
 	// Logs returns the tails of the daemon logs, for failed scenarios.
-	Logs(ctx context.Context) []reports.Log
+	Logs(ctx context.Context) []results.Log
 	// Close tears the testbed down.
 	Close() error
 }

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/nqos/nqos/harness/flow"
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -118,8 +119,9 @@ func (ex *execution) finish(ctx context.Context, g *group) error {
 		if len(ms) != len(w.runs) {
 			return fmt.Errorf("finish flows: %d measurements for %d flows", len(ms), len(w.runs))
 		}
+		judged := judgeWave(w.runs, ms)
 		for i, run := range w.runs {
-			fr := ex.flowResult(run, w.plans[i], ms[i])
+			fr := ex.flowResult(run, w.plans[i], ms[i], judged[i])
 			if tw, v := ex.threeWay(ctx, run, ms[i]); tw != nil {
 				fr.ThreeWay, fr.Verdicts = tw, append(fr.Verdicts, *v)
 			}
@@ -246,23 +248,25 @@ func describeExpect(f *scenarios.Flow, x scenarios.FlowExpect) string {
 }
 
 // flowResult builds the report entry of one measured run.
-func (ex *execution) flowResult(run FlowRun, p *plan, m Measured) reports.Flow {
+func (ex *execution) flowResult(run FlowRun, p *plan, m Measured, vs []verdict.Verdict) results.Flow {
 	f := p.flow
-	fr := reports.Flow{
+	fr := results.Flow{
 		Name: f.Name, Family: strings.TrimPrefix(string(run.Spec.Family), "ip"), From: f.From, To: f.To, Protocol: f.Protocol, Port: f.Port,
 		Tool: f.Tool, Node: run.Node, OfferedBps: float64(f.Rate), Duration: f.Duration, Expectations: p.texts,
-		Packets: m.Packets, Bytes: m.Bytes, DSCP: reports.Histogram(m.DSCP), RateWindow: m.Window, Rate: m.Rate,
-		Verdicts: append([]reports.Verdict(nil), m.Verdicts...),
+		DSCP: results.Histogram(m.DSCP()), RateWindow: m.Window, Rate: m.Rate, Verdicts: vs,
 		WantDSCP: run.Expect.DSCP, WantUnmarked: run.Expect.Unmarked,
 	}
 	if rel, err := filepath.Rel(ex.r.Dir, run.Pcap); err == nil {
 		fr.Pcap = rel
 	}
 	if run.Expect.Policed() {
-		fr.Policer = &reports.Policer{Meter: run.Expect.Meter, RateBps: run.Expect.RateBits(), BurstBits: run.Expect.BurstBits()}
+		fr.Policer = &results.Policer{Meter: run.Expect.Meter, RateBps: run.Expect.RateBits(), BurstBits: run.Expect.BurstBits()}
+	}
+	if m.Flow != nil {
+		fr.Packets, fr.Bytes = m.Flow.Packets, m.Flow.Bytes
 	}
 	for _, t := range p.throughput {
-		fr.Verdicts = append(fr.Verdicts, throughputVerdict(fr, t))
+		fr.Verdicts = append(fr.Verdicts, verdict.RateRange(run.Name, fr.Rate, fr.RateWindow, fr.OfferedBps, float64(t.Min), float64(t.Max)))
 	}
 	return fr
 }

@@ -3,12 +3,13 @@ package harness
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -58,7 +59,7 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if err := ex.env.CreatePort(ctx, vm); err != nil {
 		return fmt.Errorf("create the port of VM %s: %w", vm.Name, err)
 	}
-	ex.measures = append(ex.measures, reports.Measure{Name: vm.Name + " LSP created → port up", Duration: time.Since(created), Note: lsp})
+	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → port up", Duration: time.Since(created), Note: lsp})
 	j := <-joined
 	if j.err != nil {
 		return fmt.Errorf("VM %s: %w", vm.Name, j.err)
@@ -67,7 +68,7 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if len(groups) == 0 {
 		note = "no NetworkQoS selects it"
 	}
-	ex.measures = append(ex.measures, reports.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(j.at.Sub(created), 0), Note: note})
+	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(j.at.Sub(created), 0), Note: note})
 	return nil
 }
 
@@ -117,9 +118,9 @@ func (ex *execution) awaitGroups(ctx context.Context, lsp string, groups []strin
 		case <-ctx.Done():
 			return time.Time{}, fmt.Errorf("waiting for port %s in %v: %w", lsp, missing, ctx.Err())
 		case <-deadline.C:
-			var m mismatches
-			m.add(PropRows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
-			return time.Time{}, m.failure("")
+			var m verdict.Mismatches
+			m.Add(verdict.Rows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
+			return time.Time{}, m.Failure("")
 		case <-tick.C:
 		}
 	}
@@ -141,10 +142,10 @@ func missingGroups(rows qos.Desired, lsp string, groups []string) []string {
 // step and judges its probe: some probe packets seen, at most MaxUnmarked
 // without the object's DSCP, at most MaxLost lost per direction, and for a
 // daemon restart at most MaxGap without a marked packet.
-func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step) error {
-	var mism mismatches
+func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step, ops []operation) error {
+	var mism verdict.Mismatches
 	var details []any
-	for _, op := range ex.operations(st) {
+	for _, op := range ops {
 		res, err := op.run(ctx)
 		if err != nil {
 			return fmt.Errorf("%s VM %s: %w", st.Kind(), op.vm.Name, err)
@@ -154,15 +155,13 @@ func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step) error {
 		}
 		ex.measures = append(ex.measures, res.Measures...)
 		details = append(details, res.Detail)
-		mism.add(PropUnmarked, probeUnmarked(op.vm.Name, res, st.Probe)...)
-		mism.add(PropLoss, probeLoss(op.vm.Name, res, st.Probe)...)
-		if p := st.Probe; p.MaxGap > 0 && res.Gap > p.MaxGap {
-			mism.add(PropGap, fmt.Sprintf("VM %s: %v without a marked probe packet, at most %v allowed", op.vm.Name, res.Gap, p.MaxGap))
-		}
+		vs := probeVerdicts(op.vm.Name, res, st.Probe)
+		ex.verdicts = append(ex.verdicts, vs...)
+		mism.Judge(vs...)
 	}
 	ex.detail = details
 	if len(mism) > 0 {
-		return mism.failure("")
+		return mism.Failure("")
 	}
 	return nil
 }
@@ -175,51 +174,48 @@ type operation struct {
 	after func()
 }
 
-func (ex *execution) operations(st *scenarios.Step) []operation {
-	p := st.Probe
-	switch st.Kind() {
-	case "migrate":
-		m := st.Migrate
-		vm := ex.sc.VM(m.VM)
-		return []operation{{vm: vm,
-			run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, p) },
-			after: func() { ex.world.move(vm.Name, m.To) }}}
-	case "restartDaemon":
-		vm := ex.sc.VM(st.RestartDaemon.VM)
-		return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
-			return ex.env.RestartDaemon(ctx, st.RestartDaemon, vm, p)
-		}}}
-	case "guestIP":
-		vm := ex.sc.VM(st.GuestIP.VM)
-		return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
-			return ex.env.ChangeGuestIP(ctx, vm, st.GuestIP.V4, p)
-		}}}
-	}
+func (ex *execution) migrateOps(st *scenarios.Step) []operation {
+	m := st.Migrate
+	vm := ex.sc.VM(m.VM)
+	return []operation{{vm: vm,
+		run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, st.Probe) },
+		after: func() { ex.world.move(vm.Name, m.To) }}}
+}
+
+func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {
+	vm := ex.sc.VM(st.RestartDaemon.VM)
+	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+		return ex.env.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
+	}}}
+}
+
+func (ex *execution) guestIPOps(st *scenarios.Step) []operation {
+	vm := ex.sc.VM(st.GuestIP.VM)
+	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+		return ex.env.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
+	}}}
+}
+
+func (ex *execution) restartLauncherOps(st *scenarios.Step) []operation {
 	var ops []operation
 	for _, name := range st.RestartLauncher {
 		vm := ex.sc.VM(name)
-		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) { return ex.env.RestartLauncher(ctx, vm, p) }})
+		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) { return ex.env.RestartLauncher(ctx, vm, st.Probe) }})
 	}
 	return ops
 }
 
-func probeUnmarked(vm string, res LifeResult, p *scenarios.Probe) []string {
-	switch {
-	case res.Packets == 0:
-		return []string{fmt.Sprintf("VM %s: the probe saw no packet to %s on the uplinks", vm, p.Peer)}
-	case res.Unmarked > p.MaxUnmarked:
-		return []string{fmt.Sprintf("VM %s: %d of %d probe packets to %s without DSCP %d, at most %d allowed",
-			vm, res.Unmarked, res.Packets, p.Peer, p.DSCP, p.MaxUnmarked)}
-	}
-	return nil
-}
-
-func probeLoss(vm string, res LifeResult, p *scenarios.Probe) []string {
-	var out []string
+// probeVerdicts judge a lifecycle probe: some packets seen and at most
+// MaxUnmarked without the object's DSCP, at most MaxLost lost per
+// direction (sorted), and with a MaxGap at most that long without a
+// marked packet.
+func probeVerdicts(vm string, res LifeResult, p *scenarios.Probe) []verdict.Verdict {
+	vs := []verdict.Verdict{verdict.ProbeMarks(vm, p.Peer, res.Packets, res.Unmarked, p.MaxUnmarked, p.DSCP)}
 	for _, dir := range slices.Sorted(maps.Keys(res.Lost)) {
-		if n := res.Lost[dir]; n > p.MaxLost {
-			out = append(out, fmt.Sprintf("VM %s: %d probe datagrams lost %s, at most %d allowed", vm, n, dir, p.MaxLost))
-		}
+		vs = append(vs, verdict.ProbeLoss(vm, dir, res.Lost[dir], res.Sent[dir], p.MaxLost))
 	}
-	return out
+	if p.MaxGap > 0 {
+		vs = append(vs, verdict.MarkingGap(vm, res.Gap, p.MaxGap, res.Packets))
+	}
+	return vs
 }

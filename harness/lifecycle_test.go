@@ -1,12 +1,13 @@
 package harness
 
 import (
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -19,7 +20,7 @@ func vmAfterPolicy(t *testing.T) *scenarios.Scenario {
 	return scs[0]
 }
 
-func startVMStep(t *testing.T, res reports.Scenario) reports.Step {
+func startVMStep(t *testing.T, res results.Scenario) results.Step {
 	t.Helper()
 	for _, st := range res.Steps {
 		if st.Kind == "startVM" {
@@ -27,7 +28,7 @@ func startVMStep(t *testing.T, res reports.Scenario) reports.Step {
 		}
 	}
 	t.Fatalf("no startVM step in %+v", res.Steps)
-	return reports.Step{}
+	return results.Step{}
 }
 
 // TestStartVMMeasuresJoin: the startVM step records the port-up and
@@ -36,7 +37,7 @@ func TestStartVMMeasuresJoin(t *testing.T) {
 	sim := newSim(vmAfterPolicy(t), "23.03.1")
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
 	st := startVMStep(t, res)
-	if st.Status != reports.Pass {
+	if st.Status != results.Pass {
 		t.Fatalf("startVM step %s: %s", st.Status, st.Error)
 	}
 	if len(st.Measures) != 2 {
@@ -66,13 +67,13 @@ func TestStartVMNeverJoins(t *testing.T) {
 	}
 	res := run.Scenarios[0]
 	st := startVMStep(t, res)
-	if st.Status != reports.Fail || !strings.Contains(st.Error, "is not in port groups") {
+	if st.Status != results.Fail || !strings.Contains(st.Error, "is not in port groups") {
 		t.Errorf("startVM step %s %q, want a failure naming the missing port groups", st.Status, st.Error)
 	}
-	if res.Status != reports.Fail || len(res.FailedProperties) != 1 || res.FailedProperties[0] != PropRows {
-		t.Errorf("scenario %s properties %v, want fail with %s", res.Status, res.FailedProperties, PropRows)
+	if res.Status != results.Fail || len(res.FailedProperties) != 1 || res.FailedProperties[0] != verdict.Rows {
+		t.Errorf("scenario %s properties %v, want fail with %s", res.Status, res.FailedProperties, verdict.Rows)
 	}
-	if last := res.Steps[len(res.Steps)-1]; last.Status != reports.NotRun {
+	if last := res.Steps[len(res.Steps)-1]; last.Status != results.NotRun {
 		t.Errorf("last step %s, want not run", last.Status)
 	}
 }
@@ -84,14 +85,14 @@ func TestLifecycleProbeJudged(t *testing.T) {
 	cases := []struct {
 		scenario string
 		life     LifeResult
-		props    []string
+		props    []verdict.Property
 	}{
 		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 250, "out": 250}}, nil},
-		{"vm-lifecycle", LifeResult{Packets: 500, Unmarked: 3, Lost: map[string]int{"in": 0, "out": 0}}, []string{PropUnmarked}},
-		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 251, "out": 0}}, []string{PropLoss}},
-		{"vm-lifecycle", LifeResult{Packets: 0}, []string{PropUnmarked}},
+		{"vm-lifecycle", LifeResult{Packets: 500, Unmarked: 3, Lost: map[string]int{"in": 0, "out": 0}}, []verdict.Property{verdict.Unmarked}},
+		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 251, "out": 0}}, []verdict.Property{verdict.Loss}},
+		{"vm-lifecycle", LifeResult{Packets: 0}, []verdict.Property{verdict.Unmarked}},
 		{"daemon-restarts", LifeResult{Packets: 500, Gap: 750 * time.Millisecond}, nil},
-		{"daemon-restarts", LifeResult{Packets: 500, Gap: 751 * time.Millisecond}, []string{PropGap}},
+		{"daemon-restarts", LifeResult{Packets: 500, Gap: 751 * time.Millisecond}, []verdict.Property{verdict.Gap}},
 	}
 	for _, c := range cases {
 		scs, err := scenarios.Resolve([]string{c.scenario})
@@ -100,7 +101,7 @@ func TestLifecycleProbeJudged(t *testing.T) {
 		}
 		sim := newSim(scs[0], "23.03.1")
 		life := c.life
-		life.Measures = []reports.Measure{{Name: "probe", Count: life.Packets, Unit: "packets"}}
+		life.Measures = []results.Measure{{Name: "probe", Count: life.Packets, Unit: "packets"}}
 		life.Detail = "detail"
 		sim.life = &life
 		res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 )
 
 // Progress prints the run's progress on a terminal: scenario, step and
@@ -39,12 +39,12 @@ func (p *Progress) ScenarioStart(id, title string, i, n int) {
 }
 
 // StepStart announces a step.
-func (p *Progress) StepStart(id string, st reports.Step, n int) {
+func (p *Progress) StepStart(id string, st results.Step, n int) {
 	p.printf("    %s step %d/%d %s: %s", id, st.Index+1, n, st.Kind, st.Summary)
 }
 
 // StepEnd reports a step's outcome.
-func (p *Progress) StepEnd(id string, st reports.Step) {
+func (p *Progress) StepEnd(id string, st results.Step) {
 	msg := ""
 	if st.Error != "" {
 		msg = ": " + st.Error
@@ -53,7 +53,7 @@ func (p *Progress) StepEnd(id string, st reports.Step) {
 }
 
 // FlowDone reports a measured flow.
-func (p *Progress) FlowDone(id string, f reports.Flow) {
+func (p *Progress) FlowDone(id string, f results.Flow) {
 	state := "PASS"
 	if !f.Pass() {
 		state = "FAIL"
@@ -62,7 +62,7 @@ func (p *Progress) FlowDone(id string, f reports.Flow) {
 }
 
 // ScenarioEnd reports a scenario's outcome.
-func (p *Progress) ScenarioEnd(s reports.Scenario) {
+func (p *Progress) ScenarioEnd(s results.Scenario) {
 	msg := ""
 	if s.Error != "" {
 		msg = ": " + s.Error

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -92,7 +92,7 @@ func skipReason(sc *scenarios.Scenario, fams []scenarios.Family, ipam string) st
 }
 
 // Run executes the scenarios one after the other.
-func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenario) (*reports.Run, error) {
+func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenario) (*results.Run, error) {
 	fams, err := Families(r.Mode)
 	if err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	run := &reports.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode}
+	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode}
 	for i, sc := range scs {
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
@@ -121,8 +121,8 @@ func (r *Runner) now() time.Time {
 	return r.Now()
 }
 
-func newResult(sc *scenarios.Scenario, fams []scenarios.Family) reports.Scenario {
-	res := reports.Scenario{Name: sc.Name, Title: sc.Title, File: sc.File, Notes: sc.Notes, Description: sc.Description}
+func newResult(sc *scenarios.Scenario, fams []scenarios.Family) results.Scenario {
+	res := results.Scenario{Name: sc.Name, Title: sc.Title, File: sc.File, Notes: sc.Notes, Description: sc.Description}
 	for _, f := range fams {
 		res.Families = append(res.Families, string(f))
 	}
@@ -130,7 +130,7 @@ func newResult(sc *scenarios.Scenario, fams []scenarios.Family) reports.Scenario
 }
 
 // scenario runs one scenario in a fresh environment.
-func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, ipam string, i, n int) (res reports.Scenario) {
+func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, ipam string, i, n int) (res results.Scenario) {
 	res = newResult(sc, fams)
 	res.Started = r.now()
 	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
@@ -139,25 +139,25 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		r.Progress.ScenarioEnd(res)
 	}()
 	if why := skipReason(sc, fams, ipam); why != "" {
-		res.Status, res.SkipReason = reports.Skipped, why
+		res.Status, res.SkipReason = results.Skipped, why
 		return res
 	}
 	dir := filepath.Join(r.Dir, sc.Name+"-"+r.modeName())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		res.Status, res.Error = reports.Error, err.Error()
+		res.Status, res.Error = results.Error, err.Error()
 		return res
 	}
 	env, err := r.Prov.Provision(ctx, sc, fams, dir)
 	if err != nil {
-		res.Status, res.Error = reports.Error, fmt.Sprintf("provision testbed for %s: %v", sc.Name, err)
+		res.Status, res.Error = results.Error, fmt.Sprintf("provision testbed for %s: %v", sc.Name, err)
 		return res
 	}
 	defer func() {
-		if err := env.Close(); err != nil && res.Status == reports.Pass {
-			res.Status, res.Error = reports.Error, fmt.Sprintf("tear down testbed of %s: %v", sc.Name, err)
+		if err := env.Close(); err != nil && res.Status == results.Pass {
+			res.Status, res.Error = results.Error, fmt.Sprintf("tear down testbed of %s: %v", sc.Name, err)
 		}
 	}()
-	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc)}
+	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc), kinds: stepKinds()}
 	ex.run(ctx)
 	return res
 }

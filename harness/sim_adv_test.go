@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/nqos/nqos/internal/qos"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -54,7 +55,7 @@ func passingSpoof(sp *scenarios.Spoof) SpoofResult {
 		{Name: SpoofForgedIP, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
 		{Name: SpoofForgedMAC, Sent: 3000},
 		{Name: SpoofControl, Sent: 300, Seen: 300, DSCP: map[int]uint64{sp.AsDSCP: 300}},
-	}, Verdicts: []reports.Verdict{{Check: PropPolicing, Pass: true, Message: "PASS spoofer-class policing-bound"}}}
+	}, Verdicts: []verdict.Verdict{{Property: verdict.PolicingBound, Pass: true, Message: "PASS spoofer-class policing-bound"}}}
 }
 
 func (s *simEnv) PortGroupBaseline(_ context.Context, vm *scenarios.VM, _ *scenarios.OVNBaseline) (BaselineResult, error) {
@@ -165,7 +166,7 @@ func countCalls(calls []string, prefix string) int {
 	return n
 }
 
-func churnFigures(st reports.Step) map[string]int {
+func churnFigures(st results.Step) map[string]int {
 	figures := map[string]int{}
 	for _, m := range st.Measures {
 		figures[m.Name] = m.Count
@@ -193,7 +194,7 @@ func TestChurnStartsAndStopsLateVMs(t *testing.T) {
 		return nil
 	}
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	if res.Status != reports.Pass {
+	if res.Status != results.Pass {
 		t.Fatalf("churn scenario %s: %s", res.Status, res.Error)
 	}
 	fig := churnFigures(stepOf(t, res, "churn", 0))
@@ -229,7 +230,7 @@ func TestChurnCatchesStoppedVMsPort(t *testing.T) {
 	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
 	st := stepOf(t, res, "churn", 0)
 	stale := strings.Contains(st.Error, "virt-launcher-c-4") || strings.Contains(st.Error, "virt-launcher-c-5") || strings.Contains(st.Error, "virt-launcher-c-6")
-	if st.Status != reports.Fail || !strings.Contains(st.Error, "not converged") || !stale || !slices.Contains(res.FailedProperties, PropRows) {
+	if st.Status != results.Fail || !strings.Contains(st.Error, "not converged") || !stale || !slices.Contains(res.FailedProperties, verdict.Rows) {
 		t.Errorf("churn with stale stopped ports: step %s %q, properties %v, want nb-rows naming a late VM's port", st.Status, st.Error, res.FailedProperties)
 	}
 }

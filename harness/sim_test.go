@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -16,7 +16,8 @@ import (
 // sequencing and error paths and to check the shipped scenarios' condition
 // and row expectations against the real compiler. Its NB rows and
 // conditions are what qos.Compile makes of the applied manifests plus one
-// virt-launcher pod per VM; its traffic returns whatever measure yields.
+// virt-launcher pod per VM; its traffic returns whatever measure yields
+// (default passingMeasure).
 // It is not a datapath: flow verdicts from it prove nothing about QoS.
 type simEnv struct {
 	mu      sync.Mutex
@@ -37,7 +38,7 @@ type simEnv struct {
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
-	return &simEnv{sc: sc, ovn: ovn, world: newWorld(sc), ctrl: simController{down: !sc.BootsController()}}
+	return &simEnv{sc: sc, ovn: ovn, world: newWorld(sc), ctrl: simController{down: !sc.BootsController()}, measure: passingMeasure}
 }
 
 func (s *simEnv) call(name string) error {
@@ -264,17 +265,15 @@ func (r *simRunning) Finish(context.Context) ([]Measured, error) {
 	_ = r.s.call("finish")
 	out := make([]Measured, len(r.runs))
 	for i, run := range r.runs {
-		if r.s.measure != nil {
-			out[i] = r.s.measure(run)
-		}
+		out[i] = r.s.measure(run)
 	}
 	return out, nil
 }
 
 func (s *simEnv) OVNVersion(context.Context) (string, error) { return s.ovn, nil }
 
-func (s *simEnv) Logs(context.Context) []reports.Log {
-	return []reports.Log{{Name: "sim.log", Text: "simulated daemon log"}}
+func (s *simEnv) Logs(context.Context) []results.Log {
+	return []results.Log{{Name: "sim.log", Text: "simulated daemon log"}}
 }
 
 func (s *simEnv) Close() error {

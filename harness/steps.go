@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -19,16 +20,18 @@ type execution struct {
 	env  Env
 	fams []scenarios.Family
 	dir  string
-	res  *reports.Scenario
+	res  *results.Scenario
 	ovn  scenarios.Version
 
 	running map[string]*group // by flow name
 	seen    map[string]bool   // conditions already recorded
 	world   *world            // the objects as the steps left them, for the intent
 	// measures are the figures the current step measured.
-	measures []reports.Measure
+	measures []results.Measure
+	verdicts []verdict.Verdict
 	detail   any
 	adv      advState // adversarial.go
+	kinds    map[string]stepKind
 }
 
 func (ex *execution) run(ctx context.Context) {
@@ -38,17 +41,17 @@ func (ex *execution) run(ctx context.Context) {
 		ex.ovn, err = scenarios.ParseVersion(v)
 	}
 	if err != nil {
-		res.Status, res.Error = reports.Error, fmt.Sprintf("OVN version of the testbed: %v", err)
+		res.Status, res.Error = results.Error, fmt.Sprintf("OVN version of the testbed: %v", err)
 		return
 	}
 	res.OVNVersion = v
 	if res.NBBefore, err = ex.env.Rows(ctx); err != nil {
-		res.Status, res.Error = reports.Error, fmt.Sprintf("NB rows before the scenario: %v", err)
+		res.Status, res.Error = results.Error, fmt.Sprintf("NB rows before the scenario: %v", err)
 		return
 	}
 	audit, err := ex.startAudit(ctx)
 	if err != nil {
-		res.Status, res.Error = reports.Error, err.Error()
+		res.Status, res.Error = results.Error, err.Error()
 		return
 	}
 	stepErr := ex.steps(ctx)
@@ -60,8 +63,8 @@ func (ex *execution) run(ctx context.Context) {
 	if res.NBAfter, rowsErr = ex.env.Rows(ctx); rowsErr != nil {
 		stepErr = errors.Join(stepErr, fmt.Errorf("NB rows after the scenario: %w", rowsErr))
 	}
-	ex.verdict(stepErr)
-	if res.Status != reports.Pass {
+	ex.conclude(stepErr)
+	if res.Status != results.Pass {
 		res.Logs = ex.env.Logs(ctx)
 	}
 }
@@ -73,19 +76,19 @@ func (ex *execution) steps(ctx context.Context) error {
 	n := len(ex.sc.Steps)
 	for i := range ex.sc.Steps {
 		st := &ex.sc.Steps[i]
-		rs := reports.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: summary(st), Started: ex.r.now()}
+		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: ex.summary(st), Started: ex.r.now()}
 		if first != nil {
-			rs.Status, rs.Finished = reports.NotRun, rs.Started
+			rs.Status, rs.Finished = results.NotRun, rs.Started
 			ex.res.Steps = append(ex.res.Steps, rs)
 			continue
 		}
 		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
-		ex.measures, ex.detail = nil, nil
+		ex.measures, ex.verdicts, ex.detail = nil, nil, nil
 		err := ex.step(ctx, i, st)
-		rs.Finished, rs.Status, rs.Measures, rs.Detail = ex.r.now(), reports.Pass, ex.measures, ex.detail
+		rs.Finished, rs.Status, rs.Measures, rs.Verdicts, rs.Detail = ex.r.now(), results.Pass, ex.measures, ex.verdicts, ex.detail
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
-			rs.Status, rs.Error = reports.Fail, err.Error()
+			rs.Status, rs.Error = results.Fail, err.Error()
 		}
 		ex.r.Progress.StepEnd(ex.res.ID(), rs)
 		ex.res.Steps = append(ex.res.Steps, rs)
@@ -93,65 +96,42 @@ func (ex *execution) steps(ctx context.Context) error {
 	return first
 }
 
-// verdict sets the scenario status from the step error, the flows and the
+// conclude sets the scenario status from the step error, the flows and the
 // invariant violations, and lists the failed properties.
-func (ex *execution) verdict(stepErr error) {
+func (ex *execution) conclude(stepErr error) {
 	res := ex.res
-	res.Status = reports.Pass
-	var cf *checkFailure
+	res.Status = results.Pass
+	var cf *verdict.Failure
 	if stepErr != nil && !errors.As(stepErr, &cf) {
-		res.Status, res.Error = reports.Error, stepErr.Error()
+		res.Status, res.Error = results.Error, stepErr.Error()
 		return
 	}
 	res.FailedProperties = failedProperties(res, cf)
 	switch {
 	case stepErr != nil:
-		res.Status, res.Error = reports.Fail, stepErr.Error()
+		res.Status, res.Error = results.Fail, stepErr.Error()
 		return
 	case len(res.Violations) > 0:
-		res.Status, res.Error = reports.Fail, fmt.Sprintf("NB invariant violated %d times, first: %s", len(res.Violations), res.Violations[0])
+		res.Status, res.Error = results.Fail, fmt.Sprintf("NB invariant violated %d times, first: %s", len(res.Violations), res.Violations[0])
 		return
 	}
 	for _, f := range res.Flows {
 		if !f.Pass() {
-			res.Status, res.Error = reports.Fail, fmt.Sprintf("flow %s/%s failed its expectations", f.Name, f.Family)
+			res.Status, res.Error = results.Fail, fmt.Sprintf("flow %s/%s failed its expectations", f.Name, f.Family)
 			return
 		}
 	}
 	if len(res.FailedProperties) > 0 {
-		res.Status, res.Error = reports.Fail, "failed: "+strings.Join(res.FailedProperties, ", ")
+		res.Status, res.Error = results.Fail, "failed: "+joinProperties(res.FailedProperties)
 	}
 }
 
 func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error {
-	switch st.Kind() {
-	case "apply", "edit":
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.apply, "apply")
-	case "delete":
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.remove, "delete")
-	case "label":
-		return ex.label(ctx, st.Label)
-	case "startVM":
-		if st.Probe != nil {
-			return ex.startVMsProbed(ctx, st) // appear.go
-		}
-		return ex.startVMs(ctx, st.StartVM)
-	case "spoof", "churn", "ovnBaseline":
-		return ex.adversarial(ctx, st) // adversarial_steps.go
-	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
-		return ex.lifecycle(ctx, st)
-	case "restartController", "upgrade":
-		return ex.controllerStep(ctx, st)
-	case "start":
-		return ex.start(ctx, i, st.Start)
-	case "stop":
-		return ex.stop(ctx, st.Stop)
-	case "wait":
-		return ex.wait(ctx, i, st.Wait)
-	case "expect":
-		return ex.expect(ctx, i, st.Expect)
+	k, ok := ex.kinds[st.Kind()]
+	if !ok {
+		return fmt.Errorf("step kind %q is not executable", st.Kind())
 	}
-	return fmt.Errorf("step kind %q is not executable", st.Kind())
+	return k.run(ctx, ex, i, st)
 }
 
 // eachObject runs fn on each object of the step and, once it succeeded,
@@ -179,44 +159,10 @@ func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error 
 }
 
 // summary describes a step for the report and the terminal.
-func summary(st *scenarios.Step) string {
+func (ex *execution) summary(st *scenarios.Step) string {
 	var s string
-	switch st.Kind() {
-	case "apply", "delete", "edit":
-		keys := make([]string, len(st.Objects))
-		for i, m := range st.Objects {
-			keys[i] = m.Key()
-			if m.Revision > 0 {
-				keys[i] += fmt.Sprintf(" (revision %d)", m.Revision)
-			}
-		}
-		s = strings.Join(keys, ", ")
-	case "label":
-		s = fmt.Sprintf("VM %s set %v", st.Label.VM, sortedPairs(st.Label.Set))
-		if len(st.Label.Remove) > 0 {
-			s += fmt.Sprintf(" remove %v", st.Label.Remove)
-		}
-	case "startVM":
-		s = "VMs " + strings.Join(st.StartVM, ", ")
-	case "migrate":
-		s = fmt.Sprintf("VM %s to node %d (%s)", st.Migrate.VM, st.Migrate.To, st.Migrate.Mode)
-	case "restartLauncher":
-		s = "VMs " + strings.Join(st.RestartLauncher, ", ")
-	case "guestIP":
-		s = fmt.Sprintf("VM %s guest IPv4 %s", st.GuestIP.VM, st.GuestIP.V4)
-	case "restartDaemon":
-		r := st.RestartDaemon
-		s = fmt.Sprintf("%s %s on node %d, probe from VM %s", r.Mode, r.Daemon, r.Node, r.VM)
-	case "restartController", "upgrade":
-		s = controllerSummary(st)
-	case "spoof", "churn", "ovnBaseline":
-		s = adversarialSummary(st)
-	case "start", "stop":
-		s = strings.Join(append(st.Start, st.Stop...), ", ")
-	case "wait":
-		s = describeCheck(st.Wait) + fmt.Sprintf(" within %s", st.Wait.Timeout)
-	case "expect":
-		s = describeCheck(st.Expect)
+	if k, ok := ex.kinds[st.Kind()]; ok {
+		s = k.summary(st)
 	}
 	if st.Name != "" {
 		return st.Name + " — " + s
@@ -241,4 +187,12 @@ func sortedPairs(m map[string]string) []string {
 		out = append(out, k+"="+m[k])
 	}
 	return out
+}
+
+func joinProperties(ps []verdict.Property) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = string(p)
+	}
+	return strings.Join(s, ", ")
 }

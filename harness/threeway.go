@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"strings"
 
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 )
 
 // sentDSCP is the DSCP every sender writes: the raw injector and iperf3
@@ -20,15 +21,15 @@ const sentDSCP = 0
 // should win), OVN's prediction (ovn-trace) and the capture must agree.
 // It returns the report entry and the "three-way" verdict; both nil when
 // the environment has no OVN to simulate with.
-func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*reports.ThreeWay, *reports.Verdict) {
+func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*results.ThreeWay, *verdict.Verdict) {
 	pred, err := ex.env.Trace(ctx, run)
 	if errors.Is(err, ErrNoSimulation) {
 		return nil, nil
 	}
-	tw := &reports.ThreeWay{Microflow: pred.Flow.String()}
-	fail := func(format string, args ...any) (*reports.ThreeWay, *reports.Verdict) {
+	tw := &results.ThreeWay{Microflow: pred.Flow.String()}
+	fail := func(format string, args ...any) (*results.ThreeWay, *verdict.Verdict) {
 		tw.Detail = fmt.Sprintf(format, args...)
-		return tw, &reports.Verdict{Check: PropThreeWay, Message: fmt.Sprintf("FAIL %s three-way: %s", run.Name, tw.Detail)}
+		return tw, &verdict.Verdict{Property: verdict.ThreeWay, Message: fmt.Sprintf("FAIL %s three-way: %s", run.Name, tw.Detail)}
 	}
 	if err != nil {
 		return fail("no ovn-trace prediction: %v", err)
@@ -48,7 +49,7 @@ func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*re
 		return fail("%v", err)
 	}
 	tw.Agree = true
-	return tw, &reports.Verdict{Check: PropThreeWay, Pass: true,
+	return tw, &verdict.Verdict{Property: verdict.ThreeWay, Pass: true,
 		Message: fmt.Sprintf("PASS %s three-way: intent, ovn-trace and capture agree (%s)", run.Name, tw.Intent)}
 }
 
@@ -136,7 +137,7 @@ func winners(d qos.Desired, datapath string, p packet) (mark, meter *qos.QoSRow,
 // flow was held at the meter's rate (see policing).
 func observe(m Measured, run FlowRun, in ovntrace.Intent) (ovntrace.Observation, error) {
 	var hist [64]uint64
-	for d, n := range m.DSCP {
+	for d, n := range m.DSCP() {
 		if d < 0 || d > 63 {
 			return ovntrace.Observation{}, fmt.Errorf("DSCP %d out of range", d)
 		}
@@ -151,19 +152,19 @@ func observe(m Measured, run FlowRun, in ovntrace.Intent) (ovntrace.Observation,
 
 // policing is the capture's claim about a meter of meterBits bit/s: a
 // flow offered above it (TCP offers without limit) is policed when its
-// steady rate stays within offeredSlack of it and not policed when it
+// steady rate stays within verdict.OfferedSlack of it and not policed when it
 // exceeds that; a flow offered below it, or without a meter rate to
 // compare with, is not judged. The strict token-bucket bound is the
 // separate policing-bound verdict.
 func policing(m Measured, offered uint64, meterBits float64) ovntrace.Policing {
-	if meterBits <= 0 || (offered != 0 && float64(offered) <= meterBits*(1+offeredSlack)) {
+	if meterBits <= 0 || (offered != 0 && float64(offered) <= meterBits*(1+verdict.OfferedSlack)) {
 		return ovntrace.PolicingNotJudged
 	}
-	steady, n := steadyRate(m.Rate)
+	steady, n := verdict.SteadyRate(m.Rate)
 	switch {
 	case n == 0:
 		return ovntrace.PolicingNotJudged
-	case steady <= meterBits*(1+offeredSlack):
+	case steady <= meterBits*(1+verdict.OfferedSlack):
 		return ovntrace.Policed
 	}
 	return ovntrace.NotPoliced

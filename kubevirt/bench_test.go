@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/internal/testenv"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -23,9 +25,8 @@ import (
 func BenchmarkBootToFirstMarkedPacket(b *testing.B) {
 	b.Run("ovn", func(b *testing.B) { bootToMark(b, false) })
 	b.Run("ovn+kube", func(b *testing.B) {
-		if _, err := kubeapi.BinDir(); err != nil {
-			b.Skip(err)
-		}
+		_, err := kubeapi.BinDir()
+		testenv.Check(b, "the kube-apiserver and etcd binaries", err)
 		bootToMark(b, true)
 	})
 }
@@ -68,9 +69,9 @@ func bootToMark(b *testing.B, withKube bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = localnet.Poll(ctx, 30*time.Second, "first DSCP 46 packet on node1's uplink", func(context.Context) (bool, error) {
+		err = poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "first DSCP 46 packet on node1's uplink", func(context.Context) (bool, error) {
 			_, ok := w.FirstMarked(netip.MustParseAddr("10.20.1.1"), qosDSCP, time.Time{})
-			return ok, nil
+			return ok, w.Err()
 		})
 		elapsed := time.Since(start)
 		b.StopTimer()
@@ -97,9 +98,8 @@ func bootToMark(b *testing.B, withKube bool) {
 func BenchmarkIdleFootprint(b *testing.B) {
 	b.Run("ovn", func(b *testing.B) { idleFootprint(b, false) })
 	b.Run("ovn+kube", func(b *testing.B) {
-		if _, err := kubeapi.BinDir(); err != nil {
-			b.Skip(err)
-		}
+		_, err := kubeapi.BinDir()
+		testenv.Check(b, "the kube-apiserver and etcd binaries", err)
 		idleFootprint(b, true)
 	})
 }

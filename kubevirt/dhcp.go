@@ -15,7 +15,7 @@ import (
 	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/sys/unix"
 
-	"github.com/nqos/nqos/topo/localnet"
+	"github.com/nqos/nqos/internal/netns"
 )
 
 // DHCPRequest runs a DHCPv4 DISCOVER/OFFER/REQUEST/ACK exchange from
@@ -67,10 +67,10 @@ func DHCPRequest(ctx context.Context, netns, ifname, mac string, timeout time.Du
 	return netip.PrefixFrom(addr, bits), nil
 }
 
-// dhcpSocket opens UDP port 68 bound to ifname inside netns.
-func dhcpSocket(netns, ifname string) (net.PacketConn, error) {
+// dhcpSocket opens UDP port 68 bound to ifname inside namespace ns.
+func dhcpSocket(ns, ifname string) (net.PacketConn, error) {
 	var fd int
-	err := localnet.InNetns(netns, func() error {
+	err := netns.Named(ns).Do(func() error {
 		var err error
 		if fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0); err != nil {
 			return err

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 // HandoverOrder is the order of the two writes that hand a multi-chassis
@@ -149,7 +149,7 @@ func (m *Manager) vifOf(ctx context.Context, node, lsp string) (string, error) {
 // waitInstalled waits until ovn-controller on node marks the VIF of lsp
 // ovn-installed (its flows are in OVS).
 func (m *Manager) waitInstalled(ctx context.Context, node, lsp string) error {
-	return localnet.Poll(ctx, 30*time.Second, "VIF of "+lsp+" ovn-installed on "+node, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "VIF of "+lsp+" ovn-installed on "+node, func(ctx context.Context) (bool, error) {
 		out, err := m.tb.VSCtl(ctx, node, "--bare", "--columns=name", "find", "Interface",
 			"external_ids:iface-id="+lsp, "external_ids:ovn-installed=true")
 		return strings.TrimSpace(out) != "", err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -48,7 +49,11 @@ func watchUplink(t *testing.T, tb *localnet.Testbed, node string) *localnet.DSCP
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Close)
+	t.Cleanup(func() {
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return w
 }
 
@@ -125,7 +130,7 @@ func startProbe(t *testing.T, a, b endpoint, every time.Duration) *localnet.Prob
 // waitReceived polls until the probe has received n datagrams.
 func waitReceived(t *testing.T, p *localnet.Probe, n int) {
 	t.Helper()
-	err := localnet.Poll(context.Background(), 30*time.Second, "probe datagrams", func(context.Context) (bool, error) {
+	err := poll.Until(context.Background(), 30*time.Second, 10*time.Millisecond, "probe datagrams", func(context.Context) (bool, error) {
 		return p.Received() >= n, nil
 	})
 	if err != nil {

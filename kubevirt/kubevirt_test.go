@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -94,9 +96,9 @@ func TestVMsOnLocalnet(t *testing.T) {
 		if err := m.SetGuestIP(ctx, "vms", "vm2", 0, "10.20.1.22/16", ""); err != nil {
 			t.Fatal(err)
 		}
-		out, err := tb.Exec(ctx, g2, "ip", "-4", "-o", "addr", "show", "dev", "eth0")
-		if err != nil || !strings.Contains(out, "10.20.1.22/16") || strings.Contains(out, "10.20.1.2/") {
-			t.Fatalf("guest addresses after change: %q %v", out, err)
+		got, err := guestAddrs(g2, "eth0")
+		if want := []netip.Prefix{netip.MustParsePrefix("10.20.1.22/16")}; err != nil || !slices.Equal(got, want) {
+			t.Fatalf("guest addresses after change: %v (%v), want %v", got, err, want)
 		}
 		e2new := endpoint{g2, "10.20.1.22"}
 		reachEventually(t, e2new, eb)
@@ -225,7 +227,7 @@ func checkMarking(t *testing.T, tb *localnet.Testbed, marked, unmarked, dst endp
 func seenTo(t *testing.T, w *localnet.DSCPWatch, src, dst netip.Addr, n int) []localnet.Seen {
 	t.Helper()
 	var got []localnet.Seen
-	err := localnet.Poll(context.Background(), 10*time.Second, "captured packets", func(context.Context) (bool, error) {
+	err := poll.Until(context.Background(), 10*time.Second, 10*time.Millisecond, "captured packets", func(context.Context) (bool, error) {
 		got = got[:0]
 		for _, s := range w.Seen(src) {
 			if s.Dst == dst {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -313,7 +312,7 @@ func (m *Manager) setGuestIP(ctx context.Context, in *instance, i int, ipv4, ipv
 		return fmt.Errorf("VM %s/%s: interfaces[%d].%w", namespace, name, i, err)
 	}
 	ns := m.tb.GuestNetns(m.guest(in.vm))
-	if _, err := m.tb.Exec(ctx, ns, "ip", "addr", "flush", "dev", in.atts[i].NIC, "scope", "global"); err != nil {
+	if err := flushGuestAddrs(ns, in.atts[i].NIC); err != nil {
 		return fmt.Errorf("VM %s/%s: %w", namespace, name, err)
 	}
 	in.atts[i].Interface = next
@@ -333,24 +332,21 @@ func (m *Manager) configureGuestIPs(ctx context.Context, in *instance) error {
 func (m *Manager) configureNIC(ctx context.Context, in *instance, i int) error {
 	a := in.atts[i]
 	ns := m.tb.GuestNetns(m.guest(in.vm))
+	var static []string
 	for _, c := range []string{a.IPv4, a.IPv6} {
-		if c == "" {
-			continue
+		if c != "" {
+			static = append(static, c)
 		}
-		argv := []string{"ip", "addr", "add", c, "dev", a.NIC}
-		if strings.Contains(c, ":") {
-			argv = append(argv, "nodad")
-		}
-		if _, err := m.tb.Exec(ctx, ns, argv...); err != nil {
-			return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
-		}
+	}
+	if err := addGuestAddrs(ns, a.NIC, static...); err != nil {
+		return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
 	}
 	if a.DHCP {
 		lease, err := DHCPRequest(ctx, ns, a.NIC, a.MAC, 10*time.Second)
 		if err != nil {
 			return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
 		}
-		if _, err := m.tb.Exec(ctx, ns, "ip", "addr", "add", lease.String(), "dev", a.NIC); err != nil {
+		if err := addGuestAddrs(ns, a.NIC, lease.String()); err != nil {
 			return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
 		}
 		in.atts[i].IPv4Lease = lease.String()

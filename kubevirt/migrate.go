@@ -3,11 +3,13 @@ package kubevirt
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -324,6 +326,10 @@ func (m *Manager) sbQuery(ctx context.Context, args ...string) (sbTable, error) 
 
 // binding returns the chassis names an LSP is bound to: main and
 // additional.
+// errNoBinding is wrapped by binding's error when the LSP has no single
+// Port_Binding row (yet).
+var errNoBinding = errors.New("not exactly one binding")
+
 func (m *Manager) binding(ctx context.Context, lsp string) (main string, additional []string, err error) {
 	ch, err := m.sbQuery(ctx, "--columns=_uuid,name", "list", "Chassis")
 	if err != nil {
@@ -341,7 +347,7 @@ func (m *Manager) binding(ctx context.Context, lsp string) (main string, additio
 		return "", nil, err
 	}
 	if len(pb.Data) != 1 {
-		return "", nil, fmt.Errorf("Port_Binding %s: %d rows", lsp, len(pb.Data))
+		return "", nil, fmt.Errorf("Port_Binding %s: %d rows: %w", lsp, len(pb.Data), errNoBinding)
 	}
 	if u := uuids(pb.Data[0][0]); len(u) == 1 {
 		main = names[u[0]]
@@ -354,16 +360,22 @@ func (m *Manager) binding(ctx context.Context, lsp string) (main string, additio
 
 // waitAdditionalChassis waits until the LSP is also bound on target.
 func (m *Manager) waitAdditionalChassis(ctx context.Context, lsp, target string) error {
-	return localnet.Poll(ctx, 30*time.Second, "Port_Binding "+lsp+" additional chassis "+target, func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" additional chassis "+target, func(ctx context.Context) (bool, error) {
 		_, add, err := m.binding(ctx, lsp)
+		if errors.Is(err, errNoBinding) {
+			return false, poll.Retry("%v", err)
+		}
 		return slices.Contains(add, target), err
 	})
 }
 
 // waitMainChassis waits until the LSP is bound on target alone.
 func (m *Manager) waitMainChassis(ctx context.Context, lsp, target string) error {
-	return localnet.Poll(ctx, 30*time.Second, "Port_Binding "+lsp+" on "+target+" alone", func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" on "+target+" alone", func(ctx context.Context) (bool, error) {
 		main, add, err := m.binding(ctx, lsp)
+		if errors.Is(err, errNoBinding) {
+			return false, poll.Retry("%v", err)
+		}
 		return main == target && len(add) == 0, err
 	})
 }

@@ -3,8 +3,8 @@ package reports
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
+	"github.com/nqos/nqos/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,9 +63,7 @@ func waitForFile(ctx context.Context, path string) error {
 
 func needChromium(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); errors.Is(err, os.ErrNotExist) {
-		t.Skip("headless report test needs Debian chromium at " + chromiumPath)
-	}
+	testenv.Files(t, chromiumPath)
 }
 
 // TestReportInHeadlessChromium renders the recorded run, loads it in

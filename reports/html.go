@@ -3,6 +3,7 @@ package reports
 import (
 	_ "embed"
 	"fmt"
+	"github.com/nqos/nqos/harness/results"
 	"html/template"
 	"io"
 	"strings"
@@ -31,7 +32,7 @@ func funcs() template.FuncMap {
 			}
 			return scenarios.FormatBitrate(bps)
 		},
-		"flowsPassed": func(s Scenario) string {
+		"flowsPassed": func(s results.Scenario) string {
 			n := 0
 			for _, f := range s.Flows {
 				if f.Pass() {
@@ -44,7 +45,7 @@ func funcs() template.FuncMap {
 }
 
 // WriteHTML renders the run as one self-contained HTML page.
-func WriteHTML(w io.Writer, run *Run) error {
+func WriteHTML(w io.Writer, run *results.Run) error {
 	t, err := template.New("report").Funcs(funcs()).Parse(reportTemplate)
 	if err != nil {
 		return fmt.Errorf("parse report template: %w", err)

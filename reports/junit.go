@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"github.com/nqos/nqos/harness/results"
 	"io"
 	"strings"
 )
@@ -47,7 +48,7 @@ type junitMessage struct {
 
 // WriteJUnit writes the run as JUnit XML: one suite per scenario, one
 // test case for the scenario's steps and one per measured flow.
-func WriteJUnit(w io.Writer, run *Run) error {
+func WriteJUnit(w io.Writer, run *results.Run) error {
 	out := junitSuites{Name: "nqos-localnet " + run.ID, Time: secs(run.Finished.Sub(run.Started).Seconds())}
 	for _, s := range run.Scenarios {
 		suite := scenarioSuite(s)
@@ -69,16 +70,16 @@ func WriteJUnit(w io.Writer, run *Run) error {
 	return err
 }
 
-func scenarioSuite(s Scenario) junitSuite {
+func scenarioSuite(s results.Scenario) junitSuite {
 	suite := junitSuite{Name: s.ID(), Time: secs(s.Duration().Seconds()), Timestamp: s.Started.UTC().Format("2006-01-02T15:04:05")}
 	steps := junitCase{Name: "steps", Classname: s.ID(), Time: secs(s.Duration().Seconds())}
 	msg := junitMessage{Message: s.Error, Body: stepLog(s)}
 	switch s.Status {
-	case Fail:
+	case results.Fail:
 		steps.Failure = &msg
-	case Error:
+	case results.Error:
 		steps.Error = &msg
-	case Skipped:
+	case results.Skipped:
 		steps.Skipped = &junitMessage{Message: s.SkipReason}
 	default:
 		steps.SystemOut = msg.Body
@@ -111,7 +112,7 @@ func scenarioSuite(s Scenario) junitSuite {
 	return suite
 }
 
-func stepLog(s Scenario) string {
+func stepLog(s results.Scenario) string {
 	var b strings.Builder
 	for _, st := range s.Steps {
 		fmt.Fprintf(&b, "step %d (line %d) %s %s: %s %s", st.Index+1, st.Line, st.Kind, st.Summary, st.Status, st.Duration().Round(1e6))
@@ -126,7 +127,7 @@ func stepLog(s Scenario) string {
 func secs(s float64) string { return fmt.Sprintf("%.3f", s) }
 
 // WriteJSON writes the run as indented JSON, the results file for tooling.
-func WriteJSON(w io.Writer, run *Run) error {
+func WriteJSON(w io.Writer, run *results.Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(run); err != nil {
@@ -136,8 +137,8 @@ func WriteJSON(w io.Writer, run *Run) error {
 }
 
 // ReadJSON reads a run written by WriteJSON.
-func ReadJSON(r io.Reader) (*Run, error) {
-	var run Run
+func ReadJSON(r io.Reader) (*results.Run, error) {
+	var run results.Run
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&run); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"github.com/nqos/nqos/harness/results"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,7 +14,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func fixture(t *testing.T) *Run {
+func fixture(t *testing.T) *results.Run {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "run.json"))
 	if err != nil {
@@ -48,10 +49,10 @@ func TestRenderGolden(t *testing.T) {
 	run := fixture(t)
 	for _, tc := range []struct {
 		name  string
-		write func(*bytes.Buffer, *Run) error
+		write func(*bytes.Buffer, *results.Run) error
 	}{
-		{"report.golden.html", func(b *bytes.Buffer, r *Run) error { return WriteHTML(b, r) }},
-		{"junit.golden.xml", func(b *bytes.Buffer, r *Run) error { return WriteJUnit(b, r) }},
+		{"report.golden.html", func(b *bytes.Buffer, r *results.Run) error { return WriteHTML(b, r) }},
+		{"junit.golden.xml", func(b *bytes.Buffer, r *results.Run) error { return WriteJUnit(b, r) }},
 	} {
 		var a, b bytes.Buffer
 		if err := tc.write(&a, run); err != nil {
@@ -128,7 +129,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Error("JSON does not round-trip")
 	}
-	if run.Summary() != (Counts{Total: 3, Passed: 1, Failed: 1, Skipped: 1}) || run.OK() {
+	if run.Summary() != (results.Counts{Total: 3, Passed: 1, Failed: 1, Skipped: 1}) || run.OK() {
 		t.Errorf("summary %+v ok %v", run.Summary(), run.OK())
 	}
 }

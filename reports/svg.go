@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"github.com/nqos/nqos/harness/results"
 	"html"
 	"html/template"
 	"math"
@@ -32,7 +33,7 @@ func (b *svgBuf) text(x, y float64, anchor, class, s string) {
 
 // DSCPChart draws the flow's DSCP histogram as bars, the expected DSCP
 // (when one was expected) highlighted.
-func DSCPChart(f Flow) template.HTML {
+func DSCPChart(f results.Flow) template.HTML {
 	var b svgBuf
 	b.open("dscp", "DSCP histogram of "+f.Name+"/"+f.Family)
 	var peak uint64
@@ -63,7 +64,7 @@ func DSCPChart(f Flow) template.HTML {
 }
 
 // expectedDSCP reports whether the flow expected this DSCP value.
-func expectedDSCP(f Flow, dscp int) bool {
+func expectedDSCP(f results.Flow, dscp int) bool {
 	if f.WantDSCP != nil {
 		return *f.WantDSCP == dscp
 	}
@@ -73,7 +74,7 @@ func expectedDSCP(f Flow, dscp int) bool {
 // RateChart draws the flow's rate over time against the offered rate, the
 // policer's configured rate and the token-bucket bound over one window,
 // rate + burst/T (from bits <= rate·T + burst).
-func RateChart(f Flow) template.HTML {
+func RateChart(f results.Flow) template.HTML {
 	var b svgBuf
 	b.open("rate", "Rate over time of "+f.Name+"/"+f.Family)
 	plotW, plotH := float64(chartW-padL-padR), float64(chartH-padT-padB)

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"github.com/nqos/nqos/harness/results"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,13 +20,13 @@ const (
 // Write renders the run into dir (report.html, results.json, junit.xml)
 // and returns the HTML report's path. Files are written whole or not at
 // all (temporary file and rename).
-func Write(dir string, run *Run) (string, error) {
+func Write(dir string, run *results.Run) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("report dir %s: %w", dir, err)
 	}
 	for _, out := range []struct {
 		name  string
-		write func(io.Writer, *Run) error
+		write func(io.Writer, *results.Run) error
 	}{{JSONFile, WriteJSON}, {JUnitFile, WriteJUnit}, {HTMLFile, WriteHTML}} {
 		var buf bytes.Buffer
 		if err := out.write(&buf, run); err != nil {

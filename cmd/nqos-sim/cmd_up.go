@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -165,13 +166,16 @@ func runExec(ctx context.Context, args []string) error {
 	if len(rest) < 3 || rest[1] != "--" {
 		return errors.New("usage: nqos-sim exec [--run-id ID] VM -- CMD [ARGS...]")
 	}
-	netns, err := guestNetns(ctx, runID, rest[0])
+	ns, err := guestNetns(ctx, runID, rest[0])
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", netns}, rest[2:]...)...)
+	cmd := exec.CommandContext(ctx, rest[2], rest[3:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	return cmd.Run()
+	if err := netns.Named(ns).Start(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
 }
 
 // guestNetns finds the namespace of a VM of run runID.

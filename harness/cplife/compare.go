@@ -3,6 +3,7 @@ package cplife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/internal/poll"
 	"slices"
 	"time"
 
@@ -167,7 +168,7 @@ type ConvergeResult struct {
 func WaitConverged(ctx context.Context, c *Cluster, nb RowSource, timeout time.Duration) (ConvergeResult, error) {
 	start := time.Now()
 	var res ConvergeResult
-	err := pollEvery(ctx, timeout, 100*time.Millisecond, "NB rows equal to the compiler's", func() (bool, error) {
+	err := poll.Until(ctx, timeout, 100*time.Millisecond, "NB rows equal to the compiler's", func(context.Context) (bool, error) {
 		in, err := c.Input(ctx)
 		if err != nil {
 			return false, err

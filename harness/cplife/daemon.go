@@ -3,6 +3,7 @@ package cplife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
 
@@ -57,11 +58,11 @@ type DaemonRestartResult struct {
 	Recovered time.Duration `json:"recoveredNs"`
 	// Marks covers the restart to the end of the steady window: its Gap
 	// (longest time without a marked packet) is the measured outage.
-	Marks MarkStats `json:"marks"`
+	Marks marks.Count `json:"marks"`
 	// Baseline is the same analysis of the window before the restart.
-	Baseline MarkStats `json:"baseline"`
+	Baseline marks.Count `json:"baseline"`
 	// After is the steady window after recovery.
-	After MarkStats `json:"after"`
+	After marks.Count `json:"after"`
 	// PolicedBefore and PolicedAfter are the policed flow's delivered
 	// rates (bit/s at the uplink) before the restart and after recovery.
 	PolicedBefore float64 `json:"policedBeforeBps,omitempty"`
@@ -111,8 +112,8 @@ func RestartDaemonUnderTraffic(ctx context.Context, tb DaemonRestarter, spec Dae
 		if p.Since.After(from) {
 			from = p.Since
 		}
-		res.PolicedBefore = DeliveredBitsPerSecond(seen, p.Dst, p.DSCP, p.FrameBits, from, res.RestartAt)
-		res.PolicedAfter = DeliveredBitsPerSecond(seen, p.Dst, p.DSCP, p.FrameBits, afterFrom, end)
+		res.PolicedBefore = marks.BitsPerSecond(seen, p.Dst, p.DSCP, p.FrameBits, from, res.RestartAt)
+		res.PolicedAfter = marks.BitsPerSecond(seen, p.Dst, p.DSCP, p.FrameBits, afterFrom, end)
 	}
 	return res, nil
 }

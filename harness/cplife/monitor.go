@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"slices"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/nqos/nqos/internal/ovsdbmon"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // Row change operations of a Transaction.
@@ -42,24 +43,18 @@ type Transaction struct {
 	Changes []RowChange `json:"changes"`
 }
 
-// NBMonitor is an independent raw OVSDB JSON-RPC monitor on the
-// Northbound's QoS, Port_Group and Address_Set tables (it shares no code
-// with the controller's libovsdb client) that records every committed
-// transaction with its arrival time.
+// NBMonitor records every committed transaction on the Northbound's QoS,
+// Port_Group and Address_Set tables with its arrival time, on the raw
+// OVSDB monitor of package internal/ovsdbmon (independent of the
+// controller's libovsdb client).
 type NBMonitor struct {
-	conn net.Conn
-	done chan struct{}
-	mu   sync.Mutex
-	txs  []Transaction
-	// Initial holds the rows present when the monitor started.
+	mon *ovsdbmon.Monitor
+
+	mu      sync.Mutex
+	txs     []Transaction
 	initial []RowChange
 	err     error
 	hooks   []countHook
-	// wmu serialises writes (echo replies and Sync requests).
-	wmu     sync.Mutex
-	enc     *json.Encoder
-	syncs   map[string]chan struct{}
-	syncSeq int
 }
 
 // countHook runs fn once the monitor has recorded n transactions.
@@ -70,109 +65,37 @@ type countHook struct {
 
 // monitoredTables are the tables the monitor watches (every column, so
 // any committed change to them is one recorded transaction).
-var monitoredTables = []string{"QoS", "Port_Group", "Address_Set"}
-
-// rpcMessage is a JSON-RPC message of the OVSDB protocol.
-type rpcMessage struct {
-	Method string            `json:"method,omitempty"`
-	Params []json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage   `json:"result,omitempty"`
-	Error  json.RawMessage   `json:"error,omitempty"`
-	ID     any               `json:"id"`
+func monitoredTables() ovsdbmon.Columns {
+	return ovsdbmon.Columns{"QoS": nil, "Port_Group": nil, "Address_Set": nil}
 }
-
-// rowImage is one row's change in a table update.
-type rowImage struct {
-	Old map[string]json.RawMessage `json:"old"`
-	New map[string]json.RawMessage `json:"new"`
-}
-
-type tableUpdates map[string]map[string]rowImage
 
 // StartNBMonitor connects to addr ("unix:/path" or "tcp:host:port") and
 // returns once the initial contents arrived, so every transaction
 // committed afterwards is recorded.
 func StartNBMonitor(ctx context.Context, addr string) (*NBMonitor, error) {
-	network, path, ok := strings.Cut(addr, ":")
-	if !ok || (network != "unix" && network != "tcp") {
-		return nil, fmt.Errorf("NB monitor: address %q: want unix:<path> or tcp:<host>:<port>", addr)
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, network, path)
+	m := &NBMonitor{}
+	mon, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Database: "OVN_Northbound", Tables: monitoredTables(), Handle: m.record})
 	if err != nil {
 		return nil, fmt.Errorf("NB monitor %s: %w", addr, err)
 	}
-	reqs := map[string]any{}
-	for _, table := range monitoredTables {
-		reqs[table] = map[string]any{}
-	}
-	req := map[string]any{"method": "monitor", "id": "cplife", "params": []any{"OVN_Northbound", nil, reqs}}
-	m := &NBMonitor{conn: conn, done: make(chan struct{}), enc: json.NewEncoder(conn), syncs: map[string]chan struct{}{}}
-	if err := m.enc.Encode(req); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("NB monitor %s: request: %w", addr, err)
-	}
-	ready := make(chan error, 1)
-	go m.read(ready)
-	select {
-	case err := <-ready:
-		if err != nil {
-			m.Close()
-			return nil, fmt.Errorf("NB monitor %s: %w", addr, err)
-		}
-		return m, nil
-	case <-ctx.Done():
-		m.Close()
-		return nil, fmt.Errorf("NB monitor %s: %w", addr, ctx.Err())
-	}
+	m.mon = mon
+	return m, nil
 }
 
-func (m *NBMonitor) read(ready chan<- error) {
-	defer close(m.done)
-	dec := json.NewDecoder(m.conn)
-	started := false
-	for {
-		var msg rpcMessage
-		if err := dec.Decode(&msg); err != nil {
-			m.mu.Lock()
-			m.err = err
-			m.mu.Unlock()
-			if !started {
-				ready <- err
-			}
-			return
-		}
-		at := time.Now()
-		switch {
-		case msg.Method == "echo":
-			m.write(map[string]any{"id": msg.ID, "result": msg.Params, "error": nil})
-		case msg.Method == "" && started:
-			m.synced(msg.ID)
-		case msg.Method == "update" && len(msg.Params) == 2:
-			m.record(msg.Params[1], at)
-		case msg.Method == "" && !started:
-			started = true
-			if len(msg.Error) > 0 && string(msg.Error) != "null" {
-				ready <- fmt.Errorf("monitor refused: %s", msg.Error)
-				return
-			}
-			changes, err := decodeChanges(msg.Result)
-			m.mu.Lock()
-			m.initial = changes
-			m.mu.Unlock()
-			ready <- err
-		}
-	}
-}
-
-func (m *NBMonitor) record(raw json.RawMessage, at time.Time) {
-	changes, err := decodeChanges(raw)
+// record keeps one notification (Seq 0: the initial contents) and runs
+// the hooks it satisfies.
+func (m *NBMonitor) record(n ovsdbmon.Notification) {
+	changes, err := decodeChanges(n.Update)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err != nil && m.err == nil {
 		m.err = err
 	}
-	m.txs = append(m.txs, Transaction{Seq: len(m.txs) + 1, At: at, Changes: changes})
+	if n.Seq == 0 {
+		m.initial = changes
+		return
+	}
+	m.txs = append(m.txs, Transaction{Seq: len(m.txs) + 1, At: n.At, Changes: changes})
 	m.hooks = slices.DeleteFunc(m.hooks, func(h countHook) bool {
 		if h.n <= len(m.txs) {
 			h.fn()
@@ -196,111 +119,84 @@ func (m *NBMonitor) OnCount(n int, fn func()) {
 	m.hooks = append(m.hooks, countHook{n: n, fn: fn})
 }
 
-// decodeChanges turns a table-updates object into sorted row changes.
-func decodeChanges(raw json.RawMessage) ([]RowChange, error) {
-	var tu tableUpdates
-	if err := json.Unmarshal(raw, &tu); err != nil {
-		return nil, fmt.Errorf("decode table updates: %w", err)
-	}
+// decodeChanges turns an update into sorted row changes.
+func decodeChanges(u ovsdbmon.Update) ([]RowChange, error) {
 	var out []RowChange
-	for table, rows := range tu {
-		for uuid, img := range rows {
-			out = append(out, rowChange(table, uuid, img))
+	for table, rows := range u {
+		for uuid, ru := range rows {
+			c, err := rowChange(table, uuid, ru)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
 		}
 	}
 	sortChanges(out)
 	return out, nil
 }
 
-func rowChange(table, uuid string, img rowImage) RowChange {
+func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (RowChange, error) {
 	c := RowChange{Table: table, UUID: uuid}
+	img := ru.New
 	switch {
-	case img.New == nil:
-		c.Op = OpDelete
-		c.Name, c.Match = stringCol(img.Old, "name"), stringCol(img.Old, "match")
-		return c
-	case img.Old == nil:
+	case ru.New == nil:
+		c.Op, img = OpDelete, ru.Old
+	case ru.Old == nil:
 		c.Op = OpInsert
 	default:
 		c.Op = OpModify
-		c.OldMatch = stringCol(img.Old, "match")
+		old, err := optString(ru.Old, "match")
+		if err != nil {
+			return c, fmt.Errorf("%s %s: %w", table, uuid, err)
+		}
+		c.OldMatch = old
 	}
-	c.Name, c.Match = stringCol(img.New, "name"), stringCol(img.New, "match")
-	if table == "Port_Group" {
-		c.Ports = setSize(img.New["ports"])
+	var err error
+	if c.Name, err = optString(img, "name"); err == nil {
+		c.Match, err = optString(img, "match")
 	}
-	return c
+	if err == nil && table == "Port_Group" && c.Op != OpDelete {
+		c.Ports, err = setSize(img["ports"])
+	}
+	if err != nil {
+		return c, fmt.Errorf("%s %s: %w", table, uuid, err)
+	}
+	return c, nil
 }
 
-// setSize counts the members of an OVSDB set column: ["set", [...]] or
-// a single atom (one member); absent or malformed is 0.
-func setSize(raw json.RawMessage) int {
-	var set []json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &set) != nil || len(set) != 2 {
-		return 0
+// optString decodes a string column that may be absent from the image.
+func optString(row ovsdbmon.Row, col string) (string, error) {
+	raw, ok := row[col]
+	if !ok {
+		return "", nil
 	}
-	var tag string
-	if json.Unmarshal(set[0], &tag) != nil {
-		return 0
+	s, err := ovsdbmon.String(raw)
+	if err != nil {
+		return "", fmt.Errorf("column %s: %w", col, err)
 	}
-	if tag != "set" {
-		return 1 // ["uuid", "..."]
-	}
-	var members []json.RawMessage
-	if json.Unmarshal(set[1], &members) != nil {
-		return 0
-	}
-	return len(members)
+	return s, nil
 }
 
-// stringCol decodes a string column of a row image ("" when absent).
-func stringCol(row map[string]json.RawMessage, col string) string {
-	var s string
-	if raw, ok := row[col]; ok {
-		_ = json.Unmarshal(raw, &s)
+// setSize counts the members of an OVSDB set column (absent: empty).
+func setSize(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 {
+		return 0, nil
 	}
-	return s
-}
-
-func (m *NBMonitor) write(v any) error {
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
-	return m.enc.Encode(v)
-}
-
-// synced releases the Sync waiting for the reply id.
-func (m *NBMonitor) synced(id any) {
-	key, _ := id.(string)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if ch, ok := m.syncs[key]; ok {
-		close(ch)
-		delete(m.syncs, key)
+	set, err := ovsdbmon.Set(raw)
+	if err != nil {
+		return 0, fmt.Errorf("column ports: %w", err)
 	}
+	return len(set), nil
 }
 
-// Sync makes a round trip to the server (an echo on the monitor's
-// connection): every transaction the server committed before it handled
-// the echo has been recorded when Sync returns, because ovsdb-server
-// queues a monitor's updates on its connection ahead of later replies.
+// Sync makes an echo round trip on the monitor's connection: every
+// transaction the server committed before it handled the echo has been
+// recorded when Sync returns.
 func (m *NBMonitor) Sync(ctx context.Context) error {
-	m.mu.Lock()
-	m.syncSeq++
-	id := fmt.Sprintf("cplife-sync-%d", m.syncSeq)
-	ch := make(chan struct{})
-	m.syncs[id] = ch
-	m.mu.Unlock()
-	if err := m.write(map[string]any{"method": "echo", "params": []any{id}, "id": id}); err != nil {
+	if err := m.mon.Sync(ctx); err != nil {
 		return fmt.Errorf("NB monitor sync: %w", err)
 	}
-	select {
-	case <-ch:
-		return nil
-	case <-m.done:
-		return fmt.Errorf("NB monitor sync: connection closed: %w", m.Err())
-	case <-ctx.Done():
-		return fmt.Errorf("NB monitor sync: %w", ctx.Err())
-	}
+	return nil
 }
 
 // Count is how many transactions the monitor has recorded.
@@ -327,18 +223,23 @@ func (m *NBMonitor) Transactions(after int) []Transaction {
 	return append([]Transaction(nil), m.txs[max(after, 0):]...)
 }
 
-// Err is the error that ended or disturbed the monitor, if any.
+// Err is the error that ended or disturbed the monitor, if any: a
+// notification it could not decode or the connection's end.
 func (m *NBMonitor) Err() error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.err
+	err := m.err
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return m.mon.Err()
 }
 
 // WaitCount waits until the monitor recorded at least n transactions.
 func (m *NBMonitor) WaitCount(ctx context.Context, n int, timeout time.Duration) error {
-	return pollEvery(ctx, timeout, time.Millisecond, fmt.Sprintf("NB transaction %d", n), func() (bool, error) {
+	return poll.Until(ctx, timeout, time.Millisecond, fmt.Sprintf("NB transaction %d", n), func(context.Context) (bool, error) {
 		select {
-		case <-m.done:
+		case <-m.mon.Done():
 			return false, fmt.Errorf("NB monitor closed after %d transactions: %w", m.Count(), m.Err())
 		default:
 		}
@@ -347,13 +248,7 @@ func (m *NBMonitor) WaitCount(ctx context.Context, n int, timeout time.Duration)
 }
 
 // Close ends the monitor connection.
-func (m *NBMonitor) Close() {
-	m.conn.Close()
-	<-m.done
-}
-
-// countLocked is Count for hooks, which run with the lock held.
-func (m *NBMonitor) countLocked() int { return len(m.txs) }
+func (m *NBMonitor) Close() { _ = m.mon.Close() }
 
 // ChangeCounts counts row changes per "<table> <op>" (e.g. "QoS insert").
 type ChangeCounts map[string]int
@@ -368,3 +263,6 @@ func CountChanges(txs []Transaction) ChangeCounts {
 	}
 	return out
 }
+
+// countLocked is Count for hooks, which run with the lock held.
+func (m *NBMonitor) countLocked() int { return len(m.txs) }

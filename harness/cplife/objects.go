@@ -3,6 +3,7 @@ package cplife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/internal/poll"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,7 +100,7 @@ func (c *Cluster) DeleteNetworkQoS(ctx context.Context, namespace, name string) 
 	if err := ri.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete NetworkQoS %s/%s: %w", namespace, name, err)
 	}
-	return pollEvery(ctx, 30*time.Second, 20*time.Millisecond, "NetworkQoS "+namespace+"/"+name+" deleted", func() (bool, error) {
+	return poll.Until(ctx, 30*time.Second, 20*time.Millisecond, "NetworkQoS "+namespace+"/"+name+" deleted", func(context.Context) (bool, error) {
 		_, err := ri.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return true, nil

@@ -40,10 +40,13 @@ func TestNBMonitorPortGroupPorts(t *testing.T) {
 
 func TestSetSize(t *testing.T) {
 	for raw, want := range map[string]int{
-		`["set", []]`: 0, `["uuid", "a"]`: 1, `["set", [["uuid", "a"], ["uuid", "b"]]]`: 2, ``: 0, `"x"`: 0, `[1, 2]`: 0,
+		`["set", []]`: 0, `["uuid", "a"]`: 1, `["set", [["uuid", "a"], ["uuid", "b"]]]`: 2, ``: 0, `"x"`: 1,
 	} {
-		if got := setSize(json.RawMessage(raw)); got != want {
-			t.Errorf("setSize(%s) = %d, want %d", raw, got, want)
+		if got, err := setSize(json.RawMessage(raw)); err != nil || got != want {
+			t.Errorf("setSize(%s) = %d, %v, want %d", raw, got, err, want)
 		}
+	}
+	if n, err := setSize(json.RawMessage(`["set", 3]`)); err == nil {
+		t.Errorf("setSize of a malformed set = %d, want an error", n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/internal/poll"
 	"io"
 	"os"
 	"os/exec"
@@ -17,9 +18,10 @@ import (
 	"time"
 )
 
-// syncedMessage is the log message the controller prints once its
-// startup garbage collection and legacy migration are done.
-const syncedMessage = "controller synced"
+// syncedMessage is the log message the controller (internal/controller)
+// prints once its startup garbage collection and legacy migration
+// succeeded and it is ready.
+const syncedMessage = "controller ready"
 
 // BuildController builds `nqos-sim` into dir with `go build` (run from
 // the module the caller is in) with the given build tags (e.g. a seeded
@@ -144,7 +146,7 @@ func (c *Controller) Running() bool {
 
 // WaitSynced waits until the controller logged that it is synced.
 func (c *Controller) WaitSynced(ctx context.Context, timeout time.Duration) error {
-	return pollEvery(ctx, timeout, 5*time.Millisecond, fmt.Sprintf("controller pid %d synced", c.Pid()), func() (bool, error) {
+	return poll.Until(ctx, timeout, 5*time.Millisecond, fmt.Sprintf("controller pid %d synced", c.Pid()), func(context.Context) (bool, error) {
 		if !c.SyncedAt().IsZero() {
 			return true, nil
 		}

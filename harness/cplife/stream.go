@@ -3,6 +3,8 @@ package cplife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/internal/poll"
 	"net/netip"
 	"time"
 
@@ -43,7 +45,7 @@ type StreamResult struct {
 	// LongestReceiveGap is the receiver's longest time between datagrams.
 	LongestReceiveGap time.Duration `json:"longestReceiveGapNs"`
 	// Marks is the uplink view from the first marked packet to the end.
-	Marks MarkStats `json:"marks"`
+	Marks marks.Count `json:"marks"`
 }
 
 // StartStream starts watching the uplink, then sending.
@@ -70,17 +72,17 @@ func (s *Stream) Spec() StreamSpec { return s.spec }
 func (s *Stream) Seen() []localnet.Seen { return s.watch.Seen(s.spec.Src.Addr()) }
 
 // Marks analyses the stream's packets in [from, to).
-func (s *Stream) Marks(from, to time.Time) MarkStats {
-	return AnalyzeMarks(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, from, to)
+func (s *Stream) Marks(from, to time.Time) marks.Count {
+	return marks.Tally(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, from, to)
 }
 
 // FirstMarked waits until a marked packet at or after t was seen and
 // returns its time.
 func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Duration) (time.Time, error) {
 	var at time.Time
-	err := pollEvery(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func() (bool, error) {
-		var ok bool
-		at, ok = firstMarked(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, t)
+	err := poll.Until(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func(context.Context) (bool, error) {
+		p, ok := marks.First(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, t)
+		at = p.At
 		return ok, nil
 	})
 	return at, err
@@ -91,7 +93,7 @@ func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Dura
 func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout time.Duration) (time.Time, error) {
 	var runStart time.Time
 	what := fmt.Sprintf("stream %s: %d consecutive packets with DSCP %d", s.spec.Name, n, s.spec.DSCP)
-	err := pollEvery(ctx, timeout, 50*time.Millisecond, what, func() (bool, error) {
+	err := poll.Until(ctx, timeout, 50*time.Millisecond, what, func(context.Context) (bool, error) {
 		run := 0
 		for _, p := range s.Seen() {
 			if p.Dst != s.spec.Dst.Addr() || p.At.Before(t) {
@@ -118,12 +120,12 @@ func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout 
 func (s *Stream) Stop() StreamResult {
 	end := time.Now()
 	pr := s.probe.Stop()
-	first, ok := firstMarked(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, s.start)
-	if !ok {
-		first = s.start
+	first := s.start
+	if p, ok := marks.First(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, s.start); ok {
+		first = p.At
 	}
-	marks := s.Marks(first, end)
+	m := s.Marks(first, end)
 	s.watch.Close()
 	return StreamResult{Name: s.spec.Name, Sent: pr.Sent, Received: pr.Received, Lost: pr.Lost,
-		LongestReceiveGap: pr.LongestGap, Marks: marks}
+		LongestReceiveGap: pr.LongestGap, Marks: m}
 }

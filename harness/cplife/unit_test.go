@@ -1,71 +1,17 @@
 package cplife
 
 import (
-	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-
-func TestAnalyzeMarks(t *testing.T) {
-	dst, other := netip.MustParseAddr("10.20.0.10"), netip.MustParseAddr("10.20.0.20")
-	pkt := func(at, dscp int, d netip.Addr) localnet.Seen { return localnet.Seen{At: ms(at), Dst: d, DSCP: dscp} }
-	tests := []struct {
-		name string
-		seen []localnet.Seen
-		want MarkStats
-	}{
-		{"all marked", []localnet.Seen{pkt(0, 46, dst), pkt(10, 46, dst), pkt(20, 46, dst)},
-			MarkStats{Packets: 3, Marked: 3, Gap: 80 * time.Millisecond, GapStart: ms(20), GapEnd: ms(100)}},
-		{"unmarked run is a gap", []localnet.Seen{pkt(0, 46, dst), pkt(10, 0, dst), pkt(20, 0, dst), pkt(90, 46, dst), pkt(95, 46, dst)},
-			MarkStats{Packets: 5, Marked: 3, Unmarked: 2, FirstUnmarked: ms(10), LastUnmarked: ms(20), Gap: 90 * time.Millisecond, GapStart: ms(0), GapEnd: ms(90)}},
-		{"loss is a gap, other flows and the window ignored", []localnet.Seen{pkt(-5, 0, dst), pkt(5, 46, dst), pkt(6, 0, other), pkt(70, 46, dst), pkt(99, 46, dst), pkt(100, 0, dst)},
-			MarkStats{Packets: 3, Marked: 3, Gap: 65 * time.Millisecond, GapStart: ms(5), GapEnd: ms(70)}},
-		{"nothing marked", []localnet.Seen{pkt(50, 10, dst)},
-			MarkStats{Packets: 1, Unmarked: 1, FirstUnmarked: ms(50), LastUnmarked: ms(50), Gap: 100 * time.Millisecond, GapStart: ms(0), GapEnd: ms(100)}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.want.From, tc.want.To = ms(0), ms(100)
-			if got := AnalyzeMarks(tc.seen, dst, 46, ms(0), ms(100)); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got  %+v\nwant %+v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestFirstMarked(t *testing.T) {
-	dst, other := netip.MustParseAddr("10.20.0.10"), netip.MustParseAddr("10.20.0.20")
-	seen := []localnet.Seen{{At: ms(1), Dst: dst, DSCP: 46}, {At: ms(2), Dst: other, DSCP: 46}, {At: ms(3), Dst: dst, DSCP: 0}, {At: ms(4), Dst: dst, DSCP: 46}}
-	if at, ok := firstMarked(seen, dst, 46, ms(2)); !ok || !at.Equal(ms(4)) {
-		t.Errorf("firstMarked after 2ms = %v, %v; want 4ms (other destinations and unmarked skipped)", at, ok)
-	}
-	if _, ok := firstMarked(seen, dst, 46, ms(5)); ok {
-		t.Errorf("firstMarked after the last packet found one")
-	}
-}
-
-func TestDeliveredBitsPerSecond(t *testing.T) {
-	dst := netip.MustParseAddr("10.20.0.20")
-	var seen []localnet.Seen
-	for i := range 200 { // 100 marked packets in [0,1s), plus unmarked and late ones
-		seen = append(seen, localnet.Seen{At: t0.Add(time.Duration(i) * 5 * time.Millisecond), Dst: dst, DSCP: 10 * (i % 2)})
-	}
-	if got := DeliveredBitsPerSecond(seen, dst, 10, 8000, t0, t0.Add(time.Second)); got != 100*8000 {
-		t.Errorf("got %v bit/s, want %v", got, 100*8000)
-	}
-	if got := DeliveredBitsPerSecond(seen, dst, 10, 8000, t0, t0); got != 0 {
-		t.Errorf("empty window: got %v", got)
-	}
-}
 
 func TestDiffRows(t *testing.T) {
 	row := func(dscp int) qos.QoSRow {

@@ -3,6 +3,7 @@ package localnetenv
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/verdict"
 	"os"
 	"path/filepath"
 
@@ -11,13 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/nqos/nqos/api/v1alpha1"
-	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -50,7 +49,7 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 		Peer: sp.Peer, VLAN: e.sc.Network(spoofer.Network).VLAN, Frames: scenarios.SpoofPPS, PPS: scenarios.SpoofPPS,
 		Payload: scenarios.SpoofPayload, Dir: dir,
 		// the suite's policing tolerance and default floor (1 - 0.15)
-		Judge: capture.JudgeOptions{Tolerance: tolerance(), Settle: settle, MinFraction: 1 - spoofBelow}})
+		Judge: verdict.Testbed(1 - spoofBelow)})
 	if err != nil {
 		return harness.SpoofResult{}, err
 	}
@@ -59,9 +58,7 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 		out.Flows = append(out.Flows, harness.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
 			OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps})
 	}
-	for _, v := range res.Verdicts {
-		out.Verdicts = append(out.Verdicts, reports.Verdict{Check: v.Property, Pass: v.Pass, Message: v.Message})
-	}
+	out.Verdicts = append(out.Verdicts, res.Verdicts...)
 	return out, nil
 }
 

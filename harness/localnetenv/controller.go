@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/cplife"
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -116,7 +117,7 @@ func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRest
 type restartRun struct {
 	restart   cplife.ControllerRestartResult
 	from, end time.Time
-	marks     cplife.MarkStats
+	marks     marks.Count
 	converged convergence
 	txs       []cplife.Transaction
 	stream    cplife.StreamResult
@@ -176,7 +177,7 @@ func (r *restartRun) result() harness.ControllerResult {
 	case r.burst:
 		point = "at the start of the burst"
 	}
-	ms := []reports.Measure{
+	ms := []results.Measure{
 		{Name: "kill point: burst transactions before the signal", Count: rr.TxBeforeStop, Unit: "transactions", Note: point},
 		measure("stop signal → new process started", rr.Down),
 		measure("new process started → synced", rr.Sync),
@@ -192,7 +193,7 @@ func (r *restartRun) result() harness.ControllerResult {
 	}
 	out := r.converged.result()
 	out.LifeResult = harness.LifeResult{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
-		Lost: map[string]int{"out": r.stream.Lost}, Measures: ms,
+		Lost: map[string]int{harness.Out: r.stream.Lost}, Sent: map[string]int{harness.Out: r.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
 			"changes": cplife.CountChanges(r.txs), "transactions": r.txs}}
 	out.TxWhileDown = rr.TxWhileDown
@@ -200,7 +201,7 @@ func (r *restartRun) result() harness.ControllerResult {
 }
 
 // controllerLog is the tail of the controller process's log, if any.
-func (e *Env) controllerLog() []reports.Log {
+func (e *Env) controllerLog() []results.Log {
 	if e.proc == nil {
 		return nil
 	}
@@ -211,5 +212,5 @@ func (e *Env) controllerLog() []reports.Log {
 	if len(raw) > logTail {
 		raw = raw[len(raw)-logTail:]
 	}
-	return []reports.Log{{Name: "nqos-controller.log", Text: string(raw)}}
+	return []results.Log{{Name: "nqos-controller.log", Text: string(raw)}}
 }

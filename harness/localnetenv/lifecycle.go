@@ -9,9 +9,9 @@ import (
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/cplife"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/kubevirt"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -23,12 +23,12 @@ func guestSpec(vm *scenarios.VM, p *scenarios.Probe) vmlife.GuestSpec {
 		DSCP:   p.DSCP, Traffic: vmlife.Traffic{Peer: p.Peer}}
 }
 
-func measure(name string, d time.Duration) reports.Measure {
-	return reports.Measure{Name: name, Duration: d}
+func measure(name string, d time.Duration) results.Measure {
+	return results.Measure{Name: name, Duration: d}
 }
 
-func counted(name string, n int, unit string) reports.Measure {
-	return reports.Measure{Name: name, Count: n, Unit: unit}
+func counted(name string, n int, unit string) results.Measure {
+	return results.Measure{Name: name, Count: n, Unit: unit}
 }
 
 // Migrate live-migrates the VM with package vmlife (probes both ways,
@@ -42,8 +42,9 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 	}
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{"out": res.Out.Lost, "in": res.In.Lost},
-		Measures: append([]reports.Measure{
+		Lost: map[string]int{harness.Out: res.Out.Lost, harness.In: res.In.Lost},
+		Sent: map[string]int{harness.Out: res.Out.Sent, harness.In: res.In.Sent},
+		Measures: append([]results.Measure{
 			measure("target prepared (pod, LSP, port bound)", res.Report.Prepared),
 			measure("target LSP in its port group, relative to the switch", res.TargetInGroup),
 			measure("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
@@ -61,11 +62,11 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 // lateMeasures are the figures of a VM migrated in after its NetworkQoS
 // (its target LSP created after the switch): the controller has to find
 // a port it has never seen, as for a VM that starts after its policy.
-func lateMeasures(res vmlife.MigrateResult) []reports.Measure {
+func lateMeasures(res vmlife.MigrateResult) []results.Measure {
 	if !res.Late {
 		return nil
 	}
-	return []reports.Measure{
+	return []results.Measure{
 		measure("switch → target LSP created (late)", res.TargetLSPInNB),
 		measure("switch → target LSP in its port group", res.TargetInGroup),
 		measure("target LSP created → first marked packet on the target uplink", res.LSPToMarked),
@@ -76,11 +77,11 @@ func lateMeasures(res vmlife.MigrateResult) []reports.Measure {
 // handoverMeasures are the multi-chassis figures per phase: the switch
 // (guest moved, binding settled on the target) and the handover of the
 // LSP to the target pod (renamed in place, VIF re-pointed).
-func handoverMeasures(ph *vmlife.MigratePhases, rep kubevirt.MigrationReport) []reports.Measure {
+func handoverMeasures(ph *vmlife.MigratePhases, rep kubevirt.MigrationReport) []results.Measure {
 	if ph == nil {
 		return nil
 	}
-	return []reports.Measure{
+	return []results.Measure{
 		measure("handover: LSP renamed to the target pod's port → bound there with flows", rep.Handover),
 		measure("handover: port in its port group under the new name, after the handover began", ph.NameInGroup),
 		counted("switch: probe datagrams lost guest → peer", ph.Switch.Out.Lost, "datagrams"),
@@ -100,8 +101,8 @@ func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenario
 	}
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{"out": res.Out.Lost},
-		Measures: []reports.Measure{
+		Lost: map[string]int{harness.Out: res.Out.Lost}, Sent: map[string]int{harness.Out: res.Out.Sent},
+		Measures: []results.Measure{
 			measure("launcher restart (new LSP up)", res.Restart),
 			measure("new LSP in its port group", res.NewInGroup),
 			measure("old LSP out of its port group", res.OldOutOfGroup),
@@ -123,8 +124,8 @@ func (e *Env) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p 
 	lost := res.OutBefore.Lost + res.OutAfter.Lost
 	return harness.LifeResult{
 		Packets: res.Before.Packets + res.After.Packets, Unmarked: unmarked,
-		Lost: map[string]int{"out": lost},
-		Measures: []reports.Measure{
+		Lost: map[string]int{harness.Out: lost}, Sent: map[string]int{harness.Out: res.OutBefore.Sent + res.OutAfter.Sent},
+		Measures: []results.Measure{
 			counted("probe packets from the old address", res.Before.Packets, "packets"),
 			counted("probe packets from the new address", res.After.Packets, "packets"),
 			counted("probe packets unmarked", unmarked, "packets"),
@@ -159,8 +160,8 @@ func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm 
 	}
 	return harness.LifeResult{
 		Packets: res.Marks.Packets, Unmarked: res.Marks.Unmarked, Gap: res.Marks.Gap,
-		Lost: map[string]int{"out": sr.Lost},
-		Measures: []reports.Measure{
+		Lost: map[string]int{harness.Out: sr.Lost}, Sent: map[string]int{harness.Out: sr.Sent},
+		Measures: []results.Measure{
 			measure("restart (stop + start)", res.Restart),
 			measure("restart → steady marking again", res.Recovered),
 			measure("marking gap (longest time without a marked packet)", res.Marks.Gap),

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/harness/results"
 )
 
 // TestLifecycleStepsOnTestbed runs the lifecycle scenarios on the real
@@ -38,7 +38,7 @@ func TestLifecycleStepsOnTestbed(t *testing.T) {
 	})
 }
 
-func stepOfKind(t *testing.T, s reports.Scenario, kind string) reports.Step {
+func stepOfKind(t *testing.T, s results.Scenario, kind string) results.Step {
 	t.Helper()
 	for _, st := range s.Steps {
 		if st.Kind == kind {
@@ -46,10 +46,10 @@ func stepOfKind(t *testing.T, s reports.Scenario, kind string) reports.Step {
 		}
 	}
 	t.Fatalf("scenario %s has no %s step", s.Name, kind)
-	return reports.Step{}
+	return results.Step{}
 }
 
-func measureNamed(t *testing.T, st reports.Step, part string) reports.Measure {
+func measureNamed(t *testing.T, st results.Step, part string) results.Measure {
 	t.Helper()
 	for _, m := range st.Measures {
 		if strings.Contains(m.Name, part) {
@@ -57,5 +57,5 @@ func measureNamed(t *testing.T, st reports.Step, part string) reports.Measure {
 		}
 	}
 	t.Fatalf("step %d %s: no measure %q in %+v", st.Index, st.Kind, part, st.Measures)
-	return reports.Measure{}
+	return results.Measure{}
 }

@@ -3,34 +3,23 @@ package localnetenv
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/kubeapi"
-	"github.com/nqos/nqos/reports"
+	"github.com/nqos/nqos/internal/testenv"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
 func requireTestbed(t *testing.T) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: boots a real testbed")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the localnet testbed needs root")
-	}
-	for _, b := range []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "ovn-nbctl", "iperf3", "ethtool", "dnsmasq"} {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s not installed: the testbed needs openvswitch-switch, ovn-central, ovn-host, iperf3, dnsmasq-base", b)
-		}
-	}
-	if _, err := kubeapi.BinDir(); err != nil {
-		t.Skipf("kube binaries: %v", err)
-	}
+	testenv.Root(t, "boots a real localnet testbed")
+	testenv.Binaries(t, "ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "ovn-nbctl", "iperf3", "ethtool", "dnsmasq")
+	_, err := kubeapi.BinDir()
+	testenv.Check(t, "kube binaries", err)
 }
 
 // TestScenariosOnTestbed runs scenarios end to end on a real testbed:
@@ -62,7 +51,7 @@ func TestScenariosOnTestbed(t *testing.T) {
 	}
 }
 
-func runOnTestbed(t *testing.T, name string) reports.Scenario {
+func runOnTestbed(t *testing.T, name string) results.Scenario {
 	t.Helper()
 	scs, err := scenarios.Resolve([]string{name})
 	if err != nil {
@@ -88,7 +77,7 @@ func runOnTestbed(t *testing.T, name string) reports.Scenario {
 		t.Fatal(err)
 	}
 	s := run.Scenarios[0]
-	if s.Status != reports.Pass {
+	if s.Status != results.Pass {
 		t.Errorf("status %s: %s\n%s", s.Status, s.Error, progress.String())
 	}
 	if s.OVNVersion == "" {

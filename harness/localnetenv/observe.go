@@ -9,9 +9,9 @@ import (
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/nbaudit"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 )
 
 // logTail is how much of each daemon log a failed scenario's report keeps.
@@ -64,14 +64,14 @@ func (e *Env) OVNVersion(ctx context.Context) (string, error) {
 
 // Logs collects the testbed's logs and dumps into <dir>/logs and returns
 // the tail of each daemon log.
-func (e *Env) Logs(ctx context.Context) []reports.Log {
+func (e *Env) Logs(ctx context.Context) []results.Log {
 	dir := filepath.Join(e.dir, "logs")
 	if err := e.tb.Collect(ctx, dir); err != nil {
-		return []reports.Log{{Name: "collect", Text: err.Error()}}
+		return []results.Log{{Name: "collect", Text: err.Error()}}
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	sort.Strings(files)
-	var out []reports.Log
+	var out []results.Log
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -80,7 +80,7 @@ func (e *Env) Logs(ctx context.Context) []reports.Log {
 		if len(raw) > logTail {
 			raw = raw[len(raw)-logTail:]
 		}
-		out = append(out, reports.Log{Name: filepath.Base(f), Text: string(raw)})
+		out = append(out, results.Log{Name: filepath.Base(f), Text: string(raw)})
 	}
 	return append(out, e.controllerLog()...)
 }

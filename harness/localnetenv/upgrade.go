@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"slices"
 	"time"
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/cplife"
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -34,8 +35,8 @@ type upgradeRun struct {
 	txs       []cplife.Transaction
 	orders    []cplife.MigrationOrder
 	errs      []string
-	marks     cplife.MarkStats // controller start to the end
-	before    cplife.MarkStats // seeding to the controller start
+	marks     marks.Count // controller start to the end
+	before    marks.Count // seeding to the controller start
 	stream    cplife.StreamResult
 }
 
@@ -157,7 +158,7 @@ func txAt(txs []cplife.Transaction, seq int, t time.Time) time.Duration {
 
 func (run *upgradeRun) result() harness.ControllerResult {
 	before := run.before
-	ms := []reports.Measure{
+	ms := []results.Measure{
 		{Name: "probe packets marked by the legacy rows before the controller start", Count: before.Marked, Unit: "packets",
 			Note: fmt.Sprintf("%d unmarked; steady marking %v after seeding", before.Unmarked, run.legacyAt.Sub(run.seededAt).Round(time.Millisecond))},
 		measure("controller start → synced (migration done)", run.syncedAt.Sub(run.startAt)),
@@ -166,11 +167,11 @@ func (run *upgradeRun) result() harness.ControllerResult {
 		ord := run.orders[i]
 		last := slices.Max(append([]int{0}, ord.RewriteTx...))
 		ms = append(ms,
-			reports.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.startAt),
 				Note: fmt.Sprintf("transaction %d, %d ports", ord.PortGroupTx, portsAt(run.txs, o.PG, ord.PortGroupTx))},
-			reports.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.startAt),
 				Note: fmt.Sprintf("transactions %v", ord.RewriteTx)},
-			reports.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.startAt),
 				Note: fmt.Sprintf("transaction %d (%s)", ord.SetDeleteTx, o.Seeded.AddressSet)})
 	}
 	ms = append(ms,
@@ -182,7 +183,7 @@ func (run *upgradeRun) result() harness.ControllerResult {
 		counted("NB transactions from the controller start", len(run.txs), "transactions"))
 	out := run.converged.result()
 	out.LifeResult = harness.LifeResult{Packets: run.stream.Marks.Packets, Unmarked: run.stream.Marks.Unmarked, Gap: run.marks.Gap,
-		Lost: map[string]int{"out": run.stream.Lost}, Measures: ms,
+		Lost: map[string]int{harness.Out: run.stream.Lost}, Sent: map[string]int{harness.Out: run.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"legacy": run.objects, "order": run.orders, "transactions": run.txs, "converged": run.converged.res,
 			"marks": run.marks, "beforeStart": run.before, "stream": run.stream}}
 	out.OrderErrors = run.errs

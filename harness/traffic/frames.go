@@ -8,7 +8,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 // RawSpec describes raw frames to inject for a flow. Flow.SrcIP may be a

@@ -9,7 +9,7 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nqos/nqos/harness/traffic/inns"
+	"github.com/nqos/nqos/capture"
 )
 
 // InjectReport says what the injector put on the wire.
@@ -32,16 +32,11 @@ func Inject(ctx context.Context, netns, ifname string, raw RawSpec) (InjectRepor
 		return InjectReport{}, err
 	}
 	name := fmt.Sprintf("inject flow %q on %s/%s", raw.Flow.Name, netns, ifname)
-	var fd int
-	err := inns.Do(netns, func() error {
-		var err error
-		fd, err = inns.PacketSocket(ifname)
-		return err
-	})
+	sock, err := capture.OpenPacketSocket(netns, ifname, capture.SocketOptions{})
 	if err != nil {
 		return InjectReport{}, fmt.Errorf("%s: %w", name, err)
 	}
-	defer unix.Close(fd)
+	defer sock.Close()
 	b := newFrameBuilder(raw)
 	rep := InjectReport{Flow: raw.Flow.Name, FirstSeq: raw.Start, Start: time.Now()}
 	var interval time.Duration
@@ -59,7 +54,7 @@ func Inject(ctx context.Context, netns, ifname string, raw RawSpec) (InjectRepor
 		if err != nil {
 			return rep, err
 		}
-		if err := send(fd, frame); err != nil {
+		if err := sock.Write(frame); err != nil {
 			if errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.EAGAIN) {
 				rep.SendErrors++
 				continue
@@ -95,13 +90,4 @@ func pace(at time.Time, interval time.Duration) time.Time {
 		at = now // slip: do not burst to catch up
 	}
 	return at.Add(interval)
-}
-
-func send(fd int, frame []byte) error {
-	for {
-		_, err := unix.Write(fd, frame)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
 }

@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
-	"github.com/nqos/nqos/harness/flow"
-	"github.com/nqos/nqos/harness/traffic/inns"
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // Server is a one-shot iperf3 server (`iperf3 -s -1 -J -B ip -p port`).
@@ -29,44 +30,36 @@ type Server struct {
 // IperfServer starts a one-shot iperf3 server bound to bindIP:port inside
 // the namespace (name under /run/netns or path) and returns once its TCP
 // control socket is listening in that namespace.
-func IperfServer(ctx context.Context, netns string, bindIP netip.Addr, port uint16) (*Server, error) {
-	s := &Server{name: fmt.Sprintf("iperf3 server %s [%s]:%d", netns, bindIP, port), done: make(chan struct{})}
+func IperfServer(ctx context.Context, ns string, bindIP netip.Addr, port uint16) (*Server, error) {
+	s := &Server{name: fmt.Sprintf("iperf3 server %s [%s]:%d", ns, bindIP, port), done: make(chan struct{})}
 	if !bindIP.IsValid() || port == 0 {
 		return nil, fmt.Errorf("%s: bind address and port are required", s.name)
 	}
 	args := []string{"-s", "-1", "-J", "-B", bindIP.String(), "-p", strconv.Itoa(int(port))}
-	s.cmd = inns.Command(context.Background(), netns, "iperf3", args...) // lives until Wait/Close, not ctx
+	s.cmd = exec.Command("iperf3", args...) // lives until Wait/Close, not ctx
 	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &s.stderr
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: start: %w", s.name, err)
+	if err := netns.Named(ns).Start(s.cmd); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.name, err)
 	}
 	go func() { s.err = s.cmd.Wait(); close(s.done) }()
-	if err := s.awaitListening(ctx, netns, port); err != nil {
+	if err := s.awaitListening(ctx, netns.Named(ns), netip.AddrPortFrom(bindIP, port)); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Server) awaitListening(ctx context.Context, netns string, port uint16) error {
-	want, err := inns.Inode(netns)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.name, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	err = poll(ctx, 10*time.Millisecond, func() (bool, error) {
+// awaitListening waits until the server's namespace has a TCP socket
+// listening on addr (the server's control socket).
+func (s *Server) awaitListening(ctx context.Context, ns netns.NS, addr netip.AddrPort) error {
+	err := poll.Until(ctx, 5*time.Second, 10*time.Millisecond, "a listener on "+addr.String(), func(context.Context) (bool, error) {
 		select {
 		case <-s.done:
 			return false, fmt.Errorf("exited early: %v: %s", s.err, s.stderr.String()+s.stdout.String())
 		default:
 		}
-		pid := s.cmd.Process.Pid
-		got, err := inns.Inode(fmt.Sprintf("/proc/%d/ns/net", pid))
-		if err != nil || got != want {
-			return false, nil // nsenter has not switched namespace yet
-		}
-		return pidListens(pid, port)
+		ls, err := ns.TCPListeners()
+		return slices.Contains(ls, addr), err
 	})
 	if err != nil {
 		return fmt.Errorf("%s: not listening: %w", s.name, err)
@@ -143,7 +136,7 @@ func IperfArgs(spec flow.Spec, opts IperfOptions) ([]string, error) {
 
 // IperfClient runs an iperf3 client for the flow inside the namespace and
 // returns its decoded report. The server must already be listening.
-func IperfClient(ctx context.Context, netns string, spec flow.Spec, opts IperfOptions) (*IperfResult, error) {
+func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptions) (*IperfResult, error) {
 	args, err := IperfArgs(spec, opts)
 	if err != nil {
 		return nil, err
@@ -153,11 +146,14 @@ func IperfClient(ctx context.Context, netns string, spec flow.Spec, opts IperfOp
 	}
 	ctx, cancel := context.WithTimeout(ctx, spec.Duration+opts.Grace)
 	defer cancel()
-	name := fmt.Sprintf("iperf3 client flow %q in %s", spec.Name, netns)
-	cmd := inns.Command(ctx, netns, "iperf3", args...)
+	name := fmt.Sprintf("iperf3 client flow %q in %s", spec.Name, ns)
+	cmd := exec.CommandContext(ctx, "iperf3", args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	runErr := netns.Named(ns).Start(cmd)
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
 	rep, err := decodeReport(name, stdout.Bytes(), stderr.String(), runErr)
 	if err != nil {
 		return nil, err
@@ -177,24 +173,4 @@ func decodeReport(name string, out []byte, stderr string, runErr error) (*IperfR
 		return nil, fmt.Errorf("%s: decode JSON: %w", name, decErr)
 	}
 	return &rep, nil
-}
-
-// poll calls cond every interval until it returns true, an error, or ctx ends.
-func poll(ctx context.Context, interval time.Duration, cond func() (bool, error)) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		ok, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return errors.Join(ctx.Err(), errors.New("condition not met before deadline"))
-		case <-t.C:
-		}
-	}
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 )
 
 func TestIperfArgs(t *testing.T) {

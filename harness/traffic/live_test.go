@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/traffic"
-	"github.com/nqos/nqos/harness/traffic/nettest"
+	"github.com/nqos/nqos/internal/nettest"
 )
 
 // pair is two namespaces joined by one veth: a (sender) and b (receiver).

@@ -3,6 +3,7 @@ package vmlife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"time"
 
 	"github.com/nqos/nqos/kubevirt"
@@ -10,7 +11,7 @@ import (
 )
 
 // AppearSpec is a VM created while a NetworkQoS selecting it already
-// exists (issue 7 scenario 1).
+// exists (scenario 07-vm-after-policy).
 type AppearSpec struct {
 	VM kubevirt.VM `json:"-"`
 	// Object is the NetworkQoS whose port group must take the VM's port.
@@ -40,8 +41,8 @@ type AppearResult struct {
 	// Marking counts every packet of the VM to the peer on the uplink
 	// from CommandAt until the probe stopped; Marking.Unmarked are the
 	// packets that left before marking started.
-	Marking Marking   `json:"marking"`
-	Out     Direction `json:"out"`
+	Marking marks.Count `json:"marking"`
+	Out     Direction   `json:"out"`
 }
 
 // VMAppears creates the VM without its LSP, starts the guest's probe to
@@ -78,7 +79,7 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 	err = localnet.Poll(ctx, s.tr.Timeout, fmt.Sprintf("DSCP %d from %s on %s's uplink", spec.DSCP, vmIP, in.Node),
 		func(context.Context) (bool, error) {
 			var ok bool
-			first, ok = firstAfter(ups.seen(vmIP), s.peerIP, spec.DSCP, res.CommandAt)
+			first, ok = marks.First(ups.seen(vmIP), s.peerIP, spec.DSCP, res.CommandAt)
 			return ok, nil
 		})
 	if err != nil {
@@ -92,9 +93,9 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 		return fail(err)
 	}
 	seen := ups.seen(vmIP)
-	res.Marking = tally(seen, s.peerIP, spec.DSCP, res.CommandAt, time.Time{})
+	res.Marking = marks.Tally(seen, s.peerIP, spec.DSCP, res.CommandAt, time.Time{})
 	res.FirstMarked = first.At.Sub(res.CommandAt)
-	if p, ok := firstAfter(seen, s.peerIP, -1, res.CommandAt); ok {
+	if p, ok := marks.First(seen, s.peerIP, -1, res.CommandAt); ok {
 		res.FirstPacket = p.At.Sub(res.CommandAt)
 	}
 	if at, ok := o.clock.at(res.LSP); ok {

@@ -3,14 +3,15 @@ package vmlife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"slices"
 	"time"
 
 	"github.com/nqos/nqos/kubevirt"
 )
 
-// MigrateSpec is a live migration under constant-rate traffic (issue 7
-// scenarios 1 and 2).
+// MigrateSpec is a live migration under constant-rate traffic (scenario
+// 08-vm-lifecycle).
 type MigrateSpec struct {
 	VM     VMRef                  `json:"vm"`
 	Target string                 `json:"target"`
@@ -21,7 +22,7 @@ type MigrateSpec struct {
 	Object        ObjectRef `json:"object"`
 	DSCP          int       `json:"dscp"`
 	// MTURequest of the target VIF (multi-chassis binding tunnels need
-	// headroom; see testbed-findings).
+	// headroom for their Geneve encapsulation).
 	MTURequest int     `json:"mtuRequest"`
 	Traffic    Traffic `json:"traffic"`
 	// Handover (multi-chassis) orders the handover's writes (default
@@ -64,8 +65,8 @@ type MigrateResult struct {
 	// Marking counts the guest's packets to the peer on both uplinks
 	// over the whole traffic window; OnTarget only after the switch on
 	// the target's uplink.
-	Marking  Marking `json:"marking"`
-	OnTarget Marking `json:"onTarget"`
+	Marking  marks.Count `json:"marking"`
+	OnTarget marks.Count `json:"onTarget"`
 }
 
 // Migrate live-migrates the VM while probes run both ways between the
@@ -131,13 +132,13 @@ func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Conte
 func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lspClock) {
 	sw := r.Report.SwitchAt
 	all := ups.seen(s.vmIP)
-	r.Marking = tally(all, s.peerIP, dscp, start, time.Time{})
+	r.Marking = marks.Tally(all, s.peerIP, dscp, start, time.Time{})
 	target := ups.onNode(r.Report.Target, s.vmIP)
-	r.OnTarget = tally(target, s.peerIP, dscp, sw, time.Time{})
+	r.OnTarget = marks.Tally(target, s.peerIP, dscp, sw, time.Time{})
 	if !r.OnTarget.FirstMarked.IsZero() {
 		r.FirstMarkedOnTarget = r.OnTarget.FirstMarked.Sub(sw)
 	}
-	if p, ok := firstAfter(target, s.peerIP, -1, sw); ok {
+	if p, ok := marks.First(target, s.peerIP, -1, sw); ok {
 		r.FirstPacketOnTarget = p.At.Sub(sw)
 	}
 	joined, left := rec.times(r.TargetLSP)

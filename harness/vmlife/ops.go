@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +21,7 @@ type Testbed interface {
 	Host(name string) (localnet.Host, bool)
 	NBCtl(ctx context.Context, args ...string) (string, error)
 	Exec(ctx context.Context, netns string, argv ...string) (string, error)
+	LinkMAC(netns, ifname string) (net.HardwareAddr, error)
 }
 
 // VMs is what the operations need from the VM manager; *kubevirt.Manager
@@ -167,11 +167,7 @@ func (o *Ops) host(name string) (localnet.Host, netip.Addr, error) {
 
 // mac reads the MAC address of ifname inside netns.
 func (o *Ops) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
-	out, err := o.tb.Exec(ctx, netns, "cat", "/sys/class/net/"+ifname+"/address")
-	if err != nil {
-		return nil, fmt.Errorf("MAC of %s in %s: %w", ifname, netns, err)
-	}
-	return net.ParseMAC(strings.TrimSpace(out))
+	return o.tb.LinkMAC(netns, ifname)
 }
 
 // watchUplinks starts a DSCP watch on the uplink of every node given.

@@ -2,6 +2,7 @@ package vmlife
 
 import (
 	"context"
+	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
 
@@ -34,7 +35,7 @@ type Phase struct {
 	Out Direction `json:"out"`
 	In  Direction `json:"in"`
 	// Marking counts the guest's packets to the peer on both uplinks.
-	Marking Marking `json:"marking"`
+	Marking marks.Count `json:"marking"`
 }
 
 // phaseStartDatagrams is how many datagrams per direction each phase's
@@ -81,8 +82,8 @@ func (p *phaseSplit) fill(r *MigrateResult, dscp int, start time.Time, rec *memb
 	all := p.w.ups.seen(p.vmIP)
 	peer := p.w.peerIP
 	ph := &MigratePhases{SplitAt: p.at,
-		Switch:   Phase{Out: p.out, In: p.rx, Marking: tally(all, peer, dscp, start, p.at)},
-		Handover: Phase{Out: r.Out, In: r.In, Marking: tally(all, peer, dscp, p.at, time.Time{})}}
+		Switch:   Phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},
+		Handover: Phase{Out: r.Out, In: r.In, Marking: marks.Tally(all, peer, dscp, p.at, time.Time{})}}
 	srcJoined, srcLeft := rec.times(r.SourceLSP)
 	dstJoined, _ := rec.times(r.TargetLSP)
 	ph.NameInGroup = since(r.Report.HandoverAt, dstJoined)

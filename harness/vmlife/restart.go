@@ -3,12 +3,13 @@ package vmlife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
 )
 
 // GuestSpec is a lifecycle event of a running VM selected by a
-// NetworkQoS (issue 7 scenario 3).
+// NetworkQoS (scenario 08-vm-lifecycle).
 type GuestSpec struct {
 	VM      VMRef     `json:"vm"`
 	Object  ObjectRef `json:"object"`
@@ -35,7 +36,7 @@ type RestartResult struct {
 	Out           Direction     `json:"out"`
 	// Marking counts the guest's packets to the peer on the uplink from
 	// the start of the restart until the probe stopped.
-	Marking Marking `json:"marking"`
+	Marking marks.Count `json:"marking"`
 }
 
 // RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
@@ -93,7 +94,7 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 	if res.MembersAfter, err = o.Members(ctx, spec.Object); err != nil {
 		return fail(err)
 	}
-	res.Marking = tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
+	res.Marking = marks.Tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
 	joined, _ := rec.times(res.NewLSP)
 	_, left := rec.times(res.OldLSP)
 	res.NewInGroup, res.OldOutOfGroup = since(start, joined), since(start, left)
@@ -112,10 +113,10 @@ type IPChangeResult struct {
 	MembersAfter  []string `json:"membersAfter"`
 	// Before counts the packets from the old address, After those from
 	// the new one, on the uplink.
-	Before    Marking   `json:"before"`
-	After     Marking   `json:"after"`
-	OutBefore Direction `json:"outBefore"`
-	OutAfter  Direction `json:"outAfter"`
+	Before    marks.Count `json:"before"`
+	After     marks.Count `json:"after"`
+	OutBefore Direction   `json:"outBefore"`
+	OutAfter  Direction   `json:"outAfter"`
 }
 
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
@@ -164,15 +165,15 @@ func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string)
 
 // stream runs one guest -> peer probe from ip until After datagrams
 // arrived and counts its packets on the uplinks from t on.
-func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (Direction, Marking, error) {
+func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (Direction, marks.Count, error) {
 	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
 	if err != nil {
-		return Direction{}, Marking{}, err
+		return Direction{}, marks.Count{}, err
 	}
 	defer s.stop()
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
-		return Direction{}, Marking{}, err
+		return Direction{}, marks.Count{}, err
 	}
 	out, _ := s.stop()
-	return out, tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
+	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
 }

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 // SpoofSpec is a guest sending raw frames with another VM's source IP and
-// MAC (issue 7 scenario 7). The spoofer's class has DSCP SpooferDSCP and
+// MAC (scenario 12-spoofing). The spoofer's class has DSCP SpooferDSCP and
 // a meter (RateKbps, BurstKbits); the victim's class has VictimDSCP.
 type SpoofSpec struct {
 	Spoofer     VMRef  `json:"spoofer"`
@@ -33,17 +35,17 @@ type SpoofSpec struct {
 	Payload int     `json:"payload"`
 	// Dir receives the uplink captures (required).
 	Dir string `json:"dir"`
-	// Judge overrides the capture verdicts' options (zero: capture's
+	// Judge overrides the verdicts' options (zero: package verdict's
 	// defaults: 2 ms jitter, floor 0.9 of the rate).
-	Judge capture.JudgeOptions `json:"-"`
+	Judge verdict.Options `json:"-"`
 }
 
 // Spoof flow names.
 const (
-	FlowSpooferOwn       = "spoofer-own"       // spoofer's IP and MAC
-	FlowSpooferVictimIP  = "spoofer-victim-ip" // victim's IP, spoofer's MAC
-	FlowSpooferVictimMAC = "spoofer-victim-mac"
-	FlowVictimOwn        = "victim-own" // control: the victim's own frames
+	FlowSpooferOwn       = harness.SpoofOwn       // spoofer's IP and MAC
+	FlowSpooferVictimIP  = harness.SpoofForgedIP  // victim's IP, spoofer's MAC
+	FlowSpooferVictimMAC = harness.SpoofForgedMAC // victim's IP and MAC
+	FlowVictimOwn        = harness.SpoofControl   // control: the victim's own frames
 	spooferMeter         = "spoofer-class"
 )
 
@@ -70,7 +72,7 @@ type SpoofFlow struct {
 // throughput floor).
 type SpoofResult struct {
 	Flows    []SpoofFlow       `json:"flows"`
-	Verdicts []capture.Verdict `json:"verdicts"`
+	Verdicts []verdict.Verdict `json:"verdicts"`
 	Pcaps    []string          `json:"pcaps"`
 }
 

@@ -5,8 +5,9 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness/flow"
+	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/traffic"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 // analyze classifies each node's capture with the flows sent from that
@@ -28,7 +29,7 @@ func (r *SpoofResult) analyze(plan []spoofFlow, caps map[string]*capture.Capture
 		if err != nil {
 			return err
 		}
-		r.Verdicts = append(r.Verdicts, capture.Judge(a, expect, spec.Judge)...)
+		r.Verdicts = append(r.Verdicts, verdict.Flows(a, expect, spec.Judge)...)
 		for _, f := range plan {
 			if f.node == node {
 				r.Flows = append(r.Flows, spoofFlowResult(f, a.Flow(f.raw.Flow.Name), reports[f.raw.Flow.Name], spec))
@@ -74,13 +75,13 @@ func spoofFlowResult(f spoofFlow, fr *capture.FlowResult, rep traffic.InjectRepo
 // portSecurityVerdict judges the frames with the victim's MAC: OVN may
 // drop them (port security) or let them through, but none may leave with
 // a DSCP other than the spoofer's; at least one frame must have been sent.
-func (r *SpoofResult) portSecurityVerdict(spec SpoofSpec) capture.Verdict {
+func (r *SpoofResult) portSecurityVerdict(spec SpoofSpec) verdict.Verdict {
 	f, _ := r.Flow(FlowSpooferVictimMAC)
 	if f.Sent == 0 {
-		return capture.CountVerdict(FlowSpooferVictimMAC, "foreign-mac", 0, 1, 0, "no frame was sent")
+		return verdict.Count(FlowSpooferVictimMAC, verdict.ForeignMAC, 0, 1, 0, "no frame was sent")
 	}
 	other := f.Seen - f.DSCP[spec.SpooferDSCP]
 	detail := fmt.Sprintf("%d sent, %d seen (%d dropped by OVN), %d with another DSCP than %d (%d with the victim's %d)",
 		f.Sent, f.Seen, f.Dropped, other, spec.SpooferDSCP, f.MisClassified, spec.VictimDSCP)
-	return capture.CountVerdict(FlowSpooferVictimMAC, "foreign-mac", other, 0, 0, detail)
+	return verdict.Count(FlowSpooferVictimMAC, verdict.ForeignMAC, other, 0, 0, detail)
 }

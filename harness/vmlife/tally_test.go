@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -28,57 +29,6 @@ func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) 
 
 func seenAt(ms, dscp int, dst netip.Addr) localnet.Seen {
 	return localnet.Seen{At: at(ms), Dst: dst, DSCP: dscp}
-}
-
-func TestTally(t *testing.T) {
-	seen := []localnet.Seen{seenAt(0, 0, peer), seenAt(10, 46, peer), seenAt(20, 0, peer), seenAt(30, 46, peer),
-		seenAt(40, 46, far), seenAt(50, 18, peer)}
-	for _, tc := range []struct {
-		name     string
-		from, to time.Time
-		want     Marking
-	}{
-		{"open window", time.Time{}, time.Time{}, Marking{Packets: 5, Marked: 2, Unmarked: 3,
-			DSCP: map[int]int{0: 2, 46: 2, 18: 1}, FirstMarked: at(10), LastUnmarked: at(50)}},
-		{"from 15ms", at(15), time.Time{}, Marking{Packets: 3, Marked: 1, Unmarked: 2,
-			DSCP: map[int]int{0: 1, 46: 1, 18: 1}, FirstMarked: at(30), LastUnmarked: at(50)}},
-		{"bounded, inclusive", at(10), at(30), Marking{Packets: 3, Marked: 2, Unmarked: 1,
-			DSCP: map[int]int{0: 1, 46: 2}, FirstMarked: at(10), LastUnmarked: at(20)}},
-		{"empty", at(100), time.Time{}, Marking{DSCP: map[int]int{}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := tally(seen, peer, 46, tc.from, tc.to)
-			if !equalJSON(t, got, tc.want) {
-				t.Errorf("tally = %+v, want %+v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestFirstAfter(t *testing.T) {
-	// out of time order on purpose: several uplinks are merged
-	seen := []localnet.Seen{seenAt(30, 46, peer), seenAt(5, 46, peer), seenAt(20, 0, peer), seenAt(25, 46, far)}
-	for _, tc := range []struct {
-		name   string
-		dscp   int
-		after  time.Time
-		wantAt time.Time
-		found  bool
-	}{
-		{"marked", 46, at(0), at(5), true},
-		{"marked after 6ms", 46, at(6), at(30), true},
-		{"any DSCP after 6ms", -1, at(6), at(20), true},
-		{"at the bound", 46, at(30), at(30), true},
-		{"none", 46, at(31), time.Time{}, false},
-		{"other dst ignored", 18, at(0), time.Time{}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := firstAfter(seen, peer, tc.dscp, tc.after)
-			if ok != tc.found || (ok && !got.At.Equal(tc.wantAt)) {
-				t.Errorf("firstAfter = %v, %v; want %v, %v", got.At, ok, tc.wantAt, tc.found)
-			}
-		})
-	}
 }
 
 func TestSpread(t *testing.T) {
@@ -144,7 +94,7 @@ func TestMembers(t *testing.T) {
 	for _, tc := range []struct {
 		obj  ObjectRef
 		want []string
-	}{{prodObj, []string{"p1", "p2", "p3"}}, {batchObj, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
+	}{{ObjectRef{"vms", "production"}, []string{"p1", "p2", "p3"}}, {ObjectRef{"vms", "batch"}, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
 		if got, err := o.Members(context.Background(), tc.obj); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("Members(%s) = %v, %v, want %v", tc.obj, got, err, tc.want)
 		}
@@ -191,7 +141,7 @@ func TestPortSecurityVerdict(t *testing.T) {
 // TestResultJSON pins the JSON field names reports read.
 func TestResultJSON(t *testing.T) {
 	results := map[string]any{
-		"appear":   AppearResult{VM: VMRef{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: tally(nil, peer, 46, time.Time{}, time.Time{})},
+		"appear":   AppearResult{VM: VMRef{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: marks.Tally(nil, peer, 46, time.Time{}, time.Time{})},
 		"baseline": BaselineResult{Add: spread([]time.Duration{time.Millisecond})},
 		"migrate":  MigrateResult{Mode: "per-pod-lsp", Out: Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
 		"migrateMultiChassis": MigrateResult{Mode: "multi-chassis", Out: sum(Direction{Sent: 4, Lost: 1}, Direction{Sent: 6, Lost: 2}),

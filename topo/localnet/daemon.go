@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // RestartMode is how RestartDaemon stops a daemon.
@@ -29,7 +31,7 @@ func (r runner) startDaemon(ctx context.Context, d daemonState, old int) error {
 		return fmt.Errorf("start %s %s: %w (log %s)", d.Node, d.Name, err, d.Log)
 	}
 	what := fmt.Sprintf("%s %s to write its pidfile (log %s)", d.Node, d.Name, d.Log)
-	return Poll(ctx, stopTimeout, what, func(context.Context) (bool, error) {
+	return poll.Until(ctx, stopTimeout, pollEvery, what, func(context.Context) (bool, error) {
 		pid, err := readPid(d.Pidfile)
 		return err == nil && pid != old && alive(pid), nil
 	})
@@ -70,11 +72,11 @@ func stopDaemon(ctx context.Context, d daemonState, mode RestartMode) error {
 		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("stop %s: %w", what, err)
 		}
-		if err := Poll(ctx, stopTimeout, what+" to exit", func(context.Context) (bool, error) { return p.gone(), nil }); err != nil {
+		if err := poll.Until(ctx, stopTimeout, pollEvery, what+" to exit", func(context.Context) (bool, error) { return p.gone(), nil }); err != nil {
 			return err
 		}
 	}
-	err = Poll(ctx, stopTimeout, what+" pidfile lock release", func(context.Context) (bool, error) {
+	err = poll.Until(ctx, stopTimeout, pollEvery, what+" pidfile lock release", func(context.Context) (bool, error) {
 		locked, err := pidfileLocked(d.Pidfile)
 		return !locked, err
 	})
@@ -88,27 +90,19 @@ func stopDaemon(ctx context.Context, d daemonState, mode RestartMode) error {
 // CI machine can take seconds to schedule an exiting daemon's threads.
 const stopTimeout = 20 * time.Second
 
-// Poll calls check every few milliseconds until it reports done, it
-// fails, or the timeout passes; the error names what was awaited.
+// pollEvery is how often this package's waits look again.
+const pollEvery = 10 * time.Millisecond
+
+// Poll waits with poll.Until, but a check's error only means "not yet"
+// (the last one is named on timeout). It remains for callers outside this
+// package written against it; code here uses poll.Until, where an error
+// ends the wait.
 func Poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	t := time.NewTicker(10 * time.Millisecond)
-	defer t.Stop()
-	var last error
-	for {
+	return poll.Until(ctx, timeout, pollEvery, what, func(ctx context.Context) (bool, error) {
 		done, err := check(ctx)
-		if done && err == nil {
-			return nil
+		if err != nil {
+			return false, poll.Retry("%v", err)
 		}
-		last = err
-		select {
-		case <-ctx.Done():
-			if last != nil {
-				return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
-			}
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-t.C:
-		}
-	}
+		return done, nil
+	})
 }

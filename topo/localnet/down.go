@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // Down removes everything run runID created, with or without its
@@ -19,23 +22,21 @@ func Down(ctx context.Context, runID string) error {
 	if err := ValidateRunID(runID); err != nil {
 		return err
 	}
-	r := runner{}
-	nss, err := runNetns(ctx, r, runID)
+	nss, err := netns.List(NetnsPrefix(runID))
 	if err != nil {
-		return err
+		return fmt.Errorf("down %s: %w", runID, err)
 	}
 	pids := runPids(runID)
-	for _, ns := range nss {
-		netnsPids(ctx, r, ns, pids)
-	}
 	var errs []error
+	for _, ns := range nss {
+		_, err := netnsPids(ns.Name(), pids)
+		errs = append(errs, err)
+	}
 	errs = append(errs, killAll(ctx, pids))
 	for _, ns := range nss {
-		if _, err := r.run(ctx, "", nil, "ip", "netns", "delete", ns); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, ns.Delete())
 	}
-	errs = append(errs, deleteRootLinks(ctx, r, runID))
+	errs = append(errs, deleteRootLinks(runID))
 	if err := os.RemoveAll(RunDir(runID)); err != nil {
 		errs = append(errs, err)
 	}
@@ -45,31 +46,28 @@ func Down(ctx context.Context, runID string) error {
 	return nil
 }
 
-// runNetns lists the namespaces of a run.
-func runNetns(ctx context.Context, r runner, runID string) ([]string, error) {
-	out, err := r.run(ctx, "", nil, "ip", "netns", "list")
+// runNetns lists the names of a run's namespaces, sorted.
+func runNetns(runID string) ([]string, error) {
+	nss, err := netns.List(NetnsPrefix(runID))
 	if err != nil {
-		return nil, fmt.Errorf("down %s: %w", runID, err)
+		return nil, fmt.Errorf("run %s: %w", runID, err)
 	}
-	var nss []string
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && strings.HasPrefix(f[0], NetnsPrefix(runID)) {
-			nss = append(nss, f[0])
-		}
+	names := make([]string, len(nss))
+	for i, ns := range nss {
+		names[i] = ns.Name()
 	}
-	return nss, nil
+	return names, nil
 }
 
 // netnsPids adds the processes living in namespace ns to pids.
-func netnsPids(ctx context.Context, r runner, ns string, pids map[int]bool) map[int]bool {
-	out, _ := r.run(ctx, "", nil, "ip", "netns", "pids", ns)
-	for _, f := range strings.Fields(out) {
-		if pid, err := strconv.Atoi(f); err == nil {
+func netnsPids(ns string, pids map[int]bool) (map[int]bool, error) {
+	in, err := netns.Named(ns).Pids()
+	for _, pid := range in {
+		if pid != os.Getpid() { // never this process, whatever a thread of it does
 			pids[pid] = true
 		}
 	}
-	return pids
+	return pids, err
 }
 
 // runPids finds processes whose command line mentions the run directory.
@@ -97,7 +95,9 @@ func killAll(ctx context.Context, pids map[int]bool) error {
 	for pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGTERM)
 	}
-	_ = Poll(ctx, 2*time.Second, "processes to exit on SIGTERM", func(context.Context) (bool, error) {
+	// A timeout here is expected of a process ignoring SIGTERM: it gets
+	// SIGKILL next, and that wait's error is returned.
+	_ = poll.Until(ctx, 2*time.Second, 10*time.Millisecond, "processes to exit on SIGTERM", func(context.Context) (bool, error) {
 		return noneAlive(pids), nil
 	})
 	for pid := range pids {
@@ -105,7 +105,7 @@ func killAll(ctx context.Context, pids map[int]bool) error {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	return Poll(ctx, 10*time.Second, "processes to exit on SIGKILL", func(context.Context) (bool, error) {
+	return poll.Until(ctx, 10*time.Second, 10*time.Millisecond, "processes to exit on SIGKILL", func(context.Context) (bool, error) {
 		return noneAlive(pids), nil
 	})
 }
@@ -119,42 +119,45 @@ func noneAlive(pids map[int]bool) bool {
 	return true
 }
 
-// rootLinks lists links of the run in the root namespace: leftovers of
-// a crash between creating a veth and moving it.
-func rootLinks(ctx context.Context, r runner, runID string) ([]string, error) {
-	out, err := r.run(ctx, "", nil, "ip", "-o", "link", "show")
-	if err != nil {
-		return nil, err
-	}
-	re := rootLinkPattern(runID)
+// rootLinks lists links named like the run's in the root namespace
+// (veths are made in their namespaces, so these are leftovers of an older
+// build or of a hand-made link).
+func rootLinks(runID string) ([]string, error) {
 	var names []string
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 1 {
-			if name := strings.SplitN(strings.TrimSuffix(f[1], ":"), "@", 2)[0]; re.MatchString(name) {
+	err := withLinks("", func(c *netns.Conn) error {
+		all, err := c.Names()
+		re := rootLinkPattern(runID)
+		for _, name := range all {
+			if re.MatchString(name) {
 				names = append(names, name)
 			}
 		}
-	}
-	return names, nil
+		return err
+	})
+	return names, err
 }
 
-func deleteRootLinks(ctx context.Context, r runner, runID string) error {
-	names, err := rootLinks(ctx, r, runID)
-	errs := []error{err}
-	for _, name := range names {
-		// Deleting one veth end removes its peer too.
-		if _, err := r.run(ctx, "", nil, "ip", "link", "delete", name); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
-			errs = append(errs, err)
-		}
+func deleteRootLinks(runID string) error {
+	names, err := rootLinks(runID)
+	if err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	return withLinks("", func(c *netns.Conn) error {
+		var errs []error
+		for _, name := range names {
+			// Deleting one veth end removes its peer too.
+			if err := c.Delete(name); err != nil && !netns.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // Leftovers lists what of run runID still exists (namespaces, root links,
 // processes, run directory); empty after a successful Down.
 func Leftovers(ctx context.Context, runID string) ([]string, error) {
-	r := runner{}
-	nss, err := runNetns(ctx, r, runID)
+	nss, err := runNetns(runID)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +170,7 @@ func Leftovers(ctx context.Context, runID string) ([]string, error) {
 			out = append(out, "process "+strconv.Itoa(pid))
 		}
 	}
-	links, err := rootLinks(ctx, r, runID)
+	links, err := rootLinks(runID)
 	if err != nil {
 		return nil, err
 	}

@@ -13,24 +13,24 @@ const FabricName = "fabric"
 func fabricBridge(runID string) string { return "nq" + runID + "fab" }
 
 // addNetns records and creates a namespace of the run.
-func (t *Testbed) addNetns(ctx context.Context, name string) error {
+func (t *Testbed) addNetns(name string) error {
 	t.st.Netns = append(t.st.Netns, name)
 	if err := t.st.save(); err != nil {
 		return err
 	}
-	if err := t.run.addNetns(ctx, name); err != nil {
+	if err := addNetns(name); err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
 	return nil
 }
 
 // addVethPair creates a veth pair with fresh unique ifindexes.
-func (t *Testbed) addVethPair(ctx context.Context, v veth) error {
+func (t *Testbed) addVethPair(v veth) error {
 	idx := t.st.nextIfindex()
 	if err := t.st.save(); err != nil {
 		return err
 	}
-	if err := t.run.addVeth(ctx, v, idx); err != nil {
+	if err := addVeth(v, idx); err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
 	return nil

@@ -3,9 +3,11 @@ package localnet
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
-	"strings"
+
+	"github.com/nqos/nqos/internal/netns"
 )
 
 // GuestPlug plugs a guest NIC into a node's br-int.
@@ -37,7 +39,7 @@ func (t *Testbed) AddGuest(ctx context.Context, guest string) (string, error) {
 	}
 	ns := guestNetns(t.st.RunID, guest)
 	t.st.Guests = append(t.st.Guests, guest)
-	if err := t.addNetns(ctx, ns); err != nil {
+	if err := t.addNetns(ns); err != nil {
 		return "", err
 	}
 	return ns, nil
@@ -64,19 +66,19 @@ func (t *Testbed) PlugGuest(ctx context.Context, p GuestPlug) error {
 		return fmt.Errorf("testbed %s: guest %s NIC %s is already plugged into %s", t.st.RunID, p.Guest, p.NIC, p.Node)
 	}
 	gns := guestNetns(t.st.RunID, p.Guest)
-	if err := t.ensureGuestNIC(ctx, gns, p.NIC, p.MAC); err != nil {
+	if err := t.ensureGuestNIC(gns, p.NIC, p.MAC); err != nil {
 		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, p.Guest, err)
 	}
 	t.st.NextPlug++
 	nodeIf, guestIf := guestLinkNames(t.st.RunID, t.st.NextPlug)
-	if err := t.addVethPair(ctx, veth{a: nodeIf, aNetns: n.Netns, b: guestIf, bNetns: gns, mtu: t.st.Spec.FabricMTU}); err != nil {
+	if err := t.addVethPair(veth{a: nodeIf, aNetns: n.Netns, b: guestIf, bNetns: gns, mtu: t.st.Spec.FabricMTU}); err != nil {
 		return err
 	}
-	if _, err := t.run.run(ctx, gns, nil, "sysctl", "-qw", "net.ipv6.conf."+guestIf+".disable_ipv6=1"); err != nil {
+	if err := netns.Named(gns).Sysctl("net.ipv6.conf."+guestIf+".disable_ipv6", "1"); err != nil {
 		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, p.Guest, err)
 	}
 	if !p.Standby {
-		if _, err := t.run.run(ctx, gns, nil, "ip", "link", "set", guestIf, "master", p.NIC); err != nil {
+		if err := withLinks(gns, func(c *netns.Conn) error { return c.SetMaster(guestIf, p.NIC) }); err != nil {
 			return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, p.Guest, err)
 		}
 	}
@@ -92,21 +94,37 @@ func (t *Testbed) PlugGuest(ctx context.Context, p GuestPlug) error {
 	return t.st.save()
 }
 
-// ensureGuestNIC creates the guest NIC bridge unless it exists.
-func (t *Testbed) ensureGuestNIC(ctx context.Context, gns, nic, mac string) error {
-	if _, err := t.run.run(ctx, gns, nil, "ip", "link", "show", nic); err == nil {
-		return nil
-	}
-	add := []string{"ip", "link", "add", nic}
+// ensureGuestNIC creates the guest NIC bridge unless it exists: no
+// forward delay, no multicast snooping, neighbour entries kept when its
+// ports lose carrier, no DAD.
+func (t *Testbed) ensureGuestNIC(gns, nic, mac string) error {
+	br := netns.Bridge{Name: nic, MTU: t.st.Spec.FabricMTU, NoSnooping: true}
 	if mac != "" {
-		add = append(add, "address", mac)
+		hw, err := net.ParseMAC(mac)
+		if err != nil {
+			return fmt.Errorf("guest NIC %s: MAC %q: %w", nic, mac, err)
+		}
+		br.MAC = hw
 	}
-	add = append(add, "mtu", strconv.Itoa(t.st.Spec.FabricMTU), "type", "bridge", "forward_delay", "0", "mcast_snooping", "0")
-	return t.run.script(ctx, gns, add,
-		[]string{"sysctl", "-qw", "net.ipv4.conf." + nic + ".arp_evict_nocarrier=0"},
-		[]string{"sysctl", "-qw", "net.ipv6.conf." + nic + ".ndisc_evict_nocarrier=0"},
-		[]string{"sysctl", "-qw", "net.ipv6.conf." + nic + ".accept_dad=0"},
-		[]string{"ip", "link", "set", nic, "up"})
+	return withLinks(gns, func(c *netns.Conn) error {
+		if ok, err := c.Exists(nic); ok || err != nil {
+			return err
+		}
+		if err := c.AddBridge(br); err != nil {
+			return err
+		}
+		ns := netns.Named(gns)
+		for _, kv := range [][2]string{
+			{"net.ipv4.conf." + nic + ".arp_evict_nocarrier", "0"},
+			{"net.ipv6.conf." + nic + ".ndisc_evict_nocarrier", "0"},
+			{"net.ipv6.conf." + nic + ".accept_dad", "0"},
+		} {
+			if err := ns.Sysctl(kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+		return c.Up(nic)
+	})
 }
 
 // UnplugGuest removes the port of a guest NIC ("" = GuestBridge) from a
@@ -130,7 +148,7 @@ func (t *Testbed) ActivatePlug(ctx context.Context, guest, node, nic string) err
 		return err
 	}
 	p := &t.st.Plugs[i]
-	if _, err := t.run.run(ctx, guestNetns(t.st.RunID, guest), nil, "ip", "link", "set", p.GuestIfc, "master", p.NIC); err != nil {
+	if err := withLinks(guestNetns(t.st.RunID, guest), func(c *netns.Conn) error { return c.SetMaster(p.GuestIfc, p.NIC) }); err != nil {
 		return fmt.Errorf("testbed %s: activate guest %s on %s: %w", t.st.RunID, guest, node, err)
 	}
 	p.Active = true
@@ -155,7 +173,7 @@ func (t *Testbed) unplugLocked(ctx context.Context, i int) error {
 		return err
 	}
 	n, _ := t.st.node(node)
-	if _, err := t.run.run(ctx, n.Netns, nil, "ip", "link", "delete", p.NodeIf); err != nil && !strings.Contains(err.Error(), "Cannot find") {
+	if err := withLinks(n.Netns, func(c *netns.Conn) error { return c.Delete(p.NodeIf) }); err != nil && !netns.IsNotFound(err) {
 		return fmt.Errorf("testbed %s: unplug guest %s: %w", t.st.RunID, guest, err)
 	}
 	t.st.Plugs = slices.Delete(t.st.Plugs, i, i+1)
@@ -188,10 +206,14 @@ func (t *Testbed) RemoveGuest(ctx context.Context, guest string) error {
 		}
 	}
 	ns := guestNetns(t.st.RunID, guest)
-	if err := killAll(ctx, netnsPids(ctx, t.run, ns, map[int]bool{})); err != nil {
+	pids, err := netnsPids(ns, map[int]bool{})
+	if err == nil {
+		err = killAll(ctx, pids)
+	}
+	if err != nil {
 		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, guest, err)
 	}
-	if _, err := t.run.run(ctx, "", nil, "ip", "netns", "delete", ns); err != nil {
+	if err := netns.Named(ns).Delete(); err != nil {
 		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, guest, err)
 	}
 	t.st.Guests = slices.DeleteFunc(t.st.Guests, func(g string) bool { return g == guest })

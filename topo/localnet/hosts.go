@@ -6,9 +6,13 @@ import (
 	"net"
 	"net/netip"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // startHost creates an external host: namespace, access port of its
@@ -27,17 +31,17 @@ func (t *Testbed) startHost(ctx context.Context, i int, hs HostSpec) (Host, erro
 			h.IPv6 = p.Addr().String()
 		}
 	}
-	if err := t.addNetns(ctx, h.Netns); err != nil {
+	if err := t.addNetns(h.Netns); err != nil {
 		return h, err
 	}
 	v := veth{a: hostIf, aNetns: h.Netns, b: fabIf, bNetns: fabricNetns(t.st.RunID), mtu: t.st.Spec.FabricMTU}
-	if err := t.addVethPair(ctx, v); err != nil {
+	if err := t.addVethPair(v); err != nil {
 		return h, err
 	}
 	if err := t.joinFabric(ctx, fabIf, n.VLAN); err != nil {
 		return h, err
 	}
-	if err := t.run.script(ctx, h.Netns, addrCmds(hostIf, h.Addrs)...); err != nil {
+	if err := addAddrs(h.Netns, hostIf, h.Addrs); err != nil {
 		return h, fmt.Errorf("testbed %s: host %s: %w", t.st.RunID, h.Name, err)
 	}
 	if err := t.startIperfServers(ctx, h, hs.IperfPorts); err != nil {
@@ -51,17 +55,21 @@ func (t *Testbed) startHost(ctx context.Context, i int, hs HostSpec) (Host, erro
 	return h, nil
 }
 
-// addrCmds adds CIDRs to dev; IPv6 ones with nodad so nothing waits on DAD.
-func addrCmds(dev string, cidrs []string) [][]string {
-	var out [][]string
-	for _, a := range cidrs {
-		c := []string{"ip", "addr", "add", a, "dev", dev}
-		if strings.Contains(a, ":") {
-			c = append(c, "nodad")
+// addAddrs adds CIDRs to dev in namespace ns; IPv6 ones without DAD so
+// nothing waits on it.
+func addAddrs(ns, dev string, cidrs []string) error {
+	return withLinks(ns, func(c *netns.Conn) error {
+		for _, a := range cidrs {
+			p, err := netip.ParsePrefix(a)
+			if err != nil {
+				return fmt.Errorf("address %q of %s: %w", a, dev, err)
+			}
+			if err := c.AddAddr(dev, p); err != nil {
+				return err
+			}
 		}
-		out = append(out, c)
-	}
-	return out
+		return nil
+	})
 }
 
 // startIperfServers runs one daemonised iperf3 server per port and
@@ -94,12 +102,13 @@ func famTag(ip string) string {
 	return "v4"
 }
 
-// waitListening polls ss until a TCP socket listens on ip:port in netns.
-func (t *Testbed) waitListening(ctx context.Context, netns, ip string, port int) error {
-	what := fmt.Sprintf("a listener on %s port %d in %s", ip, port, netns)
-	return Poll(ctx, 10*time.Second, what, func(ctx context.Context) (bool, error) {
-		out, err := t.run.run(ctx, netns, nil, "ss", "-Hltn", "sport = :"+strconv.Itoa(port))
-		return err == nil && strings.Contains(out, ip), err
+// waitListening waits until a TCP socket listens on ip:port in ns.
+func (t *Testbed) waitListening(ctx context.Context, ns, ip string, port int) error {
+	want := netip.AddrPortFrom(netip.MustParseAddr(ip), uint16(port))
+	what := fmt.Sprintf("a listener on %s in %s", want, ns)
+	return poll.Until(ctx, 10*time.Second, 10*time.Millisecond, what, func(context.Context) (bool, error) {
+		ls, err := netns.Named(ns).TCPListeners()
+		return slices.Contains(ls, want), err
 	})
 }
 

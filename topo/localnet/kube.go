@@ -15,6 +15,7 @@ import (
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // createNetworkObjects creates each network's namespaces, CUDN and NADs
@@ -78,12 +79,17 @@ func createObject(ctx context.Context, ri dynamic.ResourceInterface, obj any) (*
 	}
 	u := &unstructured.Unstructured{Object: raw}
 	var got *unstructured.Unstructured
-	err = Poll(ctx, 20*time.Second, "create "+u.GetKind()+" "+u.GetName(), func(ctx context.Context) (bool, error) {
+	// Until the API server serves a new CRD's resource, creates fail: those
+	// errors mean "not yet".
+	err = poll.Until(ctx, 20*time.Second, pollEvery, "create "+u.GetKind()+" "+u.GetName(), func(ctx context.Context) (bool, error) {
 		got, err = ri.Create(ctx, u, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			got, err = ri.Get(ctx, u.GetName(), metav1.GetOptions{})
 		}
-		return err == nil, err
+		if err != nil {
+			return false, poll.Retry("%v", err)
+		}
+		return true, nil
 	})
 	return got, err
 }

@@ -1,63 +1,77 @@
 package localnet
 
 import (
-	"context"
 	"fmt"
-	"strconv"
+	"net"
+	"net/netip"
+
+	"github.com/nqos/nqos/internal/netns"
 )
 
-// veth describes a veth pair created in the root namespace with explicit,
-// distinct ifindexes, then moved (and optionally renamed) into its
-// namespaces. Every end has TX offload turned off.
+// veth describes a veth pair whose ends are created directly in their
+// namespaces with explicit, distinct ifindexes. Every end has TX checksum
+// offload turned off and is set up.
 type veth struct {
-	a, b           string // names at creation
+	a, b           string
 	aNetns, bNetns string
-	aRename        string // name of end a inside aNetns ("" keeps a)
-	bRename        string
 	mtu            int
-	aMAC           string
 }
 
 // addNetns creates a network namespace with loopback up; an existing
 // namespace of that name is an error.
-func (r runner) addNetns(ctx context.Context, name string) error {
-	if err := r.script(ctx, "", []string{"ip", "netns", "add", name}); err != nil {
-		return err
-	}
-	return r.script(ctx, name, []string{"ip", "link", "set", "lo", "up"})
+func addNetns(name string) error {
+	_, err := netns.Create(name)
+	return err
 }
 
-// addVeth creates the pair with ifindexes idx and idx+1 and moves its ends.
-func (r runner) addVeth(ctx context.Context, v veth, idx int) error {
-	add := []string{"ip", "link", "add", v.a, "index", strconv.Itoa(idx)}
-	if v.aMAC != "" {
-		add = append(add, "address", v.aMAC)
+// addVeth creates the pair with ifindexes idx and idx+1.
+func addVeth(v veth, idx int) error {
+	a := netns.VethEnd{NS: netns.Named(v.aNetns), Name: v.a, Index: idx, MTU: v.mtu}
+	b := netns.VethEnd{NS: netns.Named(v.bNetns), Name: v.b, Index: idx + 1, MTU: v.mtu}
+	if err := netns.AddVeth(a, b); err != nil {
+		return err
 	}
-	add = append(add, "mtu", strconv.Itoa(v.mtu), "type", "veth", "peer", "name", v.b, "index", strconv.Itoa(idx+1), "mtu", strconv.Itoa(v.mtu))
-	if err := r.script(ctx, "", add); err != nil {
-		return fmt.Errorf("veth %s/%s: %w", v.a, v.b, err)
-	}
-	for _, end := range []struct{ name, netns, rename string }{{v.a, v.aNetns, v.aRename}, {v.b, v.bNetns, v.bRename}} {
-		if err := r.placeEnd(ctx, end.name, end.netns, end.rename); err != nil {
+	for _, end := range []netns.VethEnd{a, b} {
+		if err := readyEnd(end.NS, end.Name); err != nil {
 			return fmt.Errorf("veth %s/%s: %w", v.a, v.b, err)
 		}
 	}
 	return nil
 }
 
-// placeEnd moves one veth end into netns, renames it, turns TX offload
-// off and sets it up.
-func (r runner) placeEnd(ctx context.Context, name, netns, rename string) error {
-	if err := r.script(ctx, "", []string{"ip", "link", "set", name, "netns", netns}); err != nil {
+// readyEnd turns TX checksum offload off on a veth end and sets it up.
+func readyEnd(ns netns.NS, name string) error {
+	if err := ns.TxChecksumOff(name); err != nil {
 		return err
 	}
-	if rename != "" {
-		if err := r.script(ctx, netns, []string{"ip", "link", "set", name, "name", rename}); err != nil {
-			return err
-		}
-		name = rename
+	return withLinks(ns.Name(), func(c *netns.Conn) error { return c.Up(name) })
+}
+
+// withLinks runs op on an rtnetlink connection into namespace ns.
+func withLinks(ns string, op func(*netns.Conn) error) error { return netns.Named(ns).WithConn(op) }
+
+// SetNeighbour installs a permanent neighbour entry ip → mac on dev
+// inside namespace ns ("" = root).
+func (t *Testbed) SetNeighbour(ns, dev string, ip netip.Addr, mac net.HardwareAddr) error {
+	err := withLinks(ns, func(c *netns.Conn) error { return c.SetNeigh(dev, ip, mac, netns.Permanent) })
+	if err != nil {
+		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
-	return r.script(ctx, netns,
-		[]string{"ethtool", "-K", name, "tx", "off"},
-		[]string{"ip", "link", "set", name, "up"})
+	return nil
+}
+
+// LinkMAC is the hardware address of link dev inside namespace ns.
+func (t *Testbed) LinkMAC(ns, dev string) (net.HardwareAddr, error) {
+	var mac net.HardwareAddr
+	err := withLinks(ns, func(c *netns.Conn) error {
+		l, err := c.Link(dev)
+		if err == nil {
+			mac = l.Attrs().HardwareAddr
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+	}
+	return mac, nil
 }

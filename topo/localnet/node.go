@@ -3,11 +3,14 @@ package localnet
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nqos/nqos/internal/netns"
 )
 
 const (
@@ -68,7 +71,7 @@ func (t *Testbed) prepareOVSNode(ctx context.Context, n Node) error {
 	if err := os.MkdirAll(n.Dir, 0o755); err != nil {
 		return fmt.Errorf("testbed %s: %s: %w", t.st.RunID, n.Name, err)
 	}
-	if err := t.addNetns(ctx, n.Netns); err != nil {
+	if err := t.addNetns(n.Netns); err != nil {
 		return err
 	}
 	db := filepath.Join(n.Dir, "conf.db")
@@ -113,15 +116,21 @@ func (t *Testbed) configureNodeOVS(ctx context.Context, n Node) error {
 	if err != nil {
 		return err
 	}
-	return t.setProviderIP(ctx, n)
+	return t.setProviderIP(n)
 }
 
 // setProviderIP (re)adds the encap IP to br-phys's internal port; it is
 // lost whenever ovs-vswitchd re-creates its taps (testbed-findings 5).
-func (t *Testbed) setProviderIP(ctx context.Context, n Node) error {
-	err := t.run.script(ctx, n.Netns,
-		[]string{"ip", "addr", "replace", n.EncapIP + "/24", "dev", providerBridge},
-		[]string{"ip", "link", "set", providerBridge, "up"})
+func (t *Testbed) setProviderIP(n Node) error {
+	encap, err := netip.ParsePrefix(n.EncapIP + "/24")
+	if err == nil {
+		err = withLinks(n.Netns, func(c *netns.Conn) error {
+			if err := c.ReplaceAddr(providerBridge, encap); err != nil {
+				return err
+			}
+			return c.Up(providerBridge)
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("testbed %s: node %s: provider bridge address: %w", t.st.RunID, n.Name, err)
 	}
@@ -132,7 +141,7 @@ func (t *Testbed) setProviderIP(ctx context.Context, n Node) error {
 // end is a trunk of every network VLAN (untagged VLAN 1 carries geneve).
 func (t *Testbed) addUplink(ctx context.Context, n Node) error {
 	v := veth{a: n.UplinkIf, aNetns: n.Netns, b: n.FabricIf, bNetns: fabricNetns(t.st.RunID), mtu: t.st.Spec.FabricMTU}
-	if err := t.addVethPair(ctx, v); err != nil {
+	if err := t.addVethPair(v); err != nil {
 		return err
 	}
 	if _, err := t.VSCtl(ctx, n.Name, "add-port", providerBridge, n.UplinkIf); err != nil {

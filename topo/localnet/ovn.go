@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // createNetwork adds the network's logical switch and localnet port, as
@@ -60,7 +62,7 @@ func decodeTable(out, what string) (nbTable, error) {
 
 // WaitChassis waits until every node registered its chassis in the SB.
 func (t *Testbed) WaitChassis(ctx context.Context) error {
-	return Poll(ctx, 30*time.Second, fmt.Sprintf("%d chassis in the SB", len(t.st.Nodes)), func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 30*time.Second, pollEvery, fmt.Sprintf("%d chassis in the SB", len(t.st.Nodes)), func(ctx context.Context) (bool, error) {
 		out, err := t.SBCtl(ctx, "--format=json", "--columns=name", "list", "Chassis")
 		if err != nil {
 			return false, err
@@ -87,7 +89,7 @@ func (t *Testbed) WaitHVSync(ctx context.Context) error {
 
 // WaitPortUp waits until the LSP is bound and reported up.
 func (t *Testbed) WaitPortUp(ctx context.Context, lsp string) error {
-	return Poll(ctx, 30*time.Second, "LSP "+lsp+" up", func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, 30*time.Second, pollEvery, "LSP "+lsp+" up", func(ctx context.Context) (bool, error) {
 		out, err := t.NBCtl(ctx, "--format=json", "--columns=up", "find", "Logical_Switch_Port", "name="+lsp)
 		if err != nil {
 			return false, err

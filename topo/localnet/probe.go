@@ -11,12 +11,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // udpSocket opens a UDP socket bound to addr inside netns.
 func udpSocket(netnsName string, addr netip.AddrPort) (*net.UDPConn, error) {
 	var fd int
-	err := InNetns(netnsName, func() error {
+	err := netns.Named(netnsName).Do(func() error {
 		fam := unix.AF_INET
 		if addr.Addr().Is6() {
 			fam = unix.AF_INET6
@@ -164,7 +167,7 @@ func (p *Probe) stop() ProbeResult {
 	p.send.Close()
 	// A timeout here is the expected outcome when datagrams were lost:
 	// what is still missing after stopGrace is counted as lost below.
-	_ = Poll(context.Background(), stopGrace, "datagrams in flight", func(context.Context) (bool, error) {
+	_ = poll.Until(context.Background(), stopGrace, pollEvery, "datagrams in flight", func(context.Context) (bool, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return len(p.arrivals) >= p.sent-p.sendErrors, nil

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // lockHolder is a process in the state that made a restart flaky: it
@@ -37,14 +40,8 @@ ctypes.CDLL(None, use_errno=True).syscall(int(sys.argv[2]), 0)
 // and the pidfile is locked.
 func startLockHolder(t *testing.T, pidfile string) int {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: runs a python3 helper process")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed: it runs the lock-holding helper process")
-	}
-	cmd := exec.Command(py, "-c", lockHolder, pidfile, strconv.Itoa(unix.SYS_EXIT))
+	testenv.Binaries(t, "python3")
+	cmd := exec.Command("python3", "-c", lockHolder, pidfile, strconv.Itoa(unix.SYS_EXIT))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +52,7 @@ func startLockHolder(t *testing.T, pidfile string) int {
 		_ = unix.Kill(pid, unix.SIGKILL)
 		<-waited
 	})
-	err = Poll(context.Background(), 20*time.Second, "helper leader zombie with the pidfile locked", func(context.Context) (bool, error) {
+	err := poll.Until(context.Background(), 20*time.Second, pollEvery, "helper leader zombie with the pidfile locked", func(context.Context) (bool, error) {
 		st, err := readProcStat(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			return false, err

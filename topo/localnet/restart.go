@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // RestartDaemon stops one daemon (SIGKILL or SIGTERM) and starts it
@@ -37,14 +40,15 @@ func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode R
 	if daemon != DaemonVSwitchd || !isNode {
 		return nil
 	}
-	err := Poll(ctx, 10*time.Second, "br-phys tap on "+node, func(ctx context.Context) (bool, error) {
-		_, err := t.run.run(ctx, n.Netns, nil, "ip", "link", "show", providerBridge)
-		return err == nil, err
+	err := poll.Until(ctx, 10*time.Second, 10*time.Millisecond, "br-phys tap on "+node, func(context.Context) (bool, error) {
+		var ok bool
+		err := withLinks(n.Netns, func(c *netns.Conn) (err error) { ok, err = c.Exists(providerBridge); return err })
+		return ok, err
 	})
 	if err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
-	return t.setProviderIP(ctx, n)
+	return t.setProviderIP(n)
 }
 
 // DaemonPid returns the pid of a running daemon.

@@ -36,7 +36,7 @@ func RunStatus(ctx context.Context, runID string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	nss, err := runNetns(ctx, runner{}, runID)
+	nss, err := runNetns(runID)
 	if err != nil {
 		return Status{}, err
 	}

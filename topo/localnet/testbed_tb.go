@@ -4,19 +4,21 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // requiredTools are the binaries a testbed runs.
-var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "iperf3", "ethtool", "dnsmasq"}
+var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "iperf3", "dnsmasq"}
 
-// StartTB boots a testbed for a test or benchmark: it skips under -short
-// and (naming the package to install) when a binary is missing, holds the run ID's lock
+// StartTB boots a testbed for a test or benchmark: it gates on root and
+// the daemons' binaries (internal/testenv), holds the run ID's lock
 // for the test's lifetime (a concurrent test process using the same ID,
 // e.g. two `go test` runs of one package, waits instead of tearing this
 // one down), removes a crashed earlier run of the same ID first, and
@@ -24,14 +26,8 @@ var requiredTools = []string{"ovsdb-server", "ovs-vswitchd", "ovn-controller", "
 // fails if anything is left behind.
 func StartTB(t testing.TB, spec Spec) *Testbed {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: boots a real OVN testbed (root, namespaces, daemons)")
-	}
-	for _, b := range requiredTools {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s not installed: the testbed needs openvswitch-switch, ovn-central, ovn-host, iperf3, ethtool, dnsmasq-base", b)
-		}
-	}
+	testenv.Root(t, "boots a real OVN testbed (namespaces, daemons)")
+	testenv.Binaries(t, requiredTools...)
 	lockRun(t, spec.RunID)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -73,7 +69,7 @@ func lockRun(t testing.TB, runID string) {
 	if err != nil {
 		t.Fatalf("run %s: lock: %v", runID, err)
 	}
-	err = Poll(context.Background(), 8*time.Minute, path+" (another test process uses run "+runID+")", func(context.Context) (bool, error) {
+	err = poll.Until(context.Background(), 8*time.Minute, 50*time.Millisecond, path+" (another test process uses run "+runID+")", func(context.Context) (bool, error) {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return false, nil

@@ -2,26 +2,24 @@ package localnet
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/internal/ovninstall"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 func requireTools(t testing.TB) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: needs root and the OVS/OVN daemons")
-	}
-	for _, b := range requiredTools {
-		if _, err := exec.LookPath(b); err != nil {
-			t.Skipf("%s not installed", b)
-		}
-	}
+	testenv.Root(t, "boots a real OVN testbed")
+	testenv.Binaries(t, requiredTools...)
 }
 
 func startTestbed(t *testing.T, spec Spec) *Testbed { return StartTB(t, spec) }
@@ -60,9 +58,8 @@ func testUpDown(t *testing.T) {
 		if err != nil || got != "\"1000\"\n\"physnet:br-phys\"\n" {
 			t.Errorf("%s external_ids: %q %v", n.Name, got, err)
 		}
-		off, err := tb.Exec(ctx, n.Netns, "ethtool", "-k", n.UplinkIf)
-		if err != nil || !strings.Contains(off, "tx-checksumming: off") {
-			t.Errorf("%s uplink TX offload not off: %v", n.Name, err)
+		if on, err := netns.Named(n.Netns).TxChecksum(n.UplinkIf); on || err != nil {
+			t.Errorf("%s uplink TX checksum offload on %v (err %v), want off", n.Name, on, err)
 		}
 	}
 	if _, ok := tb.Host("backup"); !ok {
@@ -73,13 +70,20 @@ func testUpDown(t *testing.T) {
 	t.Run("every daemon restarts back to back in both modes", func(t *testing.T) { checkRestartAll(t, tb) })
 }
 
-func ifindex(t *testing.T, tb *Testbed, netns, ifname string) string {
+func ifindex(t *testing.T, tb *Testbed, ns, ifname string) string {
 	t.Helper()
-	out, err := tb.Exec(context.Background(), netns, "cat", "/sys/class/net/"+ifname+"/ifindex")
+	var idx int
+	err := withLinks(ns, func(c *netns.Conn) error {
+		l, err := c.Link(ifname)
+		if err == nil {
+			idx = l.Attrs().Index
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(out)
+	return strconv.Itoa(idx)
 }
 
 func checkIfindexes(t *testing.T, tb *Testbed) {
@@ -106,16 +110,22 @@ func checkNeighbourKept(t *testing.T, tb *Testbed) {
 	if err := tb.PlugGuest(ctx, plug); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tb.Exec(ctx, g, "ip", "neigh", "replace", "10.20.0.10", "lladdr", "02:00:00:00:09:99", "dev", GuestBridge, "nud", "reachable"); err != nil {
+	c, err := netns.Named(g).Dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	peer, peerMAC := netip.MustParseAddr("10.20.0.10"), net.HardwareAddr{2, 0, 0, 0, 9, 0x99}
+	if err := c.SetNeigh(GuestBridge, peer, peerMAC, netns.Reachable); err != nil {
 		t.Fatal(err)
 	}
 	if err := tb.UnplugGuest(ctx, "nb", "node1", ""); err != nil {
 		t.Fatal(err)
 	}
-	link, _ := tb.Exec(ctx, g, "ip", "link", "show", GuestBridge)
-	neigh, _ := tb.Exec(ctx, g, "ip", "neigh", "show", "10.20.0.10")
-	if !strings.Contains(link, "NO-CARRIER") || !strings.Contains(neigh, "02:00:00:00:09:99") {
-		t.Fatalf("after unplug: link %q, neighbour %q: want NO-CARRIER and the entry kept", link, neigh)
+	carrier, cerr := c.Carrier(GuestBridge)
+	mac, nerr := c.Neigh(GuestBridge, peer)
+	if carrier || cerr != nil || nerr != nil || mac.String() != peerMAC.String() {
+		t.Fatalf("after unplug: carrier %v (%v), neighbour %v (%v): want no carrier and the entry kept", carrier, cerr, mac, nerr)
 	}
 	plug.Node, plug.Standby = "node2", true
 	if err := tb.PlugGuest(ctx, plug); err != nil {
@@ -142,7 +152,7 @@ func TestDownAfterCrash(t *testing.T) {
 	if err := Down(ctx, "t3"); err != nil {
 		t.Fatalf("removing an earlier run t3: %v", err)
 	}
-	tb, err := Up(ctx, Spec{RunID: "t3", Nodes: 1, Hosts: []HostSpec{}})
+	_, err := Up(ctx, Spec{RunID: "t3", Nodes: 1, Hosts: []HostSpec{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +161,7 @@ func TestDownAfterCrash(t *testing.T) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
-	if _, err := tb.Exec(ctx, "", "ip", "link", "add", "nqt3v99", "type", "veth", "peer", "name", "nqt3g99"); err != nil {
+	if err := netns.AddVeth(netns.VethEnd{Name: "nqt3v99"}, netns.VethEnd{Name: "nqt3g99"}); err != nil {
 		t.Fatal(err)
 	}
 	stray := exec.Command("tail", "-f", filepath.Join(RunDir("t3"), "state.json"))

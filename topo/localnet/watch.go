@@ -3,7 +3,6 @@ package localnet
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,8 @@ import (
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/capture"
 )
 
 // Seen is one IP packet a DSCPWatch saw.
@@ -27,61 +28,34 @@ type Seen struct {
 // (an AF_PACKET socket in the interface's namespace), e.g. at a node's
 // uplink capture point.
 type DSCPWatch struct {
-	name string // "<ifname> in <netns>"
-	fd   int
-	mu   sync.Mutex
-	seen []Seen
-	stop atomic.Bool
-	done chan struct{}
-	once sync.Once
-	err  error // why the read loop ended early; valid after done
+	sock     *capture.PacketSocket
+	mu       sync.Mutex
+	seen     []Seen
+	stop     atomic.Bool
+	done     chan struct{}
+	once     sync.Once
+	err      error // why the read loop ended early; valid after done
+	closeErr error // the socket's close error, valid after once
 }
 
 // maxSeen bounds a watch's memory.
 const maxSeen = 1 << 20
 
-// WatchDSCP starts recording on ifname inside netns.
+// WatchDSCP starts recording on ifname inside netns. The socket asks for
+// the 802.1Q tag the kernel strips into metadata (VLAN offload) and for
+// kernel receive timestamps, so Seen.At does not include how long the
+// capture goroutine lagged on a loaded machine; its receive timeout lets
+// Close end the read loop.
 func WatchDSCP(netnsName, ifname string) (*DSCPWatch, error) {
-	var fd int
-	err := InNetns(netnsName, func() error {
-		ifc, err := net.InterfaceByName(ifname)
-		if err != nil {
-			return err
-		}
-		proto := int(htons(unix.ETH_P_ALL))
-		if fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto); err != nil {
-			return err
-		}
-		// The kernel strips the 802.1Q tag into the auxdata (VLAN offload).
-		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_AUXDATA, 1); err != nil {
-			return err
-		}
-		// Kernel receive timestamps: Seen.At must not include how long
-		// the capture goroutine lagged on a loaded machine.
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
-			return err
-		}
-		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_ALL), Ifindex: ifc.Index})
-	})
+	sock, err := capture.OpenPacketSocket(netnsName, ifname, capture.SocketOptions{
+		Receive: true, AuxData: true, Timestamps: true, ReadTimeout: 100 * time.Millisecond})
 	if err != nil {
-		if fd > 0 {
-			unix.Close(fd)
-		}
-		return nil, fmt.Errorf("watch %s in %s: %w", ifname, netnsName, err)
+		return nil, fmt.Errorf("watch: %w", err)
 	}
-	// The receive timeout lets Close end the read loop; without it Close
-	// would block until the next frame.
-	tv := unix.Timeval{Usec: 100000}
-	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("watch %s in %s: SO_RCVTIMEO: %w", ifname, netnsName, err)
-	}
-	w := &DSCPWatch{name: ifname + " in " + netnsName, fd: fd, done: make(chan struct{})}
+	w := &DSCPWatch{sock: sock, done: make(chan struct{})}
 	go w.loop()
 	return w, nil
 }
-
-func htons(v uint16) uint16 { return v<<8 | v>>8 }
 
 func (w *DSCPWatch) loop() {
 	defer close(w.done)
@@ -91,12 +65,12 @@ func (w *DSCPWatch) loop() {
 		if w.stop.Load() {
 			return
 		}
-		n, oobn, _, _, err := unix.Recvmsg(w.fd, buf, oob, 0)
+		n, oobn, err := w.sock.Recvmsg(buf, oob)
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			w.err = fmt.Errorf("watch %s: read: %w", w.name, err)
+			w.err = fmt.Errorf("watch %s: read: %w", w.sock.Name(), err)
 			return
 		}
 		if s, ok := decodeSeen(buf[:n]); ok {
@@ -189,11 +163,13 @@ func (w *DSCPWatch) Err() error {
 	}
 }
 
-// Close stops the watch; later calls do nothing.
-func (w *DSCPWatch) Close() {
+// Close stops the watch and closes its socket; later calls return the
+// same error.
+func (w *DSCPWatch) Close() error {
 	w.once.Do(func() {
 		w.stop.Store(true)
 		<-w.done
-		unix.Close(w.fd)
+		w.closeErr = w.sock.Close()
 	})
+	return w.closeErr
 }

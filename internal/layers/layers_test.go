@@ -1,0 +1,192 @@
+// Package layers holds the test that enforces the module's import layering:
+// lower packages (capture, topo, kubevirt, internal) never import the
+// harness, the harness never imports the renderers in reports, the results
+// model imports nothing above it, and the production controller links
+// neither the testbed nor the harness nor package testing.
+package layers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/nqos/nqos"
+
+// rule forbids packages matching From to depend on packages matching To.
+// Direct restricts the rule to direct imports; otherwise every package in
+// the transitive dependency set (what the binary links) counts.
+type rule struct {
+	Name   string
+	From   []string // patterns: "capture" is the package, "topo/..." the subtree
+	Except []string // patterns excluded from From
+	To     []string
+	Allow  []string // patterns excluded from To
+	Direct bool
+}
+
+// rules is the layering of the module, bottom to top: api, internal,
+// capture, topo, kubevirt; harness (verdicts and the results model at its
+// base); reports (renders harness/results); cmd.
+var rules = []rule{
+	{Name: "lower layers never import the harness",
+		From: []string{"capture/...", "topo/...", "kubevirt/...", "internal/..."}, To: []string{"harness/..."}, Direct: true},
+	{Name: "the harness never imports the renderers",
+		From: []string{"harness/..."}, To: []string{"reports/..."}, Direct: true},
+	{Name: "the results model imports nothing above it",
+		From: []string{"harness/results"}, To: []string{"harness/...", "reports/...", "topo/...", "kubevirt/...", "cmd/..."},
+		Allow: []string{"harness/verdict"}},
+	{Name: "verdicts import nothing above them",
+		From: []string{"harness/verdict"}, To: []string{"harness/...", "reports/...", "topo/...", "kubevirt/...", "cmd/..."},
+		Allow: []string{"harness/verdict"}},
+	{Name: "the controller binary links no testbed, harness or testing",
+		From: []string{"cmd/nqos-controller"}, To: []string{"topo/...", "harness/...", "kubevirt/...", "capture/...", "std:testing"}},
+}
+
+// pkg is the part of `go list -json` the rules need.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// match reports whether the module-relative or standard path p matches
+// pattern: "a/..." matches a and everything under it, "std:x" the standard
+// library package x, anything else exactly.
+func match(pattern, p string) bool {
+	if std, ok := strings.CutPrefix(pattern, "std:"); ok {
+		return p == std
+	}
+	rel, ok := strings.CutPrefix(p, module+"/")
+	if !ok {
+		return false
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return rel == base || strings.HasPrefix(rel, base+"/")
+	}
+	return rel == pattern
+}
+
+func matchAny(patterns []string, p string) bool {
+	return slices.ContainsFunc(patterns, func(pat string) bool { return match(pat, p) })
+}
+
+// violations lists every forbidden edge, sorted: "rule: from -> to".
+func violations(pkgs []pkg, rs []rule) []string {
+	var out []string
+	for _, r := range rs {
+		for _, p := range pkgs {
+			if !matchAny(r.From, p.ImportPath) || matchAny(r.Except, p.ImportPath) {
+				continue
+			}
+			deps := p.Deps
+			if r.Direct {
+				deps = p.Imports
+			}
+			for _, d := range deps {
+				if matchAny(r.To, d) && !matchAny(r.Allow, d) {
+					out = append(out, fmt.Sprintf("%s: %s -> %s", r.Name, p.ImportPath, d))
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// decode reads the concatenated JSON objects `go list -json` prints.
+func decode(r io.Reader) ([]pkg, error) {
+	var out []pkg
+	dec := json.NewDecoder(r)
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("decode go list output: %w", err)
+		}
+		out = append(out, p)
+	}
+}
+
+// list runs `go list -deps -json ./...` in the module root and keeps the
+// module's own packages.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps", "./...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps -json ./...: %v\n%s", err, stderr.String())
+	}
+	all, err := decode(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own []pkg
+	for _, p := range all {
+		if strings.HasPrefix(p.ImportPath, module+"/") || p.ImportPath == module {
+			own = append(own, p)
+		}
+	}
+	if len(own) == 0 {
+		t.Fatalf("go list found no package of %s", module)
+	}
+	return own
+}
+
+func TestLayering(t *testing.T) {
+	for _, v := range violations(list(t), rules) {
+		t.Error(v)
+	}
+}
+
+// TestRulesCatchAForbiddenEdge shows each kind of rule fails on one
+// forbidden edge and passes without it.
+func TestRulesCatchAForbiddenEdge(t *testing.T) {
+	p := func(rel string) string { return module + "/" + rel }
+	cases := []struct {
+		name string
+		pkgs []pkg
+		want []string
+	}{
+		{"capture imports the harness",
+			[]pkg{{ImportPath: p("capture"), Imports: []string{"fmt", p("flow"), p("harness/verdict")}}},
+			[]string{"lower layers never import the harness: " + p("capture") + " -> " + p("harness/verdict")}},
+		{"internal subpackage imports harness root",
+			[]pkg{{ImportPath: p("internal/ovnnb"), Imports: []string{p("harness")}}},
+			[]string{"lower layers never import the harness: " + p("internal/ovnnb") + " -> " + p("harness")}},
+		{"harness imports reports",
+			[]pkg{{ImportPath: p("harness"), Imports: []string{p("reports")}}},
+			[]string{"the harness never imports the renderers: " + p("harness") + " -> " + p("reports")}},
+		{"results imports the harness transitively",
+			[]pkg{{ImportPath: p("harness/results"), Deps: []string{p("internal/qos"), p("harness/verdict"), p("harness")}}},
+			[]string{"the results model imports nothing above it: " + p("harness/results") + " -> " + p("harness")}},
+		{"controller links testing through a dependency",
+			[]pkg{{ImportPath: p("cmd/nqos-controller"), Imports: []string{p("internal/controller")}, Deps: []string{"fmt", "testing", p("internal/controller")}}},
+			[]string{"the controller binary links no testbed, harness or testing: " + p("cmd/nqos-controller") + " -> testing"}},
+		{"allowed edges pass",
+			[]pkg{
+				{ImportPath: p("harness"), Imports: []string{p("capture"), p("harness/results")}},
+				{ImportPath: p("reports"), Imports: []string{p("harness/results")}},
+				{ImportPath: p("harness/results"), Deps: []string{p("internal/qos"), p("harness/verdict")}},
+				{ImportPath: p("harnessx"), Imports: []string{p("reports")}}, // not under harness/
+			},
+			nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := violations(c.pkgs, rules); !slices.Equal(got, c.want) {
+				t.Errorf("violations = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+package kubevirt
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/nqos/nqos/internal/netns"
+)
+
+// addGuestAddrs adds CIDRs to a guest NIC (IPv6 without DAD).
+func addGuestAddrs(ns, nic string, cidrs ...string) error {
+	return netns.Named(ns).WithConn(func(c *netns.Conn) error {
+		for _, s := range cidrs {
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				return fmt.Errorf("address %q of %s: %w", s, nic, err)
+			}
+			if err := c.AddAddr(nic, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// flushGuestAddrs removes a guest NIC's global addresses.
+func flushGuestAddrs(ns, nic string) error {
+	return netns.Named(ns).WithConn(func(c *netns.Conn) error { return c.FlushAddrs(nic) })
+}
+
+// guestAddrs lists a guest NIC's global addresses.
+func guestAddrs(ns, nic string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	err := netns.Named(ns).WithConn(func(c *netns.Conn) (err error) { out, err = c.Addrs(nic); return err })
+	return out, err
+}
