@@ -53,9 +53,9 @@ func sendIperf(r *run) {
 	r.runIperf(tu, plainTo, nil, 0)
 }
 
-// Allowances for a loaded shared 2-core machine (testbed-findings pitfall
-// 7: the netdev datapath reads its input from an AF_PACKET socket that
-// overflows when its thread is descheduled). Measured with other tests
+// Allowances for a loaded shared 2-core machine (the netdev datapath
+// reads its input from an AF_PACKET socket that overflows when its thread
+// is descheduled). Measured with other tests
 // running in parallel: up to 412 of 16000 (2.6%) raw frames lost on
 // datapath input, and the meter passing 89.7% of its rate to an
 // overloaded UDP flow (a stall longer than the bucket's 50 ms forfeits
@@ -108,8 +108,8 @@ func accounting(r *run, a *capture.Analysis) []verdict.Verdict {
 	for _, p := range r.phases {
 		seen := seenOf(p.flows...)
 		dropped, _ := p.meter.Dropped()
-		// Frames the netdev datapath lost on input (its AF_PACKET ring,
-		// pitfall 7) never reach the meter: exact against packet_in_count,
+		// Frames the netdev datapath lost on input (its AF_PACKET ring)
+		// never reach the meter: exact against packet_in_count,
 		// inputLossDiv tolerance against the injector.
 		vs = append(vs,
 			verdict.Accounting(p.flows[0]+" (meter packet_in_count)", p.meter.PacketInCount, seen, dropped, 0),
@@ -126,7 +126,7 @@ func accounting(r *run, a *capture.Analysis) []verdict.Verdict {
 // iperfVsCapture compares iperf3's receiver figures with the capture: the
 // server cannot get more datagrams than the uplink carried (+1: iperf3's
 // UDP hello is not counted) and, two-sided, may lose at most 10% of them in
-// its own socket on this 2-core machine (testbed-findings pitfall 7).
+// its own socket on this 2-core machine.
 func iperfVsCapture(r *run, a *capture.Analysis) []verdict.Verdict {
 	res := r.results["iperf-udp4"]
 	fr := a.Flow("iperf-udp4")

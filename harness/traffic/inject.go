@@ -76,7 +76,7 @@ func Inject(ctx context.Context, netns, ifname string, raw RawSpec) (InjectRepor
 // maxLag is how far the injector may fall behind its schedule and catch
 // up with back-to-back frames; beyond it the schedule slips instead, so a
 // descheduled injector never bursts more than maxLag worth of frames into
-// a datapath whose input buffer cannot grow (testbed-findings pitfall 7).
+// a datapath whose input buffer (an AF_PACKET ring) cannot grow.
 const maxLag = 2 * time.Millisecond
 
 // pace waits until the frame's scheduled send time at and returns the next

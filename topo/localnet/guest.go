@@ -23,7 +23,7 @@ type GuestPlug struct {
 	// migration target waits until the switch-over.
 	Standby bool
 	// MTURequest, if set, is the OVS mtu_request of the node-side port
-	// (multi-chassis binding tunnels need headroom, testbed-findings).
+	// (multi-chassis binding tunnels need headroom).
 	MTURequest int
 }
 

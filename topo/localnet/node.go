@@ -17,7 +17,7 @@ const (
 	providerBridge = "br-phys"
 	integBridge    = "br-int"
 	// ofctrlWaitBeforeClear keeps the old flows for this many ms after an
-	// ovn-controller restart (no packet lost, testbed-findings 8).
+	// ovn-controller restart, so no packet is lost.
 	ofctrlWaitBeforeClear = "1000"
 )
 
@@ -120,7 +120,7 @@ func (t *Testbed) configureNodeOVS(ctx context.Context, n Node) error {
 }
 
 // setProviderIP (re)adds the encap IP to br-phys's internal port; it is
-// lost whenever ovs-vswitchd re-creates its taps (testbed-findings 5).
+// lost whenever ovs-vswitchd re-creates its taps.
 func (t *Testbed) setProviderIP(n Node) error {
 	encap, err := netip.ParsePrefix(n.EncapIP + "/24")
 	if err == nil {
