@@ -23,8 +23,13 @@ func (v *validator) manifestErr(path string, err error) error {
 	var me *manifests.Error
 	if errors.As(err, &me) {
 		p := path
+		for _, m := range v.sc.Manifests {
+			if m.Key() == me.Object {
+				p = "manifests." + m.ID
+			}
+		}
 		if me.Field != "" {
-			p = path + "." + me.Field
+			p += "." + me.Field
 		}
 		return v.d.errAt(p, "%s: %s", me.Object, me.Msg)
 	}
