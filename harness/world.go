@@ -91,6 +91,9 @@ func (w *world) compile() (qos.Desired, error) {
 		buf.Write(w.applied[id].YAML())
 	}
 	in, err := qos.DecodeManifests(&buf, w.sc.File+" (applied manifests)")
+	if err == nil {
+		err = renderCUDNs(&in)
+	}
 	if err != nil {
 		return qos.Desired{}, fmt.Errorf("scenario %s: %w", w.sc.Name, err)
 	}
