@@ -13,6 +13,7 @@ topology:
   nodes: 2
   hosts:
     - {name: ext, network: cluster_udn_blue, addresses: {v4: 10.10.0.100/16}}
+    - {name: dhcp, network: cluster_udn_blue, addresses: {v4: 10.10.0.2/16}, dhcpRange: "10.10.2.100,10.10.2.200"}
 manifests:
   ns:
     apiVersion: v1
@@ -100,7 +101,7 @@ func TestManifestTopology(t *testing.T) {
 func TestManifestTopologyErrors(t *testing.T) {
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"vm-not-mapped-on-node", "      desiredState: {", "      nodeSelector: {kubernetes.io/hostname: node1}\n      desiredState: {",
-			"vm-base.yaml:33: manifests.vm-a: VirtualMachine vms/vm-a would not start: not schedulable: network cluster_udn_blue needs localnet \"physnet\", which no NodeNetworkConfigurationPolicy bridge-mapping maps on node node0"},
+			"vm-base.yaml:34: manifests.vm-a: VirtualMachine vms/vm-a would not start: not schedulable: network cluster_udn_blue needs localnet \"physnet\", which no NodeNetworkConfigurationPolicy bridge-mapping maps on node node0"},
 		{"vm-selector-no-node", "nodeSelector: {kubernetes.io/hostname: node0}", "nodeSelector: {kubernetes.io/hostname: node7}",
 			"VirtualMachine vms/vm-a would not start: spec.template.spec.nodeSelector map[kubernetes.io/hostname:node7] matches no node (nodes: node0, node1)"},
 		{"vm-applied", "  - apply: [ns, blue]", "  - apply: [ns, blue, vm-a]",
@@ -118,6 +119,14 @@ func TestManifestTopologyErrors(t *testing.T) {
 			"manifests.blue.spec.network.localnet.vlan.access.id: ClusterUserDefinedNetwork blue: 0 out of range 1..4094"},
 		{"nncp-bad-state", "bridge: br1}", "bridge: br1, state: maybe}",
 			`manifests.nncp.spec.desiredState.ovn.bridge-mappings[0].state: NodeNetworkConfigurationPolicy map: "maybe"`},
+		{"dhcp-vm-without-server", `, dhcpRange: "10.10.2.100,10.10.2.200"`, "",
+			`manifests.vm-b: VM "vm-b" takes its IPv4 address from DHCP (no static address), but no host on network "cluster_udn_blue" has a dhcpRange`},
+		{"dhcp-range-outside", `dhcpRange: "10.10.2.100,10.10.2.200"`, `dhcpRange: "10.11.2.100,10.11.2.200"`,
+			`topology.hosts[1].dhcpRange: host "dhcp": "10.11.2.100,10.11.2.200" is not inside the host's subnet 10.10.0.0/16`},
+		{"dhcp-range-form", `dhcpRange: "10.10.2.100,10.10.2.200"`, `dhcpRange: "10.10.2.100-10.10.2.200"`,
+			`want "first,last" IPv4 addresses`},
+		{"dhcp-range-own-address", `dhcpRange: "10.10.2.100,10.10.2.200"`, `dhcpRange: "10.10.0.1,10.10.0.9"`,
+			`contains the server's own address 10.10.0.2`},
 		{"vm-duplicate-of-shorthand", "  hosts:\n", "  vms:\n    - {name: vm-a, namespace: vms, network: cluster_udn_blue}\n  hosts:\n",
 			`duplicate VM/host name "vm-a"`},
 	} {

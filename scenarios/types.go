@@ -96,6 +96,9 @@ type Host struct {
 	Name      string    `yaml:"name,required"`
 	Network   string    `yaml:"network,required"`
 	Addresses Addresses `yaml:"addresses"`
+	// DHCPRange "first,last" makes the host a DHCPv4 server (dnsmasq)
+	// handing out leases from that range of its IPv4 subnet.
+	DHCPRange string `yaml:"dhcpRange"`
 }
 
 // Addresses are interface addresses in CIDR form, one per family.

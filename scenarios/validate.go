@@ -35,7 +35,7 @@ func (v *validator) validate() error {
 	if err := v.noDuplicateFamilies("ipFamilies", sc.Families); err != nil {
 		return err
 	}
-	for _, check := range []func() error{v.manifests, v.invariants, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.flowDefs, v.steps} {
+	for _, check := range []func() error{v.manifests, v.invariants, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.dhcp, v.flowDefs, v.steps} {
 		if err := check(); err != nil {
 			return err
 		}
