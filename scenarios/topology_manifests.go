@@ -125,7 +125,7 @@ func (v *validator) manifestVMs() error {
 	nodes := make([]string, v.sc.Topology.Nodes)
 	index := map[string]int{}
 	for i := range nodes {
-		nodes[i] = localnet.NodeName(i)
+		nodes[i] = localnet.NodeName(i + 1)
 		index[nodes[i]] = i
 	}
 	placed, err := set.Place(nodes)

@@ -47,7 +47,7 @@ manifests:
       template:
         metadata: {labels: {tier: gold}}
         spec:
-          nodeSelector: {kubernetes.io/hostname: node0}
+          nodeSelector: {kubernetes.io/hostname: node1}
           domain: {devices: {interfaces: [{name: nic, bridge: {}, macAddress: "02:00:00:00:00:0a"}]}}
           networks: [{name: nic, multus: {networkName: blue}}]
           volumes: [{name: ci, cloudInitNoCloud: {networkData: "version: 2\nethernets: {eth0: {addresses: [10.10.0.11/16]}}"}}]
@@ -100,10 +100,10 @@ func TestManifestTopology(t *testing.T) {
 
 func TestManifestTopologyErrors(t *testing.T) {
 	for _, tc := range []struct{ name, old, new, want string }{
-		{"vm-not-mapped-on-node", "      desiredState: {", "      nodeSelector: {kubernetes.io/hostname: node1}\n      desiredState: {",
-			"vm-base.yaml:34: manifests.vm-a: VirtualMachine vms/vm-a would not start: not schedulable: network cluster_udn_blue needs localnet \"physnet\", which no NodeNetworkConfigurationPolicy bridge-mapping maps on node node0"},
-		{"vm-selector-no-node", "nodeSelector: {kubernetes.io/hostname: node0}", "nodeSelector: {kubernetes.io/hostname: node7}",
-			"VirtualMachine vms/vm-a would not start: spec.template.spec.nodeSelector map[kubernetes.io/hostname:node7] matches no node (nodes: node0, node1)"},
+		{"vm-not-mapped-on-node", "      desiredState: {", "      nodeSelector: {kubernetes.io/hostname: node2}\n      desiredState: {",
+			"vm-base.yaml:34: manifests.vm-a: VirtualMachine vms/vm-a would not start: not schedulable: network cluster_udn_blue needs localnet \"physnet\", which no NodeNetworkConfigurationPolicy bridge-mapping maps on node node1"},
+		{"vm-selector-no-node", "nodeSelector: {kubernetes.io/hostname: node1}", "nodeSelector: {kubernetes.io/hostname: node7}",
+			"VirtualMachine vms/vm-a would not start: spec.template.spec.nodeSelector map[kubernetes.io/hostname:node7] matches no node (nodes: node1, node2)"},
 		{"vm-applied", "  - apply: [ns, blue]", "  - apply: [ns, blue, vm-a]",
 			`steps[0].apply[2]: manifest "vm-a" is a VirtualMachine: it shapes the topology at boot and is not applied`},
 		{"ignored-applied", "  - apply: [ns, blue]", "  - apply: [ns, blue, svc]",
