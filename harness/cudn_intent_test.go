@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -9,7 +10,7 @@ import (
 
 // cudnScenario renders one CUDN into two namespaces; a NetworkQoS selects
 // it by clusterUserDefinedNetworkSelector.
-const cudnScenario = `name: cudn-intent
+var cudnScenario = fmt.Sprintf(`name: cudn-intent
 title: CUDN intent
 topology:
   nodes: 2
@@ -36,35 +37,29 @@ manifests:
       podSelector: {}
       priority: 50
       egress: [{dscp: 46}]
-  vm-a:
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata: {name: a1, namespace: team-a}
-    spec:
-      runStrategy: Always
-      template:
-        spec:
-          domain: {devices: {interfaces: [{name: n, bridge: {}}]}}
-          networks: [{name: n, multus: {networkName: blue}}]
-          volumes: [{name: ci, cloudInitNoCloud: {networkData: "version: 2\nethernets: {eth0: {addresses: [10.10.0.11/16]}}"}}]
-  vm-b:
-    apiVersion: kubevirt.io/v1
-    kind: VirtualMachine
-    metadata: {name: b1, namespace: team-b}
-    spec:
-      runStrategy: Always
-      template:
-        spec:
-          domain: {devices: {interfaces: [{name: n, bridge: {}}]}}
-          networks: [{name: n, multus: {networkName: blue}}]
-          volumes: [{name: ci, cloudInitNoCloud: {networkData: "version: 2\nethernets: {eth0: {addresses: [10.10.0.12/16]}}"}}]
-flows:
+%s%sflows:
   - {name: f, from: a1, to: ext, protocol: udp, tool: packets, rate: 10M, duration: 1s, expect: [{dscp: 46}]}
 steps:
   - apply: [ns-a, ns-b, blue, gold]
   - start: [f]
   - stop: [f]
-`
+`, cudnVM("vm-a", "a1", "team-a", "10.10.0.11/16"), cudnVM("vm-b", "b1", "team-b", "10.10.0.12/16"))
+
+// cudnVM is a VirtualMachine manifest on the CUDN with a static address.
+func cudnVM(id, name, ns, addr string) string {
+	return fmt.Sprintf(`  %s:
+    apiVersion: kubevirt.io/v1
+    kind: VirtualMachine
+    metadata: {name: %s, namespace: %s}
+    spec:
+      runStrategy: Always
+      template:
+        spec:
+          domain: {devices: {interfaces: [{name: n, bridge: {}}]}}
+          networks: [{name: n, multus: {networkName: blue}}]
+          volumes: [{name: ci, cloudInitNoCloud: {networkData: "version: 2\nethernets: {eth0: {addresses: [%s]}}"}}]
+`, id, name, ns, addr)
+}
 
 // TestIntentOnCUDN: the intent of a CUDN network has the NetworkQoS rows,
 // and the port group holds the team-a VM's port on the NAD the CUDN
