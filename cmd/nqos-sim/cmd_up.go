@@ -36,6 +36,9 @@ func runUp(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *file != "" && !*withKube {
+		return errors.New("-f needs the Kubernetes API (--kube): the manifests' objects live there")
+	}
 	if *detach && *withKube {
 		return detachUp(ctx, *runID, args)
 	}

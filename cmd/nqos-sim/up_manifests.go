@@ -96,7 +96,7 @@ func (d *manifestDir) start(ctx context.Context, tb *localnet.Testbed) error {
 	}
 	cfg := tb.RESTConfig()
 	if cfg == nil {
-		return fmt.Errorf("up -f needs the Kubernetes API (--kube)")
+		return fmt.Errorf("up -f: testbed %s has no Kubernetes API", tb.Spec().RunID)
 	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
