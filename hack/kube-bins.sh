@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from source (nested module tools/kube) into a
-# per-version cache directory and prints that directory. Skips the build when
-# both binaries are already there. Cold: ~15 min on 2 cores; warm: seconds.
+# Builds kube-apiserver, etcd and kubectl from source (nested module
+# tools/kube) into a per-version cache directory and prints that directory.
+# Each binary already there is kept. Cold: ~15 min on 2 cores for the
+# control plane plus a few minutes for kubectl; warm: seconds.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 version="v1.37.2-etcd3.7.0"
 dir="${NQOS_KUBE_BIN_DIR:-${HOME}/.cache/nqos/kube-${version}}"
-if [[ -x "$dir/kube-apiserver" && -x "$dir/etcd" ]]; then
-  echo "$dir"; exit 0
-fi
 mkdir -p "$dir"
 cd "$here/tools/kube"
-echo "building kube-apiserver and etcd into $dir (first time only, ~15 min)" >&2
-go build -mod=readonly -o "$dir/etcd.tmp" go.etcd.io/etcd/server/v3 >&2
-go build -mod=readonly -ldflags='-s -w' -o "$dir/kube-apiserver.tmp" k8s.io/kubernetes/cmd/kube-apiserver >&2
-mv "$dir/etcd.tmp" "$dir/etcd"
-mv "$dir/kube-apiserver.tmp" "$dir/kube-apiserver"
+# build NAME PACKAGE [FLAGS...]: skip when present, write via a temp file.
+build() {
+  local name="$1" pkg="$2"; shift 2
+  if [[ -x "$dir/$name" ]]; then return 0; fi
+  echo "building $name into $dir (first time only)" >&2
+  go build -mod=readonly "$@" -o "$dir/$name.tmp" "$pkg" >&2
+  mv "$dir/$name.tmp" "$dir/$name"
+}
+build etcd go.etcd.io/etcd/server/v3
+build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver -ldflags='-s -w'
+build kubectl k8s.io/kubernetes/cmd/kubectl -ldflags='-s -w'
 echo "$dir"

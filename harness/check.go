@@ -246,7 +246,7 @@ func portGroupOf(got qos.Desired, network string) string {
 
 func rowDiff(r qos.QoSRow, w scenarios.QoSCheck, pg string) string {
 	var d []string
-	if match := strings.ReplaceAll(w.Match, "@$pg", "@"+pg); r.Match != match {
+	if match := strings.ReplaceAll(w.Match, "@$pg", "@"+pg); !scenarios.SameMatch(r.Match, match) {
 		d = append(d, fmt.Sprintf("match %q, want %q", r.Match, match))
 	}
 	if r.Priority != w.Priority {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/nqos/nqos/harness/verdict"
 	"maps"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -163,10 +162,13 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 		return FlowRun{}, nil, false, nil
 	}
 	from := ex.sc.VM(f.From)
+	src, dst, err := ex.runAddrs(f, fam)
+	if err != nil {
+		return FlowRun{}, nil, false, err
+	}
 	spec := flow.Spec{
 		Name: f.Name + "/" + string(fam), From: f.From, To: f.To,
-		SrcIP:    netip.MustParseAddr(from.Addresses.Address(fam)),
-		DstIP:    netip.MustParseAddr(ex.peer(f.To).Address(fam)),
+		SrcIP: src, DstIP: dst,
 		Protocol: flow.Protocol(f.Protocol), DstPort: uint16(f.Port),
 		Family: flowFamily(fam), VLAN: ex.sc.Network(from.Network).VLAN,
 		Rate: uint64(f.Rate), Duration: f.Duration,

@@ -26,10 +26,11 @@ type world struct {
 	labels  map[string]map[string]string   // by VM
 	absent  map[string]bool                // late VMs not started yet
 	node    map[string]int                 // node index per VM (migrations move it)
+	leases  map[string]string              // DHCP lease (CIDR) per VM, once a flow used it
 }
 
 func newWorld(sc *scenarios.Scenario) *world {
-	w := &world{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}, absent: map[string]bool{}, node: map[string]int{}}
+	w := &world{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}, absent: map[string]bool{}, node: map[string]int{}, leases: map[string]string{}}
 	for _, vm := range sc.Topology.VMs {
 		w.labels[vm.Name] = maps.Clone(vm.Labels)
 		w.absent[vm.Name] = vm.Late
@@ -91,6 +92,9 @@ func (w *world) compile() (qos.Desired, error) {
 		buf.Write(w.applied[id].YAML())
 	}
 	in, err := qos.DecodeManifests(&buf, w.sc.File+" (applied manifests)")
+	if err == nil {
+		err = renderCUDNs(&in)
+	}
 	if err != nil {
 		return qos.Desired{}, fmt.Errorf("scenario %s: %w", w.sc.Name, err)
 	}
@@ -99,9 +103,13 @@ func (w *world) compile() (qos.Desired, error) {
 			continue
 		}
 		ns, name := w.nad(&vm)
+		ann := map[string]string{nadv1.NetworksAnnotation: ns + "/" + name}
+		if pn := w.podNetworks(&vm, ns, name); pn != "" {
+			ann["k8s.ovn.org/pod-networks"] = pn
+		}
 		in.Pods = append(in.Pods, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: podName(&vm), Namespace: vm.Namespace, Labels: maps.Clone(w.labels[vm.Name]),
-				Annotations: map[string]string{nadv1.NetworksAnnotation: ns + "/" + name}},
+				Annotations: ann},
 			Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", w.node[vm.Name])},
 		})
 	}

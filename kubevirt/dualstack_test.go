@@ -80,4 +80,10 @@ func TestDualStackAndDHCP(t *testing.T) {
 			}
 		}
 	})
+	t.Run("DHCP lease in the pod-networks annotation", func(t *testing.T) {
+		if kube == nil {
+			t.Skip("no Kubernetes API: no launcher pod")
+		}
+		checkLeaseAnnotation(t, kube, m, "vms", "vm2", "vms/dhcp-net")
+	})
 }

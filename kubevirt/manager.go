@@ -350,6 +350,7 @@ func (m *Manager) configureNIC(ctx context.Context, in *instance, i int) error {
 			return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
 		}
 		in.atts[i].IPv4Lease = lease.String()
+		return m.publishLease(ctx, in, i)
 	}
 	return nil
 }

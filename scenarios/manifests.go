@@ -13,6 +13,7 @@ import (
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/scenarios/manifests"
 )
 
 // Manifests are the scenario's Kubernetes objects keyed by an id the steps
@@ -31,6 +32,9 @@ type Manifest struct {
 	Object map[string]any
 	// QoS is the typed object when Kind is NetworkQoS.
 	QoS *v1alpha1.NetworkQoS
+	// Ignored: a kind the testbed does not model; it is listed in the
+	// scenario's notes and cannot be applied.
+	Ignored bool
 }
 
 var idRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
@@ -74,14 +78,24 @@ func (ms Manifests) Get(id string) (*Manifest, bool) {
 	return nil, false
 }
 
-// supportedKinds maps the kinds a scenario may hold to their apiVersion.
+// supportedKinds maps the kinds a scenario models to their apiVersion;
+// VirtualMachine and NodeNetworkConfigurationPolicy shape the topology
+// and are never applied to the API server.
 func supportedKinds() map[string]string {
 	return map[string]string{
-		v1alpha1.Kind: v1alpha1.GroupName + "/" + v1alpha1.Version,
-		nadv1.Kind:    nadv1.GroupName + "/" + nadv1.Version,
-		udnv1.Kind:    udnv1.GroupName + "/" + udnv1.Version,
-		"Namespace":   "v1",
+		v1alpha1.Kind:                v1alpha1.GroupName + "/" + v1alpha1.Version,
+		nadv1.Kind:                   nadv1.GroupName + "/" + nadv1.Version,
+		udnv1.Kind:                   udnv1.GroupName + "/" + udnv1.Version,
+		"Namespace":                  "v1",
+		manifests.VirtualMachineKind: manifests.VirtualMachineAPIVersion,
+		manifests.NNCPKind:           manifests.NNCPAPIVersion,
 	}
+}
+
+// Topological reports whether the manifest shapes the topology instead of
+// being applied (VirtualMachine, NodeNetworkConfigurationPolicy).
+func (m *Manifest) Topological() bool {
+	return m.Kind == manifests.VirtualMachineKind || m.Kind == manifests.NNCPKind
 }
 
 func newManifest(id string, line, rev int, obj map[string]any) (*Manifest, error) {
@@ -90,10 +104,12 @@ func newManifest(id string, line, rev int, obj map[string]any) (*Manifest, error
 	m.Kind, _ = obj["kind"].(string)
 	kinds := supportedKinds()
 	want, ok := kinds[m.Kind]
-	if !ok {
-		return nil, fmt.Errorf("kind %q is not a scenario object (want one of %v)", m.Kind, slices.Sorted(maps.Keys(kinds)))
+	if m.Kind == "" {
+		return nil, fmt.Errorf("kind missing (want one of %v)", slices.Sorted(maps.Keys(kinds)))
 	}
-	if m.APIVersion != want {
+	if !ok {
+		m.Ignored = true
+	} else if m.APIVersion != want {
 		return nil, fmt.Errorf("apiVersion %q for kind %s, want %q", m.APIVersion, m.Kind, want)
 	}
 	meta, _ := obj["metadata"].(map[string]any)

@@ -35,7 +35,7 @@ func (v *validator) validate() error {
 	if err := v.noDuplicateFamilies("ipFamilies", sc.Families); err != nil {
 		return err
 	}
-	for _, check := range []func() error{v.manifests, v.invariants, v.topology, v.endpoints, v.flowDefs, v.steps} {
+	for _, check := range []func() error{v.manifests, v.invariants, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.dhcp, v.flowDefs, v.steps} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -85,6 +85,9 @@ func (v *validator) manifests() error {
 // decodeManifest validates one revision the way the controller reads it:
 // strict decoding, then the compiler's spec validation for a NetworkQoS.
 func (v *validator) decodeManifest(m *Manifest, path string) error {
+	if m.Ignored || m.Topological() {
+		return v.topologicalManifest(m, path)
+	}
 	source := fmt.Sprintf("%s:%d (%s)", v.d.file, m.Line, path)
 	in, err := qos.DecodeManifests(bytes.NewReader(m.YAML()), source)
 	if err != nil {
@@ -171,6 +174,9 @@ func (v *validator) endpoints() error {
 		vm := &t.VMs[i]
 		path := fmt.Sprintf("topology.vms[%d]", i)
 		if err := v.endpoint(path, vm.Name, vm.Network, vm.Addresses, taken); err != nil {
+			return err
+		}
+		if err := v.vmNIC(vm, path); err != nil {
 			return err
 		}
 		if vm.Node < 0 || vm.Node >= t.Nodes {

@@ -78,7 +78,7 @@ func (v *validator) flowEnds(f *Flow, path string) error {
 		return v.d.errAt(path+".ipFamilies", "flow runs in %v but the scenario only in %v", f.Families, v.sc.Families)
 	}
 	for _, fam := range fams {
-		if from.Addresses.Address(fam) == "" || toAddrs.Address(fam) == "" {
+		if !v.hasAddress(f.From, from.Addresses, fam) || !v.hasAddress(f.To, toAddrs, fam) {
 			return v.d.errAt(path, "flow runs in %s but %q or %q has no %s address", fam, f.From, f.To, fam)
 		}
 	}

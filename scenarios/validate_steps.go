@@ -135,6 +135,10 @@ func (v *validator) applyOrDelete(s *Step, ids []string, path string, st *stepSt
 		switch {
 		case !ok:
 			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "unknown manifest %q", id)
+		case m.Ignored:
+			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "manifest %q is a %s, a kind the testbed does not model (it is ignored)", id, m.Kind)
+		case m.Topological():
+			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "manifest %q is a %s: it shapes the topology at boot and is not applied (a halted VirtualMachine starts in a startVM step)", id, m.Kind)
 		case !apply && !st.applied[id]:
 			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "deletes manifest %q, which is not applied at this step", id)
 		}

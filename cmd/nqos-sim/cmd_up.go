@@ -30,19 +30,34 @@ func runUp(ctx context.Context, args []string) error {
 	withKube := fs.Bool("kube", true, "start etcd + kube-apiserver with the CRDs (needs hack/kube-bins.sh)")
 	vms := fs.Int("vms", 2, "VMs to start in namespace vms on the first network, spread over the nodes")
 	logs := fs.String("logs", "", "directory receiving daemon logs and NB/SB dumps at teardown")
-	detach := fs.Bool("detach", false, "return after boot and leave the testbed running (only with --kube=false)")
+	detach := fs.Bool("detach", false, "return after boot and leave the testbed running (with --kube: in a background process until `down`)")
+	file := fs.String("f", "", "directory or file of OpenShift manifests to boot from: Namespace, NetworkAttachmentDefinition, ClusterUserDefinedNetwork, NodeNetworkConfigurationPolicy, VirtualMachine, NetworkQoS (other kinds are listed and ignored)")
+	withCtrl := fs.Bool("controller", true, "run the NetworkQoS controller against the testbed (with --kube)")
+	fs.String("detached-log", "", "internal: the log of a detached up")
 	ovn := ovnFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *file != "" && !*withKube {
+		return errors.New("-f needs the Kubernetes API (--kube): the manifests' objects live there")
 	}
 	if err := useOVN(ctx, *ovn); err != nil {
 		return err
 	}
 	if *detach && *withKube {
-		return errors.New("--detach needs --kube=false: the Kubernetes API lives as long as this process")
+		return detachUp(ctx, *runID, args)
 	}
 	spec := localnet.Spec{RunID: *runID, Nodes: *nodes, IPFamily: localnet.IPFamily(*family), FabricMTU: *mtu, WithKube: *withKube, CollectDir: *logs}
-	if *manifests != "" {
+	var dir *manifestDir
+	if *file != "" {
+		var err error
+		if dir, err = loadManifests(*file); err != nil {
+			return err
+		}
+		if spec.Networks, err = dir.networks(); err != nil {
+			return err
+		}
+	} else if *manifests != "" {
 		f, err := os.Open(*manifests)
 		if err != nil {
 			return err
@@ -58,10 +73,14 @@ func runUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := startVMs(ctx, tb, *vms); err != nil {
+	stop, err := startWorkloads(ctx, tb, dir, *vms, *withCtrl && *withKube)
+	if err != nil {
 		return errors.Join(err, tb.Close(context.WithoutCancel(ctx)))
 	}
 	fmt.Printf("testbed %s up in %v\n", *runID, time.Since(start).Round(time.Millisecond))
+	if kc := tb.Kubeconfig(); kc != "" {
+		fmt.Printf("KUBECONFIG=%s kubectl get networkqos -A\n", kc)
+	}
 	if st, err := localnet.RunStatus(ctx, *runID); err == nil {
 		st.Print(os.Stdout)
 	}
@@ -69,9 +88,9 @@ func runUp(ctx context.Context, args []string) error {
 		fmt.Printf("tear down with: nqos-sim down --run-id %s\n", *runID)
 		return nil
 	}
-	fmt.Println("running; interrupt (Ctrl-C) to tear down")
+	fmt.Println(readyLine)
 	<-ctx.Done()
-	return tb.Close(context.WithoutCancel(ctx))
+	return errors.Join(stop(), tb.Close(context.WithoutCancel(ctx)))
 }
 
 // startVMs starts n VMs vm1..vmN, vm i on node ((i-1) mod nodes)+1 with
@@ -140,6 +159,9 @@ func runStatus(ctx context.Context, args []string) error {
 func runDown(ctx context.Context, args []string) error {
 	runID, _, err := runIDFlag("down", args)
 	if err != nil {
+		return err
+	}
+	if err := stopDetached(ctx, runID); err != nil {
 		return err
 	}
 	if err := localnet.Down(ctx, runID); err != nil {

@@ -141,7 +141,7 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		Hosts: []localnet.HostSpec{}, WithKube: true, CRDFiles: p.CRDFiles}
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
-			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name)})
+			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange})
 	}
 	return spec, nil
 }
@@ -241,7 +241,7 @@ func (e *Env) createVMs(ctx context.Context) error {
 func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 	i := slices.IndexFunc(e.sc.Topology.VMs, func(v scenarios.VM) bool { return v.Name == vm.Name })
 	// locally administered unicast MAC, unique within the testbed
-	ifc := kubevirt.Interface{NAD: e.nadKey(vm), MAC: fmt.Sprintf("0a:58:00:00:%02x:%02x", (i+1)>>8, (i+1)&0xff)}
+	ifc := kubevirt.Interface{NAD: e.nadKey(vm), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP}
 	if slices.Contains(e.fams, scenarios.V4) {
 		ifc.IPv4 = vm.Addresses.V4
 	}

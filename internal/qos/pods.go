@@ -23,10 +23,13 @@ type attachment struct {
 // key is the "ns/name" of the NAD.
 func (a attachment) key() string { return a.Namespace + "/" + a.Name }
 
-// eligible reports whether a pod can be a QoS source or destination:
-// not host-networked, not finished, not being deleted.
+// eligible reports whether a pod has, or will get, a logical switch port
+// from ovnkube and so can be a QoS source or destination: scheduled
+// (spec.nodeName set), not host-networked, not finished, not being
+// deleted. ovnkube creates no LSP for the others, so a port group waiting
+// for theirs would wait forever.
 func eligible(p *corev1.Pod) bool {
-	return !p.Spec.HostNetwork && p.DeletionTimestamp == nil &&
+	return p.Spec.NodeName != "" && !p.Spec.HostNetwork && p.DeletionTimestamp == nil &&
 		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 

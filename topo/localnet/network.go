@@ -1,7 +1,6 @@
 package localnet
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -9,8 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
@@ -128,67 +125,26 @@ func mergeNetwork(byName map[string]*Network, n qos.Network, nad *nadv1.NetworkA
 	return nil
 }
 
-// cudnNetConf is the CNI config ovnkube renders for a localnet CUDN.
-type cudnNetConf struct {
-	CNIVersion          string    `json:"cniVersion"`
-	Name                string    `json:"name"`
-	Type                string    `json:"type"`
-	Topology            string    `json:"topology"`
-	Role                string    `json:"role,omitempty"`
-	PhysicalNetworkName string    `json:"physicalNetworkName"`
-	Subnets             string    `json:"subnets,omitempty"`
-	MTU                 int       `json:"mtu,omitempty"`
-	VLANID              int       `json:"vlanID,omitempty"`
-	IPAM                *cudnIPAM `json:"ipam,omitempty"`
-	NetAttachDefName    string    `json:"netAttachDefName"`
-}
-
-type cudnIPAM struct {
-	Type string `json:"type"`
-}
-
-// renderCUDN renders a localnet CUDN into one NAD per selected namespace,
-// named like the CUDN and owned by it, as ovnkube's CUDN controller does.
+// renderCUDN renders a localnet CUDN into one NAD per selected namespace
+// as ovnkube's CUDN controller does (udnv1.RenderNADs).
 func renderCUDN(c *udnv1.ClusterUserDefinedNetwork, nss []*corev1.Namespace) ([]*nadv1.NetworkAttachmentDefinition, error) {
-	ln := c.Spec.Network.Localnet
-	if c.Spec.Network.Topology != "Localnet" || ln == nil {
+	if c.Spec.Network.Topology != "Localnet" || c.Spec.Network.Localnet == nil {
 		return nil, fmt.Errorf("ClusterUserDefinedNetwork %s: spec.network.topology %q: the testbed builds Localnet networks only", c.Name, c.Spec.Network.Topology)
 	}
-	sel, err := metav1.LabelSelectorAsSelector(&c.Spec.NamespaceSelector)
-	if err != nil {
-		return nil, fmt.Errorf("ClusterUserDefinedNetwork %s: spec.namespaceSelector: %w", c.Name, err)
-	}
-	conf := cudnNetConf{
-		CNIVersion: "1.0.0", Name: udnv1.NetworkName(c.Name), Type: "ovn-k8s-cni-overlay", Topology: "localnet",
-		Role: strings.ToLower(ln.Role), PhysicalNetworkName: ln.PhysicalNetworkName,
-		Subnets: strings.Join(ln.Subnets, ","), MTU: ln.MTU,
-	}
-	if ln.VLAN != nil && ln.VLAN.Access != nil {
-		conf.VLANID = ln.VLAN.Access.ID
-	}
-	if ln.IPAM != nil && strings.EqualFold(ln.IPAM.Type, "dhcp") {
-		conf.IPAM = &cudnIPAM{Type: "dhcp"}
-	}
-	var out []*nadv1.NetworkAttachmentDefinition
+	labels := make(map[string]map[string]string, len(nss))
 	for _, ns := range nss {
-		if !sel.Matches(labels.Set(ns.Labels)) {
-			continue
-		}
-		conf.NetAttachDefName = ns.Name + "/" + c.Name
-		raw, err := json.Marshal(conf)
-		if err != nil {
-			return nil, fmt.Errorf("ClusterUserDefinedNetwork %s: render NAD config: %w", c.Name, err)
-		}
-		out = append(out, &nadv1.NetworkAttachmentDefinition{
-			TypeMeta: metav1.TypeMeta{APIVersion: nadv1.APIVersion(), Kind: nadv1.Kind},
-			ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns.Name, OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: udnv1.APIVersion(), Kind: udnv1.Kind, Name: c.Name, UID: c.UID, Controller: ptrTrue(),
-			}}},
-			Spec: nadv1.Spec{Config: string(raw)},
-		})
+		labels[ns.Name] = ns.Labels
+	}
+	out, err := udnv1.RenderNADs(c, labels)
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("ClusterUserDefinedNetwork %s: spec.namespaceSelector selects no Namespace of the manifests", c.Name)
+	}
+	for _, nad := range out {
+		// No ovnkube runs to remove the protection finalizer.
+		nad.Finalizers = nil
 	}
 	return out, nil
 }

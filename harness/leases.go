@@ -1,0 +1,65 @@
+package harness
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/nqos/nqos/scenarios"
+)
+
+// Leaser is implemented by environments whose VMs can take their IPv4
+// address from DHCP: Lease is the VM's current lease (CIDR).
+type Leaser interface {
+	Lease(vm *scenarios.VM) (netip.Prefix, error)
+}
+
+// addresses are a VM's or host's addresses now: a DHCP VM's IPv4 address
+// is its lease, read from the environment (and recorded in the world, so
+// the intent sees it in the pod's pod-networks entry as the cluster does).
+func (ex *execution) addresses(name string) (scenarios.Addresses, error) {
+	vm := ex.sc.VM(name)
+	if vm == nil || !vm.DHCP {
+		return ex.peer(name), nil
+	}
+	l, ok := ex.env.(Leaser)
+	if !ok {
+		return scenarios.Addresses{}, fmt.Errorf("VM %s uses DHCP but the environment reports no leases", name)
+	}
+	lease, err := l.Lease(vm)
+	if err != nil {
+		return scenarios.Addresses{}, fmt.Errorf("VM %s: DHCP lease: %w", name, err)
+	}
+	ex.world.leases[name] = lease.String()
+	a := vm.Addresses
+	a.V4 = lease.String()
+	return a, nil
+}
+
+// runAddrs are the source and destination addresses of flow f in fam.
+func (ex *execution) runAddrs(f *scenarios.Flow, fam scenarios.Family) (src, dst netip.Addr, err error) {
+	from, err := ex.addresses(f.From)
+	if err != nil {
+		return src, dst, fmt.Errorf("flow %s: %w", f.Name, err)
+	}
+	to, err := ex.addresses(f.To)
+	if err != nil {
+		return src, dst, fmt.Errorf("flow %s: %w", f.Name, err)
+	}
+	if src, err = netip.ParseAddr(from.Address(fam)); err != nil {
+		return src, dst, fmt.Errorf("flow %s: %s has no %s address", f.Name, f.From, fam)
+	}
+	if dst, err = netip.ParseAddr(to.Address(fam)); err != nil {
+		return src, dst, fmt.Errorf("flow %s: %s has no %s address", f.Name, f.To, fam)
+	}
+	return src, dst, nil
+}
+
+// podNetworks is the pod-networks annotation of a VM pod holding a DHCP
+// lease on NAD ns/name ("" without a lease).
+func (w *world) podNetworks(vm *scenarios.VM, ns, name string) string {
+	lease := w.leases[vm.Name]
+	if lease == "" {
+		return ""
+	}
+	return fmt.Sprintf(`{%q:{"ip_addresses":[%q],"ip_address":%q,"role":"secondary"}}`, ns+"/"+name, lease, lease)
+}
