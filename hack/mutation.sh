@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation run (issue 7): builds and runs a test command once per seeded bug
+# Mutation run: builds and runs a test command once per seeded bug
 # of internal/seeded (build tag nqos_bug_<id>), after a baseline run without
 # any bug tag that must pass, and prints a table "bug | caught | by".
 # Exits 0 only when the baseline passes and every bug is caught.

@@ -8,7 +8,6 @@ import (
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/scenarios/manifests"
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 // object is the manifests-package view of a scenario manifest.
@@ -125,7 +124,7 @@ func (v *validator) manifestVMs() error {
 	nodes := make([]string, v.sc.Topology.Nodes)
 	index := map[string]int{}
 	for i := range nodes {
-		nodes[i] = localnet.NodeName(i + 1)
+		nodes[i] = manifests.NodeHostname(i + 1)
 		index[nodes[i]] = i
 	}
 	placed, err := set.Place(nodes)

@@ -23,7 +23,7 @@ const (
 	MinChurnInterval = 20 * time.Millisecond // below it operations queue up
 )
 
-// Spoof is issue 7 scenario 7: the guest of VM sends raw IPv4 frames to
+// Spoof (scenario 12-spoofing): the guest of VM sends raw IPv4 frames to
 // Peer with its own addresses, with As's source IP, and with As's source
 // IP and MAC; As sends a few of its own frames as a control. The match is
 // the ingress port, so frames with the forged IP keep the spoofer's class
@@ -47,7 +47,7 @@ type ClassRef struct {
 	Rule     int    `yaml:"rule"`
 }
 
-// Churn is issue 7 scenario 8: for Duration, one operation per Interval
+// Churn (scenario 13-churn): for Duration, one operation per Interval
 // (seeded, reproducible order): a VM of VMs gets label Label set to one
 // of Values; a late VM of LateVMs is started (launcher pod, guest and
 // LSP, with its topology labels) or stopped (launcher pod and LSP

@@ -45,6 +45,8 @@ var rules = []rule{
 	{Name: "verdicts import nothing above them",
 		From: []string{"harness/verdict"}, To: []string{"harness/...", "reports/...", "topo/...", "kubevirt/...", "cmd/..."},
 		Allow: []string{"harness/verdict"}},
+	{Name: "the scenario format never depends on the testbed or the harness",
+		From: []string{"scenarios/..."}, To: []string{"topo/...", "kubevirt/...", "capture/...", "harness/...", "reports/...", "cmd/..."}},
 	{Name: "the controller binary links no testbed, harness or testing",
 		From: []string{"cmd/nqos-controller"}, To: []string{"topo/...", "harness/...", "kubevirt/...", "capture/...", "std:testing"}},
 }

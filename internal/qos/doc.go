@@ -6,7 +6,7 @@
 // naming rules shared with upstream OVN-Kubernetes, the legacy-match
 // rewrite used by the startup migration, and the strict manifest decoder.
 // Nothing here does I/O beyond reading manifests from an io.Reader. The
-// compiler-side seeded bugs of internal/seeded (issue 7) are injected here,
+// compiler-side seeded bugs of internal/seeded are injected here,
 // each behind a constant `if seeded.Active == ...` that only an
 // nqos_bug_<id> build tag makes reachable.
 package qos

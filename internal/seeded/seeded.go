@@ -1,5 +1,5 @@
 // Package seeded owns the build-time switch that injects one known bug at
-// a time into nqos for mutation testing (issue 7). The bug is chosen by a
+// a time into nqos for mutation testing (make mutation). The bug is chosen by a
 // build tag, nqos_bug_<id>; exactly one file of this package defines the
 // constant Active, so in a normal build Active is None and every
 // `if seeded.Active == seeded.X` branch is folded away by the compiler:

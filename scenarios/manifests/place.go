@@ -97,3 +97,8 @@ func missing(nets []qos.Network, node string, m Mappings) string {
 
 // Hostname is the kubernetes.io/hostname a VM's nodeSelector names ("" if none).
 func (vm *VirtualMachine) Hostname() string { return vm.NodeSelector[LabelHostname] }
+
+// NodeHostname is the kubernetes.io/hostname of the testbed's i-th node
+// (1-based): node1, node2, … The testbed names its nodes the same way
+// (topo/localnet.NodeName; a test there keeps the two equal).
+func NodeHostname(i int) string { return fmt.Sprintf("node%d", i) }
