@@ -28,11 +28,7 @@ type nbServer struct {
 // startNB starts ovsdb-server in a temp dir; cleanup kills it.
 func startNB(t *testing.T) *nbServer {
 	t.Helper()
-	for _, bin := range []string{"ovsdb-tool", "ovsdb-server", "ovn-nbctl"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s not installed: %v", bin, err)
-		}
-	}
+	testenv.Binaries(t, "ovsdb-tool", "ovsdb-server", "ovn-nbctl")
 	inst, _, err := ovninstall.Current(context.Background())
 	testenv.Check(t, "the selected OVN install", err)
 	dir := t.TempDir()

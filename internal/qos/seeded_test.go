@@ -1,6 +1,8 @@
 package qos
 
 import (
+	"github.com/nqos/nqos/internal/testenv"
+
 	"context"
 	"debug/elf"
 	"os/exec"
@@ -24,12 +26,11 @@ var seededHelpers = map[seeded.Bug]string{
 // helper only in the build whose tag makes its branch reachable, which
 // proves the normal build cannot run a seeded bug.
 func TestSeededBugsUnreachable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: builds four test binaries")
-	}
+	testenv.Hermetic(t, "builds four test binaries")
+	testenv.Binaries(t, "go")
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go toolchain not on PATH: cannot build the package with bug tags")
+		t.Fatal(err)
 	}
 	for _, tag := range []seeded.Bug{seeded.None, seeded.SourceByIP, seeded.PartialRejected, seeded.BurstUnits} {
 		syms := buildSymbols(t, gobin, tag)

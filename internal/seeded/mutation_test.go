@@ -1,6 +1,8 @@
 package seeded
 
 import (
+	"github.com/nqos/nqos/internal/testenv"
+
 	"context"
 	"errors"
 	"os"
@@ -19,9 +21,10 @@ func runMutation(t *testing.T, env ...string) (stdout, stderr string, code int) 
 	if os.Getenv("NQOS_MUTATION_RUN") != "" {
 		t.Skip("inside a mutation run: not running hack/mutation.sh recursively")
 	}
+	testenv.Binaries(t, "bash")
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("bash not on PATH: cannot run hack/mutation.sh")
+		t.Fatal(err)
 	}
 	goTool(t)
 	root, err := filepath.Abs("../..")

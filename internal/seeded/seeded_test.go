@@ -1,6 +1,8 @@
 package seeded
 
 import (
+	"github.com/nqos/nqos/internal/testenv"
+
 	"context"
 	"os"
 	"os/exec"
@@ -16,9 +18,10 @@ import (
 // with other tags, which needs the toolchain.
 func goTool(t *testing.T) string {
 	t.Helper()
+	testenv.Binaries(t, "go")
 	p, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("go toolchain not on PATH: cannot build with seeded-bug tags")
+		t.Fatal(err)
 	}
 	return p
 }
