@@ -162,12 +162,16 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.synced.Store(true)
 	c.log.Info("controller synced", "zone", c.zone)
+	work, cancelWork := workContext(ctx)
+	defer cancelWork()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c.processNext(ctx) {
+			// After ctx ends no new item starts; the one in flight
+			// finishes under work.
+			for ctx.Err() == nil && c.processNext(work) {
 			}
 		}()
 	}

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"errors"
+	"sync"
+)
+
+// Reasons /readyz gives before a controller exists.
+var (
+	errNoNB      = errors.New("Northbound not connected yet")
+	errNoStarted = errors.New("controller not started")
+)
+
+// state is what /readyz reports: a standby replica (leader election, not
+// leading) is ready, since it is healthy and waiting; the replica that
+// runs the controller is ready once the controller is (caches synced,
+// first full Northbound sync done).
+type state struct {
+	mu      sync.Mutex
+	standby bool
+	nbErr   error // last failed Northbound dial, while connecting
+	ctrl    interface{ Ready() error }
+	started bool
+}
+
+func newState(electing bool) *state { return &state{standby: electing} }
+
+func (s *state) lead() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.standby, s.started = false, true
+}
+
+func (s *state) nbFailed(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nbErr = err
+}
+
+func (s *state) setController(c interface{ Ready() error }) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctrl, s.nbErr = c, nil
+}
+
+// ready is the /readyz verdict: nil, or why not.
+func (s *state) ready() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.standby:
+		return nil
+	case s.ctrl != nil:
+		return s.ctrl.Ready()
+	case s.nbErr != nil:
+		return errors.Join(errNoNB, s.nbErr)
+	case s.started:
+		return errNoNB
+	}
+	return errNoStarted
+}
