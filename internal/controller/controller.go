@@ -78,6 +78,7 @@ type Controller struct {
 	ports    *pending // objects waiting for logical switch ports
 	switches *pending // objects waiting for logical switches
 	results  *resultCache
+	first    firstPass // startup objects not reconciled yet (Ready)
 
 	live   atomic.Bool // caches synced: event handlers map events to keys
 	synced atomic.Bool // startup GC and migration done
@@ -157,7 +158,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	if err := c.startup(ctx); err != nil {
 		return err
 	}
-	for _, key := range c.inf.networkQoSKeys() {
+	keys := c.inf.networkQoSKeys()
+	c.first.expect(keys)
+	for _, key := range keys {
 		c.queue.Add(key)
 	}
 	c.synced.Store(true)
