@@ -164,8 +164,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 	// A misspelt field is refused, naming the file and the object.
 	bad := []byte("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec: {replicas: 2, replica: 3}\n")
-	if _, err := decodeDoc("bad.yaml", 1, bad); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`unknown field "spec.replica"`)) {
-		t.Errorf("strict decode of a misspelt field: err = %v, want unknown field spec.replica", err)
+	if _, err := decodeDoc("bad.yaml", 1, bad); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`unknown field "replica"`)) {
+		t.Errorf("strict decode of a misspelt field: err = %v, want unknown field \"replica\"", err)
 	}
 	for _, m := range ms {
 		if d, ok := m.obj.(*appsv1.Deployment); ok && (d.Spec.Replicas == nil || *d.Spec.Replicas != 2) {
