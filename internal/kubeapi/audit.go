@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 )
 
-// auditPolicy records every request at Metadata level, once, when the
-// response is complete.
+// auditPolicy records every request at Metadata level when its response
+// starts (long-running requests: watches) and when it is complete.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
+omitStages: [RequestReceived]
 rules:
 - level: Metadata
 `

@@ -52,10 +52,14 @@ func (o Options) tlsConfig(addr string) (*tls.Config, error) {
 		return nil, fmt.Errorf("NB CA certificate %s: %w", o.CACert, errNoPEM)
 	}
 	return &tls.Config{
-		Certificates: []tls.Certificate{cert},
-		RootCAs:      pool,
-		ServerName:   o.ServerName,
-		MinVersion:   tls.VersionTLS12,
+		// Always present the certificate, even when the server's list of
+		// acceptable CAs does not name its issuer: the server then refuses
+		// it with "unknown certificate authority" instead of the client
+		// silently sending none ("certificate required").
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil },
+		RootCAs:              pool,
+		ServerName:           o.ServerName,
+		MinVersion:           tls.VersionTLS12,
 	}, nil
 }
 

@@ -65,7 +65,7 @@ func TestTwoReplicasLeaderElection(t *testing.T) {
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	lease := "nqos-" + id
 	args := controllerFlags(kubeconfig, nb.Addr(), "--leader-elect", "--leader-elect-lease-namespace="+deployNS, "--leader-elect-lease-name="+lease)
-	procs := map[string]*proc{"replica-a": startProc(t, bin, "replica-a", args...), "replica-b": startProc(t, bin, "replica-b", args...)}
+	procs := map[string]*proc{"replica-a": startProc(t, bin, "replica-a", nil, args...), "replica-b": startProc(t, bin, "replica-b", nil, args...)}
 	leaderID, err := leaseHolder(w, lease, 30*time.Second, "replica-a", "replica-b")
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestReadyzAndSigterm(t *testing.T) {
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired())
 	nb.Stop()
-	p := startProc(t, bin, "replica-ready", controllerFlags(kubeconfig, nb.Addr())...)
+	p := startProc(t, bin, "replica-ready", nil, controllerFlags(kubeconfig, nb.Addr())...)
 	notReady := 0
 	err := poll.Until(w.ctx, 20*time.Second, 50*time.Millisecond, "/readyz 503 naming the Northbound five times", func(ctx context.Context) (bool, error) {
 		code, body, err := p.readyz(ctx)
@@ -204,5 +204,3 @@ func TestReadyzAndSigterm(t *testing.T) {
 	}
 	t.Logf("SIGTERM to exit: %v", time.Since(start).Round(time.Millisecond))
 }
-
-

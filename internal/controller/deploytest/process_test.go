@@ -92,13 +92,15 @@ func freeAddr(t testing.TB) string {
 	return l.Addr().String()
 }
 
-// startProc runs bin with args plus an identity and a probe address; it
-// is killed at test end if still running, and its log shown on failure.
-func startProc(t testing.TB, bin, id string, args ...string) *proc {
+// startProc runs bin with args plus an identity and a probe address,
+// with env added to the test's environment; it is killed at test end if
+// still running, and its log shown on failure.
+func startProc(t testing.TB, bin, id string, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, id: id, probe: freeAddr(t), done: make(chan struct{}), log: &lockedBuffer{}}
 	args = append(args, "--leader-elect-identity="+id, "--health-probe-bind-address="+p.probe)
 	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {

@@ -214,10 +214,20 @@ func auditOf(srv *kubeapi.Server, user string) (denied []string, used map[string
 	return denied, used, nil
 }
 
-// runUnder runs the controller as ServiceAccount name with rules r
-// through the worked example and returns the failed checks. In strict
-// mode every check runs; otherwise it stops at the first failure.
-func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool) (failed map[string]string, used map[string]bool) {
+// Informer modes: client-go 1.37 fills its caches with streaming
+// watch-lists (watch with sendInitialEvents) where the API server
+// supports them, and falls back to LIST where it does not (older
+// servers, or the feature turned off).
+const (
+	watchListMode = ""
+	listMode      = "KUBE_FEATURE_WatchListClient=false"
+)
+
+// runUnder runs the built controller as a new ServiceAccount with rules
+// r through the worked example (informers in mode) and returns the
+// failed checks and the grants its requests used. In strict mode every
+// check runs; otherwise it stops at the first failure.
+func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool, mode string) (failed map[string]string, used map[string]bool) {
 	nb := startNB(t)
 	w := newWorld(t, srv, nb)
 	id := newID(t)
@@ -230,8 +240,12 @@ func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool) (fa
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	lease := "nqos-" + id
-	startInProcess(t, controllerFlags(kubeconfig, nb.Addr(), "--leader-elect", "--leader-elect-lease-namespace="+deployNS,
-		"--leader-elect-lease-name="+lease, "--leader-elect-identity="+name)...)
+	var env []string
+	if mode != "" {
+		env = []string{mode}
+	}
+	startProc(t, the.binary.get(t), name, env, controllerFlags(kubeconfig, nb.Addr(), "--leader-elect",
+		"--leader-elect-lease-namespace="+deployNS, "--leader-elect-lease-name="+lease)...)
 	user := serviceAccountUser(name)
 	timeout := 30 * time.Second
 	if !strict {
@@ -285,32 +299,52 @@ func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool) (fa
 }
 
 // The controller under the shipped ServiceAccount rules reconciles the
-// worked example, writes status and events and holds its Lease; every
-// shipped grant is used, and removing any one of them fails a check.
+// worked example, writes status and events and holds its Lease, with
+// either way of filling its caches; every shipped grant is used by one
+// of them, and removing any one grant fails a named check (a list grant
+// in the mode that lists).
 func TestShippedRBAC(t *testing.T) {
 	srv := the.cluster.get(t)
 	requireOVN(t)
 	rules := readRBAC(t)
-	t.Run("shipped", func(t *testing.T) {
-		failed, used := runUnder(t, srv, rules, true)
-		if len(failed) > 0 {
-			t.Fatalf("checks failed under the shipped rules: %s", failures(failed))
-		}
-		for _, g := range rules.grants() {
-			if !used[g.String()] {
-				t.Errorf("grant %q is never used by the controller (extra); used: %v", g, keys(used))
+	used := map[string]bool{}
+	for _, mode := range []string{watchListMode, listMode} {
+		t.Run("shipped "+modeName(mode), func(t *testing.T) {
+			failed, u := runUnder(t, srv, rules, true, mode)
+			if len(failed) > 0 {
+				t.Fatalf("checks failed under the shipped rules: %s", failures(failed))
 			}
-		}
-	})
+			t.Logf("grants used: %v", keys(u))
+			for k := range u {
+				used[k] = true
+			}
+		})
+	}
 	for _, g := range rules.grants() {
+		if !used[g.String()] {
+			t.Errorf("grant %q is never used by the controller (extra); used: %v", g, keys(used))
+		}
+	}
+	for _, g := range rules.grants() {
+		mode := watchListMode
+		if g.verb == "list" {
+			mode = listMode
+		}
 		t.Run("without "+g.String(), func(t *testing.T) {
-			failed, _ := runUnder(t, srv, rules.without(g), false)
+			failed, _ := runUnder(t, srv, rules.without(g), false, mode)
 			if len(failed) == 0 {
-				t.Fatalf("removing %q fails no check: it is not needed", g)
+				t.Fatalf("removing %q fails no check (%s): it is not needed", g, modeName(mode))
 			}
 			t.Logf("removing %q fails: %s", g, failures(failed))
 		})
 	}
+}
+
+func modeName(mode string) string {
+	if mode == listMode {
+		return "(informers list)"
+	}
+	return "(informers stream watch-lists)"
 }
 
 func keys(m map[string]bool) []string {

@@ -37,7 +37,7 @@ type world struct {
 	kube  kubernetes.Interface
 	dyn   dynamic.Interface
 	ns    string
-	nb    *nbtest.Server
+	nb    nbAccess
 	docs  map[string][]byte // "Kind/name" -> YAML, the objects that exist now
 }
 
@@ -49,7 +49,16 @@ func newID(t testing.TB) string {
 	return hex.EncodeToString(b)
 }
 
-func newWorld(t testing.TB, srv *kubeapi.Server, nb *nbtest.Server) *world {
+// nbAccess is how a world reaches its Northbound: ovn-nbctl and the
+// address of the test-side reader.
+type nbAccess interface {
+	MustNBCtl(args ...string) string
+	Addr() string
+}
+
+var _ nbAccess = (*nbtest.Server)(nil)
+
+func newWorld(t testing.TB, srv *kubeapi.Server, nb nbAccess) *world {
 	t.Helper()
 	admin := srv.RESTConfig()
 	w := &world{t: t, ctx: context.Background(), srv: srv, admin: admin, nb: nb, ns: "vms-" + newID(t), docs: map[string][]byte{},
