@@ -180,7 +180,7 @@ func TestChurnRestoresAndAudits(t *testing.T) {
 	if res, _ := runOne(t, plain.sc, &simProv{env: plain}, ModeV4); res.Status != reports.Pass {
 		t.Fatalf("churn scenario without the churn: %s", res.Error)
 	}
-	if missing, extra := diffRows(plain.Rows(), sim.Rows()); len(missing)+len(extra) > 0 || len(sim.Rows().QoS) != 2 {
+	if missing, extra := diffRows(plain.rows(), sim.rows()); len(missing)+len(extra) > 0 || len(sim.rows().QoS) != 2 {
 		t.Errorf("rows after the churn differ from the rows without it: missing %v extra %v", missing, extra)
 	}
 

@@ -57,7 +57,10 @@ func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) e
 // evaluate returns the mismatches of a check (none: it holds); an error
 // means the environment could not be read.
 func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (mismatches, error) {
-	rows := ex.env.Rows()
+	rows, err := ex.env.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the NB rows: %w", err)
+	}
 	var mism mismatches
 	if c.NoOwnedRows {
 		if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {

@@ -50,8 +50,12 @@ func (ex *execution) converged(ctx context.Context) (mismatches, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows, err := ex.env.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the NB rows: %w", err)
+	}
 	var mism mismatches
-	if missing, extra := diffRows(want, ex.env.Rows()); len(missing)+len(extra) > 0 {
+	if missing, extra := diffRows(want, rows); len(missing)+len(extra) > 0 {
 		mism.add(PropRows, fmt.Sprintf("NB differs from the compiler's intent: %d rows missing %v, %d extra %v", len(missing), missing, len(extra), extra))
 	}
 	for _, o := range want.NetworkQoS {

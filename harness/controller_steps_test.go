@@ -50,7 +50,7 @@ func TestControllerRestartSequence(t *testing.T) {
 func TestUpgradeStartsController(t *testing.T) {
 	sim := newSim(builtin(t, "upgrade"), "23.03.1")
 	sim.measure = passingMeasure
-	if rows := sim.Rows(); len(rows.QoS)+len(rows.PortGroups) != 0 {
+	if rows := sim.rows(); len(rows.QoS)+len(rows.PortGroups) != 0 {
 		t.Fatalf("bootless sim has rows before any step: %+v", rows)
 	}
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)

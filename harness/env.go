@@ -58,8 +58,8 @@ type Cluster interface {
 // NB is the OVN Northbound side of an environment.
 type NB interface {
 	// Rows returns the NetworkQoS-owned rows, sorted, in the compiler's
-	// vocabulary.
-	Rows() qos.Desired
+	// vocabulary; a failed read is an error, never an empty result.
+	Rows(ctx context.Context) (qos.Desired, error)
 	// Watch starts auditing every committed NB state against the NB
 	// invariants (e.g. no QoS row references a missing port group or
 	// address set; the objects of neverOwn own no row) until Stop; it

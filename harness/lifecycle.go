@@ -105,7 +105,11 @@ func (ex *execution) awaitGroups(ctx context.Context, lsp string, groups []strin
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		missing := missingGroups(ex.env.Rows(), lsp, groups)
+		rows, err := ex.env.Rows(ctx)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("waiting for port %s in %v: %w", lsp, groups, err)
+		}
+		missing := missingGroups(rows, lsp, groups)
 		if len(missing) == 0 {
 			return time.Now(), nil
 		}

@@ -195,7 +195,7 @@ func TestAuditViolationFailsScenario(t *testing.T) {
 	sim := newSim(sc, "23.03.1")
 	sim.measure = passingMeasure
 	sim.audit = func() []Sighting {
-		if len(sim.Rows().QoS) > 0 {
+		if len(sim.rows().QoS) > 0 {
 			return []Sighting{{At: time.Now(), Row: "qos 1", Problem: "references missing port group @a1"}}
 		}
 		return nil
@@ -318,7 +318,7 @@ func TestThreeWay(t *testing.T) {
 				return m
 			}
 			sim.trace = func(run FlowRun) (ovntrace.Prediction, error) {
-				rows := sim.Rows().QoS
+				rows := sim.rows().QoS
 				if len(rows) == 0 {
 					return ovntrace.Prediction{}, fmt.Errorf("no rows to trace %s against", run.Name)
 				}

@@ -119,7 +119,7 @@ func (s *simEnv) WatchRejected(_ context.Context, rejected func(ObjectKey) bool)
 	prev, prevAudit := s.watch, s.audit
 	s.watch = w
 	if s.audit == nil {
-		s.audit = func() []Sighting { return ownedByRejected(s.Rows(), rejected) }
+		s.audit = func() []Sighting { return ownedByRejected(s.rows(), rejected) }
 	}
 	s.mu.Unlock()
 	w.audit()
@@ -183,7 +183,7 @@ func TestChurnStartsAndStopsLateVMs(t *testing.T) {
 	late := []string{"c-4", "c-5", "c-6"}
 	joined := map[string]bool{}
 	sim.audit = func() []Sighting { // runs under no lock, after each change
-		for _, pg := range sim.Rows().PortGroups {
+		for _, pg := range sim.rows().PortGroups {
 			for _, name := range late {
 				if slices.Contains(pg.Ports, sim.world.port(sim.sc.VM(name))) {
 					joined[name] = true

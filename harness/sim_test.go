@@ -173,7 +173,10 @@ func (s *simEnv) Conditions(_ context.Context, namespace, name string) ([]qos.Co
 	return nil, nil
 }
 
-func (s *simEnv) Rows() qos.Desired {
+func (s *simEnv) Rows(context.Context) (qos.Desired, error) { return s.rows(), nil }
+
+// rows is what the simulated controller has written.
+func (s *simEnv) rows() qos.Desired {
 	if s.controllerDown() { // nobody writes rows
 		return qos.Desired{}
 	}

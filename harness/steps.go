@@ -42,7 +42,10 @@ func (ex *execution) run(ctx context.Context) {
 		return
 	}
 	res.OVNVersion = v
-	res.NBBefore = ex.env.Rows()
+	if res.NBBefore, err = ex.env.Rows(ctx); err != nil {
+		res.Status, res.Error = reports.Error, fmt.Sprintf("NB rows before the scenario: %v", err)
+		return
+	}
 	audit, err := ex.startAudit(ctx)
 	if err != nil {
 		res.Status, res.Error = reports.Error, err.Error()
@@ -53,7 +56,10 @@ func (ex *execution) run(ctx context.Context) {
 		stepErr = errors.Join(stepErr, fmt.Errorf("finishing flows left running: %w", err))
 	}
 	res.Violations, res.NBChecks = audit.stop()
-	res.NBAfter = ex.env.Rows()
+	var rowsErr error
+	if res.NBAfter, rowsErr = ex.env.Rows(ctx); rowsErr != nil {
+		stepErr = errors.Join(stepErr, fmt.Errorf("NB rows after the scenario: %w", rowsErr))
+	}
 	ex.verdict(stepErr)
 	if res.Status != reports.Pass {
 		res.Logs = ex.env.Logs(ctx)

@@ -17,7 +17,7 @@ import (
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
-	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -143,8 +143,8 @@ func DiffRows(want, got qos.Desired) NBDiff {
 // RowSource is the Northbound view compared with the compiler;
 // *ovnnb.Client implements it.
 type RowSource interface {
-	Rows() qos.Desired
-	Audit() []ovnnb.Violation
+	Rows(ctx context.Context) (qos.Desired, error)
+	nbaudit.Source
 }
 
 // ConvergeResult is how the Northbound reached the compiler's state.
@@ -158,7 +158,7 @@ type ConvergeResult struct {
 	Diff        NBDiff `json:"diff"`
 	// Violations are Audit's findings at the end (duplicate ids, rows
 	// off every switch, dangling references).
-	Violations []ovnnb.Violation `json:"violations"`
+	Violations []nbaudit.Violation `json:"violations"`
 }
 
 // WaitConverged polls until the NB rows equal qos.Compile of the
@@ -172,8 +172,16 @@ func WaitConverged(ctx context.Context, c *Cluster, nb RowSource, timeout time.D
 		if err != nil {
 			return false, err
 		}
-		want, got := qos.Compile(in), nb.Rows()
-		res = ConvergeResult{Diff: DiffRows(want, got), Violations: nb.Audit(),
+		got, err := nb.Rows(ctx)
+		if err != nil {
+			return false, err
+		}
+		violations, err := nbaudit.Audit(ctx, nb)
+		if err != nil {
+			return false, err
+		}
+		want := qos.Compile(in)
+		res = ConvergeResult{Diff: DiffRows(want, got), Violations: violations,
 			QoSRows: len(got.QoS), PortGroups: len(got.PortGroups), AddressSets: len(got.AddressSets)}
 		return res.Diff.Empty() && len(res.Violations) == 0, nil
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/seeded"
@@ -203,7 +204,7 @@ func logJSON(t *testing.T, what string, v any) {
 }
 
 // noSightings stops the watcher and fails on any violation it saw.
-func noSightings(t *testing.T, w *ovnnb.Watcher) {
+func noSightings(t *testing.T, w *nbaudit.Watcher) {
 	t.Helper()
 	checks := w.Checks()
 	s := w.Stop()

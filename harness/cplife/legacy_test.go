@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/topo/localnet"
@@ -95,7 +96,7 @@ func TestLegacyUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	w := e.nb.Watch(e.ctx, ovnnb.WatchOptions{})
+	w := nbaudit.Watch(e.ctx, e.tb.NBAddress(), nbaudit.Options{})
 	started := time.Now()
 	e.startController()
 	e.converge("after migration")

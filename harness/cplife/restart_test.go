@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/harness/nbaudit"
 )
 
 // maxMarkGap is the longest time without a marked packet accepted where
@@ -69,7 +69,7 @@ func TestControllerRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(mon.Close)
-	w := e.nb.Watch(e.ctx, ovnnb.WatchOptions{})
+	w := nbaudit.Watch(e.ctx, e.tb.NBAddress(), nbaudit.Options{})
 	s := e.stream("vm-a", 0, "10.20.1.1/16", e.host("backup"), 7100, 46)
 	if _, err := s.FirstMarked(e.ctx, time.Now().Add(-time.Minute), 20*time.Second); err != nil {
 		t.Fatal(err)

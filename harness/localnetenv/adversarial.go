@@ -13,6 +13,7 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
@@ -121,12 +122,8 @@ func (e *Env) AcceptedStatus(ctx context.Context, namespace, name string) (harne
 // WatchRejected is Watch with a rejected set asked for every audited
 // state.
 func (e *Env) WatchRejected(ctx context.Context, rejected func(harness.ObjectKey) bool) (harness.Watch, error) {
-	c, err := ovnnb.Dial(ctx, e.tb.NBAddress(), e.log)
-	if err != nil {
-		return nil, fmt.Errorf("NB %s: watcher client: %w", e.tb.NBAddress(), err)
-	}
-	opts := ovnnb.WatchOptions{Rejected: func(k ovnnb.Key) bool {
+	opts := nbaudit.Options{Log: e.log, Rejected: func(k ovnnb.Key) bool {
 		return rejected(harness.ObjectKey{Namespace: k.Namespace, Name: k.Name})
 	}}
-	return &watch{c: c, w: c.Watch(context.WithoutCancel(ctx), opts)}, nil
+	return &watch{w: nbaudit.Watch(context.WithoutCancel(ctx), e.tb.NBAddress(), opts)}, nil
 }

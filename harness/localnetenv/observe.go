@@ -2,13 +2,13 @@ package localnetenv
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/reports"
@@ -17,36 +17,31 @@ import (
 // logTail is how much of each daemon log a failed scenario's report keeps.
 const logTail = 16 << 10
 
-// Rows returns the NetworkQoS-owned NB rows from the NB client's cache.
-func (e *Env) Rows() qos.Desired { return e.nb.Rows() }
+// Rows returns the NetworkQoS-owned NB rows from the NB client's cache;
+// a failed read is an error.
+func (e *Env) Rows(ctx context.Context) (qos.Desired, error) { return e.nb.Rows(ctx) }
 
-// Watch starts an ovnnb.Watcher on its own NB connection (a second
-// client, so the controller's client and cache are not involved): it
-// audits the state after every committed NB transaction.
+// Watch starts an nbaudit.Watcher on its own NB monitor connection (so
+// the controller's client and cache are not involved): it audits the
+// state after every committed NB transaction.
 // Objects in neverOwn must own no row in any audited state.
 func (e *Env) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.Watch, error) {
-	c, err := ovnnb.Dial(ctx, e.tb.NBAddress(), e.log)
-	if err != nil {
-		return nil, fmt.Errorf("NB %s: watcher client: %w", e.tb.NBAddress(), err)
-	}
 	rejected := map[ovnnb.Key]bool{}
 	for _, k := range neverOwn {
 		rejected[ovnnb.Key{Namespace: k.Namespace, Name: k.Name}] = true
 	}
-	opts := ovnnb.WatchOptions{Rejected: func(k ovnnb.Key) bool { return rejected[k] }}
-	return &watch{c: c, w: c.Watch(context.WithoutCancel(ctx), opts)}, nil
+	opts := nbaudit.Options{Rejected: func(k ovnnb.Key) bool { return rejected[k] }, Log: e.log}
+	return &watch{w: nbaudit.Watch(context.WithoutCancel(ctx), e.tb.NBAddress(), opts)}, nil
 }
 
-// watch is a running ovnnb.Watcher and the client it was started from.
+// watch is a running nbaudit.Watcher.
 type watch struct {
-	c *ovnnb.Client
-	w *ovnnb.Watcher
+	w *nbaudit.Watcher
 }
 
-// Stop ends the watcher, closes its client and returns its sightings.
+// Stop ends the watcher and returns its sightings.
 func (w *watch) Stop() []harness.Sighting {
 	ss := w.w.Stop()
-	w.c.Close()
 	out := make([]harness.Sighting, len(ss))
 	for i, s := range ss {
 		out[i] = harness.Sighting{At: s.At, Row: s.Violation.Row, Problem: s.Violation.Problem}

@@ -205,7 +205,7 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 		e.ctrlMu.Unlock()
 	}()
 	if err := localnet.Poll(ctx, 60*time.Second, "controller synced", func(context.Context) (bool, error) {
-		return ctrl.Synced(), e.controllerErr()
+		return ctrl.Ready(), e.controllerErr()
 	}); err != nil {
 		return err
 	}

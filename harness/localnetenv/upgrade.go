@@ -97,7 +97,11 @@ func (e *Env) upgradeUnderProbe(ctx context.Context, s *cplife.Stream, run *upgr
 	run.txs = mon.Transactions(base)
 	run.marks = s.Marks(run.startAt, run.end)
 	run.before = s.Marks(run.seededAt, run.startAt)
-	run.checkOrder(e.nb.Rows())
+	rows, err := e.nb.Rows(ctx)
+	if err != nil {
+		return err
+	}
+	run.checkOrder(rows)
 	return nil
 }
 

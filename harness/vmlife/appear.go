@@ -68,7 +68,7 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 	defer s.close()
 	ups := s.ups
 	rec := o.recordMembers(ctx, spec.Object)
-	defer rec.stop()
+	defer func() { _ = rec.stop() }()
 	res.CommandAt = time.Now()
 	if err := o.vms.CreateLSPs(ctx, ref.Namespace, ref.Name); err != nil {
 		return fail(err)
@@ -88,7 +88,9 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 		return fail(err)
 	}
 	res.Out, _ = s.stop()
-	rec.stop()
+	if err := rec.stop(); err != nil {
+		return fail(err)
+	}
 	seen := ups.seen(vmIP)
 	res.Marking = tally(seen, s.peerIP, spec.DSCP, res.CommandAt, time.Time{})
 	res.FirstMarked = first.At.Sub(res.CommandAt)

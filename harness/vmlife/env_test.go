@@ -114,7 +114,7 @@ func (e *env) startController() {
 			done <- err
 			return false, err
 		default:
-			return c.Synced(), nil
+			return c.Ready(), nil
 		}
 	})
 	if err != nil {
@@ -167,7 +167,11 @@ func (e *env) createNQ(obj ObjectRef, tier string, priority, dscp int, kbps, kbi
 		_ = e.dyn.Resource(gvrNQ).Namespace(obj.Namespace).Delete(context.Background(), obj.Name, metav1.DeleteOptions{})
 	})
 	err = localnet.Poll(e.ctx, 20*time.Second, "port group of NetworkQoS "+obj.String(), func(context.Context) (bool, error) {
-		for _, pg := range e.nb.Rows().PortGroups {
+		rows, err := e.nb.Rows(e.ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, pg := range rows.PortGroups {
 			if pg.ExternalIDs["k8s.ovn.org/name"] == obj.Namespace+":"+obj.Name {
 				return true, nil
 			}
@@ -205,11 +209,14 @@ func (e *env) waitMembers(obj ObjectRef, want ...string) {
 // and returns nil, or the members it holds at the deadline.
 func waitMembersOf(e *env, obj ObjectRef, want ...string) []string {
 	slices.Sort(want)
-	err := localnet.Poll(e.ctx, 10*time.Second, "members of "+obj.String(), func(context.Context) (bool, error) {
-		return slices.Equal(e.ops.Members(obj), want), nil
+	var got []string
+	err := localnet.Poll(e.ctx, 10*time.Second, "members of "+obj.String(), func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = e.ops.Members(ctx, obj)
+		return slices.Equal(got, want), err
 	})
 	if err != nil {
-		return append([]string{}, e.ops.Members(obj)...)
+		return append([]string{"error: " + err.Error()}, got...)
 	}
 	return nil
 }

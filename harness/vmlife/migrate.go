@@ -90,7 +90,7 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 	}
 	start := time.Now()
 	rec := o.recordMembers(ctx, spec.Object)
-	defer rec.stop()
+	defer func() { _ = rec.stop() }()
 	split := &phaseSplit{o: o, w: s, in: in, vmIP: vmIP, tr: spec.Traffic}
 	opts := kubevirt.MigrateOptions{Mode: spec.Mode, LateTargetLSP: spec.LateTargetLSP, MTURequest: spec.MTURequest,
 		BeforeSwitch: o.beforeSwitch(spec.Object, &res), BeforeHandover: split.atHandover, Handover: spec.Handover}
@@ -103,7 +103,9 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 		return fail(err)
 	}
 	res.Out, res.In = s.stop()
-	rec.stop()
+	if err := rec.stop(); err != nil {
+		return fail(err)
+	}
 	res.fill(s.ups, s.session, spec.DSCP, start, rec, o.clock)
 	split.fill(&res, spec.DSCP, start, rec)
 	if res.OnTarget.Marked == 0 {
@@ -115,8 +117,12 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 // beforeSwitch records whether the prepared target port is already in
 // the object's port group when the guest moves.
 func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
-	return func(_ context.Context, rep kubevirt.MigrationReport) error {
-		res.TargetInGroupBeforeSwitch = rep.TargetLSP != "" && slices.Contains(o.Members(obj), rep.TargetLSP)
+	return func(ctx context.Context, rep kubevirt.MigrationReport) error {
+		members, err := o.Members(ctx, obj)
+		if err != nil {
+			return err
+		}
+		res.TargetInGroupBeforeSwitch = rep.TargetLSP != "" && slices.Contains(members, rep.TargetLSP)
 		return nil
 	}
 }

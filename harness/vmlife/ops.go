@@ -38,7 +38,7 @@ type VMs interface {
 // NB is what the operations read from the Northbound database;
 // *ovnnb.Client implements it.
 type NB interface {
-	Rows() qos.Desired
+	Rows(ctx context.Context) (qos.Desired, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 }
 
@@ -89,16 +89,20 @@ type ObjectRef struct {
 func (r ObjectRef) String() string { return r.Namespace + "/" + r.Name }
 
 // Members are the LSPs in the port groups the NB holds for the object,
-// sorted.
-func (o *Ops) Members(obj ObjectRef) []string {
+// sorted; a failed NB read is an error.
+func (o *Ops) Members(ctx context.Context, obj ObjectRef) ([]string, error) {
+	rows, err := o.nb.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("port-group members of NetworkQoS %s: %w", obj, err)
+	}
 	var out []string
-	for _, pg := range o.nb.Rows().PortGroups {
+	for _, pg := range rows.PortGroups {
 		if pg.ExternalIDs[qos.ObjectNameKey] == obj.Namespace+":"+obj.Name {
 			out = append(out, pg.Ports...)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out)
+	return slices.Compact(out), nil
 }
 
 // waitMember polls until lsp is (in=true) or is not (in=false) a member
@@ -107,7 +111,11 @@ func (o *Ops) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bool
 	var at time.Time
 	what := fmt.Sprintf("LSP %s in port group of NetworkQoS %s = %v", lsp, obj, in)
 	err := localnet.Poll(ctx, timeout, what, func(context.Context) (bool, error) {
-		if slices.Contains(o.Members(obj), lsp) == in {
+		members, err := o.Members(ctx, obj)
+		if err != nil {
+			return false, err
+		}
+		if slices.Contains(members, lsp) == in {
 			at = time.Now()
 			return true, nil
 		}

@@ -42,9 +42,13 @@ type RestartResult struct {
 // MAC) while the guest sends to the peer, and records the port-group
 // membership change and the marking on the uplink.
 func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
-	res := RestartResult{VM: spec.VM, MembersBefore: o.Members(spec.Object)}
+	res := RestartResult{VM: spec.VM}
 	fail := func(err error) (RestartResult, error) {
 		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
+	}
+	var err error
+	if res.MembersBefore, err = o.Members(ctx, spec.Object); err != nil {
+		return fail(err)
 	}
 	in, vmIP, err := o.instance(spec.VM)
 	if err != nil {
@@ -61,7 +65,7 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 		return fail(err)
 	}
 	rec := o.recordMembers(ctx, spec.Object)
-	defer rec.stop()
+	defer func() { _ = rec.stop() }()
 	start := time.Now()
 	res.Start = start
 	if err := o.vms.RestartLauncher(ctx, spec.VM.Namespace, spec.VM.Name); err != nil {
@@ -83,8 +87,12 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 		return fail(err)
 	}
 	res.Out, _ = s.stop()
-	rec.stop()
-	res.MembersAfter = o.Members(spec.Object)
+	if err := rec.stop(); err != nil {
+		return fail(err)
+	}
+	if res.MembersAfter, err = o.Members(ctx, spec.Object); err != nil {
+		return fail(err)
+	}
 	res.Marking = tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
 	joined, _ := rec.times(res.NewLSP)
 	_, left := rec.times(res.OldLSP)
@@ -114,9 +122,13 @@ type IPChangeResult struct {
 // (OVN never sees it) between two probe streams to the peer and records
 // the marking of both addresses and the port-group membership.
 func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
-	res := IPChangeResult{VM: spec.VM, NewIP: newIPv4, MembersBefore: o.Members(spec.Object)}
+	res := IPChangeResult{VM: spec.VM, NewIP: newIPv4}
 	fail := func(err error) (IPChangeResult, error) {
 		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
+	}
+	var err error
+	if res.MembersBefore, err = o.Members(ctx, spec.Object); err != nil {
+		return fail(err)
 	}
 	newPrefix, err := netip.ParsePrefix(newIPv4)
 	if err != nil {
@@ -144,7 +156,9 @@ func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string)
 	if res.OutAfter, res.After, err = o.stream(ctx, in.Netns, in.NICs[0], newPrefix.Addr(), spec, ups, changed); err != nil {
 		return fail(err)
 	}
-	res.MembersAfter = o.Members(spec.Object)
+	if res.MembersAfter, err = o.Members(ctx, spec.Object); err != nil {
+		return fail(err)
+	}
 	return res, nil
 }
 

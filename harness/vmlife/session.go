@@ -160,6 +160,7 @@ type memberRecorder struct {
 	mu     sync.Mutex
 	joined map[string]time.Time
 	left   map[string]time.Time
+	err    error // the NB read that ended the sampling
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -175,7 +176,16 @@ func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder 
 		t := time.NewTicker(memberSample)
 		defer t.Stop()
 		for {
-			r.observe(o.Members(obj), time.Now())
+			members, err := o.Members(ctx, obj)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.mu.Lock()
+					r.err = err
+					r.mu.Unlock()
+				}
+				return
+			}
+			r.observe(members, time.Now())
 			select {
 			case <-ctx.Done():
 				return
@@ -208,7 +218,11 @@ func (r *memberRecorder) times(lsp string) (joined, left time.Time) {
 	return r.joined[lsp], r.left[lsp]
 }
 
-func (r *memberRecorder) stop() {
+// stop ends the sampling; the error is the NB read that ended it early.
+func (r *memberRecorder) stop() error {
 	r.cancel()
 	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }

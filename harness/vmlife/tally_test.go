@@ -1,6 +1,7 @@
 package vmlife
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"net/netip"
@@ -130,8 +131,8 @@ func TestMemberRecorder(t *testing.T) {
 // rowsNB serves fixed rows; the operations only read them.
 type rowsNB struct{ d qos.Desired }
 
-func (n rowsNB) Rows() qos.Desired                   { return n.d }
-func (n rowsNB) OnLogicalSwitchPortAdd(func(string)) {}
+func (n rowsNB) Rows(context.Context) (qos.Desired, error) { return n.d, nil }
+func (n rowsNB) OnLogicalSwitchPortAdd(func(string))       {}
 
 func TestMembers(t *testing.T) {
 	pg := func(obj string, ports ...string) qos.PortGroup {
@@ -144,8 +145,8 @@ func TestMembers(t *testing.T) {
 		obj  ObjectRef
 		want []string
 	}{{prodObj, []string{"p1", "p2", "p3"}}, {batchObj, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
-		if got := o.Members(tc.obj); !slices.Equal(got, tc.want) {
-			t.Errorf("Members(%s) = %v, want %v", tc.obj, got, tc.want)
+		if got, err := o.Members(context.Background(), tc.obj); err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("Members(%s) = %v, %v, want %v", tc.obj, got, err, tc.want)
 		}
 	}
 }

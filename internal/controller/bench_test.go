@@ -200,7 +200,9 @@ func BenchmarkStartupSync(b *testing.B) {
 	b.StopTimer()
 	for range b.N {
 		// Each iteration starts from an empty set of owned rows.
-		for _, k := range e.nbc.OwnedKeys() {
+		keys, err := e.nbc.OwnedKeys(e.ctx)
+		must(e, err)
+		for _, k := range keys {
 			must(e, e.nbc.Teardown(e.ctx, k))
 		}
 		runtime.GC()
@@ -215,7 +217,7 @@ func BenchmarkStartupSync(b *testing.B) {
 		start := time.Now()
 		c := e.start("")
 		synced := time.Since(start)
-		err := w.waitFor(10*time.Minute, func() bool {
+		err = w.waitFor(10*time.Minute, func() bool {
 			m, r := w.totals()
 			return m == sw.podCount && r == sw.objects
 		})

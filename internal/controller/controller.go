@@ -34,8 +34,8 @@ import (
 type NB interface {
 	Apply(ctx context.Context, key ovnnb.Key, want ovnnb.ObjectRows) (ovnnb.ApplyResult, error)
 	Teardown(ctx context.Context, key ovnnb.Key) error
-	OwnedKeys() []ovnnb.Key
-	LegacyRows() []ovnnb.LegacyRow
+	OwnedKeys(ctx context.Context) ([]ovnnb.Key, error)
+	LegacyRows(ctx context.Context) ([]ovnnb.LegacyRow, error)
 	MigrateLegacy(ctx context.Context, row ovnnb.LegacyRow, pg qos.PortGroup) (ovnnb.MigrateResult, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
@@ -80,8 +80,10 @@ type Controller struct {
 	results  *resultCache
 	first    firstPass // startup objects not reconciled yet (Ready)
 
-	live   atomic.Bool // caches synced: event handlers map events to keys
-	synced atomic.Bool // startup GC and migration done
+	live atomic.Bool // caches synced: event handlers map events to keys
+
+	readyMu  sync.Mutex
+	notReady error // why the controller is not ready; nil once it is
 }
 
 // New builds a controller; Run starts it.
@@ -108,6 +110,7 @@ func New(cfg Config) (*Controller, error) {
 		ports:    newPending(),
 		switches: newPending(),
 		results:  newResultCache(),
+		notReady: errors.New("not started"),
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -143,19 +146,44 @@ func rateLimiter() workqueue.TypedRateLimiter[string] {
 	)
 }
 
-// Synced reports whether the startup GC and legacy migration finished.
-func (c *Controller) Synced() bool { return c.synced.Load() }
+// Ready reports whether the informer caches synced and the startup sync
+// (garbage collection, legacy migration, the first full NB sync) has
+// succeeded; a readiness probe serves it.
+func (c *Controller) Ready() bool { return c.NotReady() == nil }
 
-// Run starts the informers, waits for their caches, runs the startup GC
-// and migration, then reconciles until ctx is done.
+// NotReady is why the controller is not ready (the last startup error
+// while it retries), nil once it is.
+func (c *Controller) NotReady() error {
+	c.readyMu.Lock()
+	err := c.notReady
+	c.readyMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.first.pending() // every startup object reconciled once
+}
+
+func (c *Controller) setNotReady(err error) {
+	c.readyMu.Lock()
+	defer c.readyMu.Unlock()
+	c.notReady = err
+}
+
+// Run starts the informers, waits for their caches, runs the startup
+// sync (retried with backoff until it succeeds), then reconciles until
+// ctx is done.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.close()
 	defer c.queue.ShutDown()
+	c.setNotReady(errors.New("waiting for the informer caches"))
 	if err := c.inf.start(ctx); err != nil {
+		c.setNotReady(err)
 		return err
 	}
 	c.live.Store(true)
+	c.setNotReady(errors.New("startup NB sync running"))
 	if err := c.startup(ctx); err != nil {
+		c.setNotReady(err)
 		return err
 	}
 	keys := c.inf.networkQoSKeys()
@@ -163,8 +191,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	for _, key := range keys {
 		c.queue.Add(key)
 	}
-	c.synced.Store(true)
-	c.log.Info("controller synced", "zone", c.zone)
+	c.setNotReady(nil)
+	c.log.Info("controller ready", "zone", c.zone)
 	work, cancelWork := workContext(ctx)
 	defer cancelWork()
 	var wg sync.WaitGroup

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -100,10 +101,23 @@ func (e *env) start(node string) *Controller {
 }
 
 // startOn runs a controller for node on srv (own NB client), stopped at
-// test end at the latest; it returns once the controller synced.
+// test end at the latest; it returns once the controller is ready.
 func (e *env) startOn(srv *nbtest.Server, node string) *running {
 	e.t.Helper()
-	nbc := e.dialTo(srv)
+	r := e.launch(e.dialTo(srv), node)
+	e.eventually("controller ready", 30*time.Second, func() (bool, string) {
+		if err := r.c.NotReady(); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	return r
+}
+
+// launch runs a controller for node on nbc, stopped at test end at the
+// latest; it returns at once.
+func (e *env) launch(nbc *ovnnb.Client, node string) *running {
+	e.t.Helper()
 	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := New(Config{Kube: e.cfg, NB: nbc, Node: node, Log: log})
 	if err != nil {
@@ -113,7 +127,6 @@ func (e *env) startOn(srv *nbtest.Server, node string) *running {
 	r := &running{c: c, nbc: nbc, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- c.Run(ctx) }()
 	e.t.Cleanup(func() { r.stop(e.t) })
-	e.eventually("controller synced", 30*time.Second, func() (bool, string) { return c.Synced(), "not synced" })
 	return r
 }
 
@@ -149,20 +162,19 @@ func (e *env) eventually(what string, timeout time.Duration, cond func() (bool, 
 	eventually(e.t, what, timeout, cond)
 }
 
-// eventually polls cond every 20ms until it holds; after timeout it fails
-// t with what and cond's last detail.
+// eventually polls cond (poll.Until, default interval) until it holds;
+// after timeout it fails t with what and cond's last detail.
 func eventually(t testing.TB, what string, timeout time.Duration, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	err := poll.Until(context.Background(), timeout, 0, what, func(context.Context) (bool, error) {
 		ok, detail := cond()
-		if ok {
-			return
+		if !ok {
+			return false, poll.Retry("%s", detail)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, detail)
-		}
-		time.Sleep(20 * time.Millisecond) // poll interval, not synchronisation
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -179,9 +191,14 @@ func (e *env) addPorts(names ...string) {
 }
 
 // ownedRows is the test NB client's view restricted to this test's
-// namespace.
+// namespace; a failed read fails the test.
 func (e *env) ownedRows() qos.Desired {
-	return filterDesired(e.nbc.Rows(), e.ns)
+	e.t.Helper()
+	d, err := e.nbc.Rows(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return filterDesired(d, e.ns)
 }
 
 // filterDesired keeps rows owned by objects of namespace ns.

@@ -7,29 +7,6 @@ import (
 	"sync"
 )
 
-// Reasons Ready gives while the controller is not ready.
-var (
-	errCachesNotSynced = errors.New("informer caches not synced")
-	errNotSynced       = errors.New("first full Northbound sync not done")
-)
-
-// Ready returns nil once the informer caches synced, the startup
-// garbage collection and migration succeeded and every object that
-// existed at startup was reconciled once without an error (the first
-// full Northbound sync); before that it says which step is missing.
-func (c *Controller) Ready() error {
-	switch {
-	case !c.live.Load():
-		return errCachesNotSynced
-	case !c.synced.Load():
-		return errNotSynced
-	}
-	if ok, left := c.first.complete(); !ok {
-		return fmt.Errorf("%w: %d objects not reconciled yet", errNotSynced, left)
-	}
-	return nil
-}
-
 // ProbeHandler serves the two probes: /healthz answers 200 while the
 // process serves HTTP, /readyz 200 when ready returns nil and 503 with
 // its reason otherwise.
@@ -77,9 +54,16 @@ func (f *firstPass) done(key string, out outcome) {
 	delete(f.left, key)
 }
 
-// complete reports whether every startup key was reconciled once.
-func (f *firstPass) complete() (bool, int) {
+// pending says how many startup objects were not reconciled yet; nil
+// once every one was.
+func (f *firstPass) pending() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.started && len(f.left) == 0, len(f.left)
+	switch {
+	case !f.started:
+		return errors.New("first full NB sync not started")
+	case len(f.left) > 0:
+		return fmt.Errorf("first full NB sync: %d objects not reconciled yet", len(f.left))
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package controller
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,14 +12,15 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // testCluster is the one kube-apiserver shared by every test of this
-// binary (each test uses fresh namespaces); nil with skipReason set when
-// the binaries are not built.
+// binary (each test uses fresh namespaces); cfg is nil and skipErr says
+// why when the binaries are not built or -short is set.
 type testCluster struct {
-	cfg        *rest.Config
-	skipReason string
+	cfg     *rest.Config
+	skipErr error
 }
 
 var cluster testCluster
@@ -34,6 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
+	flag.Parse() // testing.Short below
 	srv, dir, err := startCluster()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "controller tests: %v\n", err)
@@ -53,8 +57,12 @@ func runTests(m *testing.M) int {
 }
 
 func startCluster() (*kubeapi.Server, string, error) {
+	if testing.Short() {
+		cluster.skipErr = errors.New("-short")
+		return nil, "", nil
+	}
 	if _, err := kubeapi.BinDir(); err != nil {
-		cluster.skipReason = err.Error()
+		cluster.skipErr = err
 		return nil, "", nil
 	}
 	var files []string
@@ -79,8 +87,6 @@ func startCluster() (*kubeapi.Server, string, error) {
 
 func requireCluster(t testing.TB) *rest.Config {
 	t.Helper()
-	if cluster.cfg == nil {
-		t.Skipf("no kube-apiserver: %s", cluster.skipReason)
-	}
+	testenv.Check(t, "kube-apiserver and etcd binaries", cluster.skipErr)
 	return rest.CopyConfig(cluster.cfg)
 }

@@ -1,11 +1,10 @@
 package controller
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -14,104 +13,42 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/ovsdbmon"
 )
 
-// rawMonitor is an OVSDB JSON-RPC monitor on the NB socket, independent
-// of libovsdb: every "update" notification is one committed transaction,
-// handed to onUpdate with its arrival time (the initial contents first).
-type rawMonitor struct {
-	conn net.Conn
-	done chan struct{}
-}
-
-// rpcMsg is a JSON-RPC message of the OVSDB protocol.
-type rpcMsg struct {
-	Method string            `json:"method,omitempty"`
-	Params []json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage   `json:"result,omitempty"`
-	Error  json.RawMessage   `json:"error,omitempty"`
-	ID     any               `json:"id"`
-}
-
-// rowUpdate is one row of a table update: new is absent on delete.
-type rowUpdate struct {
-	New map[string]any `json:"new"`
-}
-
-type tableUpdates map[string]map[string]rowUpdate
-
-// startRawMonitor monitors the columns of tables and returns once the
-// initial contents were handed over; onClose runs when the connection
-// ends. The monitor stops at test cleanup.
-func startRawMonitor(t testing.TB, addr string, tables map[string][]string, onUpdate func(tableUpdates, time.Time), onClose func()) *rawMonitor {
+// startRawMonitor monitors the columns of tables on an ovsdbmon
+// connection (independent of libovsdb): the initial contents, then every
+// committed transaction, go to onUpdate with their arrival time on the
+// monitor's goroutine. onClose runs once when the connection ends. The
+// monitor stops at test cleanup.
+func startRawMonitor(t testing.TB, addr string, tables ovsdbmon.Columns, onUpdate func(ovsdbmon.Update, time.Time), onClose func(error)) *ovsdbmon.Monitor {
 	t.Helper()
-	conn, err := net.Dial("unix", strings.TrimPrefix(addr, "unix:"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	m, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Tables: tables,
+		Handle: func(n ovsdbmon.Notification) { onUpdate(n.Update, n.At) }})
 	if err != nil {
 		t.Fatalf("nb monitor: %v", err)
 	}
-	reqs := map[string]any{}
-	for table, cols := range tables {
-		reqs[table] = map[string]any{"columns": cols}
-	}
-	req := map[string]any{"method": "monitor", "id": 1, "params": []any{"OVN_Northbound", nil, reqs}}
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		t.Fatalf("nb monitor request: %v", err)
-	}
-	m := &rawMonitor{conn: conn, done: make(chan struct{})}
-	ready := make(chan struct{})
-	go m.read(ready, onUpdate, onClose)
-	<-ready
-	t.Cleanup(m.stop)
-	return m
-}
-
-func (m *rawMonitor) read(ready chan struct{}, onUpdate func(tableUpdates, time.Time), onClose func()) {
-	defer close(m.done)
-	defer onClose()
-	first := true
-	defer func() {
-		if first {
-			close(ready)
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-m.Done():
+			onClose(m.Err())
+		case <-stopped:
 		}
 	}()
-	dec, enc := json.NewDecoder(m.conn), json.NewEncoder(m.conn)
-	for {
-		var msg rpcMsg
-		if err := dec.Decode(&msg); err != nil {
-			return
-		}
-		var raw json.RawMessage
-		switch {
-		case msg.Method == "echo":
-			_ = enc.Encode(map[string]any{"id": msg.ID, "result": msg.Params, "error": nil})
-			continue
-		case msg.Method == "update" && len(msg.Params) == 2:
-			raw = msg.Params[1]
-		case msg.Method == "" && first:
-			raw = msg.Result
-		default:
-			continue
-		}
-		var tu tableUpdates
-		if err := json.Unmarshal(raw, &tu); err == nil {
-			onUpdate(tu, time.Now())
-		}
-		if first {
-			first = false
-			close(ready)
-		}
-	}
-}
-
-func (m *rawMonitor) stop() {
-	m.conn.Close()
-	<-m.done
+	t.Cleanup(func() {
+		close(stopped)
+		_ = m.Close()
+	})
+	return m
 }
 
 // nbMonitor checks, after every NB transaction, that no QoS row
 // references a missing port group or address set.
 type nbMonitor struct {
-	raw        *rawMonitor
+	raw        *ovsdbmon.Monitor
 	mu         sync.Mutex
 	matches    map[string]string // QoS uuid -> match
 	groups     map[string]string // Port_Group uuid -> name
@@ -123,13 +60,13 @@ type nbMonitor struct {
 func startNBMonitor(t testing.TB, addr string) *nbMonitor {
 	t.Helper()
 	m := &nbMonitor{matches: map[string]string{}, groups: map[string]string{}, sets: map[string]string{}}
-	m.raw = startRawMonitor(t, addr, map[string][]string{"QoS": {"match"}, "Port_Group": {"name"}, "Address_Set": {"name"}},
-		func(tu tableUpdates, _ time.Time) { m.apply(tu) }, func() {})
+	m.raw = startRawMonitor(t, addr, ovsdbmon.Columns{"QoS": {"match"}, "Port_Group": {"name"}, "Address_Set": {"name"}},
+		func(u ovsdbmon.Update, _ time.Time) { m.apply(u) }, func(error) {})
 	return m
 }
 
 // apply folds one transaction into the replica and checks it.
-func (m *nbMonitor) apply(tu tableUpdates) {
+func (m *nbMonitor) apply(u ovsdbmon.Update) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.updates++
@@ -138,12 +75,17 @@ func (m *nbMonitor) apply(tu tableUpdates) {
 		if table == "QoS" {
 			col = "match"
 		}
-		for uuid, ru := range tu[table] {
+		for uuid, ru := range u[table] {
 			if ru.New == nil {
 				delete(dst, uuid)
-			} else if v, ok := ru.New[col].(string); ok {
-				dst[uuid] = v
+				continue
 			}
+			var v string
+			if err := ovsdbmon.Decode(ru.New, col, ovsdbmon.String, &v); err != nil {
+				m.violations = append(m.violations, fmt.Sprintf("after update %d: %s %s: %v", m.updates, table, uuid, err))
+				continue
+			}
+			dst[uuid] = v
 		}
 	}
 	m.check()
@@ -206,7 +148,7 @@ func (m *nbMonitor) waitCaughtUp(t testing.TB, srv *nbtest.Server) {
 
 // result stops the monitor and returns the violations and update count.
 func (m *nbMonitor) result() ([]string, int) {
-	m.raw.stop()
+	_ = m.raw.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v := append([]string(nil), m.violations...)

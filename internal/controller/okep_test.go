@@ -41,7 +41,13 @@ func TestOKEPWorkedExample(t *testing.T) {
 	// The compiler is the oracle above; the literal OKEP table below is
 	// not, so a mutated compiler fails here too.
 	e.checkOKEPTable()
-	if v := e.nbc.Audit(); len(v) > 0 {
-		t.Errorf("NB audit violations: %+v", v)
+	rows := e.ownedRows()
+	if v := danglingRefs(rows); len(v) > 0 {
+		t.Errorf("dangling references: %v", v)
+	}
+	for _, q := range rows.QoS {
+		if q.Switch == "" {
+			t.Errorf("QoS %s is on no logical switch", q.ExternalIDs[qos.PrimaryIDKey])
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/ovsdbmon"
 )
 
 // pgWatch is a raw OVSDB JSON-RPC monitor of Logical_Switch_Port names,
@@ -12,7 +14,7 @@ import (
 // and when it first became a port-group member, and counting committed
 // transactions.
 type pgWatch struct {
-	raw      *rawMonitor
+	raw      *ovsdbmon.Monitor
 	mu       sync.Mutex
 	cond     *sync.Cond
 	lspName  map[string]string    // lsp uuid -> name
@@ -22,6 +24,7 @@ type pgWatch struct {
 	qosRows  map[string]bool
 	updates  int
 	finished bool
+	err      error // a malformed row, or why the connection ended
 }
 
 func startPGWatch(t testing.TB, addr string) *pgWatch {
@@ -29,17 +32,17 @@ func startPGWatch(t testing.TB, addr string) *pgWatch {
 	w := &pgWatch{lspName: map[string]string{}, lspSeen: map[string]time.Time{}, member: map[string]time.Time{},
 		pgPorts: map[string][]string{}, qosRows: map[string]bool{}}
 	w.cond = sync.NewCond(&w.mu)
-	w.raw = startRawMonitor(t, addr, map[string][]string{"Logical_Switch_Port": {"name"}, "Port_Group": {"ports"}, "QoS": {"priority"}},
-		w.apply, func() {
+	w.raw = startRawMonitor(t, addr, ovsdbmon.Columns{"Logical_Switch_Port": {"name"}, "Port_Group": {"ports"}, "QoS": {"priority"}},
+		w.apply, func(err error) {
 			w.mu.Lock()
-			w.finished = true
+			w.finished, w.err = true, err
 			w.cond.Broadcast()
 			w.mu.Unlock()
 		})
 	return w
 }
 
-func (w *pgWatch) apply(tu tableUpdates, now time.Time) {
+func (w *pgWatch) apply(tu ovsdbmon.Update, now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.updates++
@@ -48,7 +51,10 @@ func (w *pgWatch) apply(tu tableUpdates, now time.Time) {
 			delete(w.lspName, uuid)
 			continue
 		}
-		name, _ := ru.New["name"].(string)
+		var name string
+		if err := ovsdbmon.Decode(ru.New, "name", ovsdbmon.String, &name); err != nil && w.err == nil {
+			w.err = err
+		}
 		w.lspName[uuid] = name
 		if _, ok := w.lspSeen[name]; !ok {
 			w.lspSeen[name] = now
@@ -66,7 +72,11 @@ func (w *pgWatch) apply(tu tableUpdates, now time.Time) {
 			delete(w.pgPorts, uuid)
 			continue
 		}
-		w.pgPorts[uuid] = uuidSet(ru.New["ports"])
+		var ports []string
+		if err := ovsdbmon.Decode(ru.New, "ports", ovsdbmon.UUIDSet, &ports); err != nil && w.err == nil {
+			w.err = err
+		}
+		w.pgPorts[uuid] = ports
 		for _, p := range w.pgPorts[uuid] {
 			if name := w.lspName[p]; name != "" {
 				if _, ok := w.member[name]; !ok {
@@ -76,27 +86,6 @@ func (w *pgWatch) apply(tu tableUpdates, now time.Time) {
 		}
 	}
 	w.cond.Broadcast()
-}
-
-// uuidSet decodes an OVSDB uuid or set of uuids.
-func uuidSet(v any) []string {
-	pair, ok := v.([]any)
-	if !ok || len(pair) != 2 {
-		return nil
-	}
-	switch pair[0] {
-	case "uuid":
-		s, _ := pair[1].(string)
-		return []string{s}
-	case "set":
-		var out []string
-		elems, _ := pair[1].([]any)
-		for _, e := range elems {
-			out = append(out, uuidSet(e)...)
-		}
-		return out
-	}
-	return nil
 }
 
 // waitFor blocks until cond holds (checked after each transaction) or
@@ -115,6 +104,9 @@ func (w *pgWatch) waitFor(timeout time.Duration, cond func() bool) error {
 	for !cond() {
 		if timedOut {
 			return fmt.Errorf("timed out after %v", timeout)
+		}
+		if w.err != nil {
+			return fmt.Errorf("NB monitor: %w", w.err)
 		}
 		if w.finished {
 			return fmt.Errorf("NB monitor connection closed")

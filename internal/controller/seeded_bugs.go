@@ -15,7 +15,7 @@ import (
 
 // rowLister reads the NB's NetworkQoS-owned rows; *ovnnb.Client has it.
 type rowLister interface {
-	Rows() qos.Desired
+	Rows(ctx context.Context) (qos.Desired, error)
 }
 
 // teardownReversed is the TeardownReversed bug: the object's port groups
@@ -32,7 +32,11 @@ func (c *Controller) teardownReversed(ctx context.Context, key ovnnb.Key) error 
 	owner := key.Namespace + ":" + key.Name
 	seen := map[string]bool{}
 	var keep []qos.QoSRow
-	for _, q := range nb.Rows().QoS {
+	rows, err := nb.Rows(ctx)
+	if err != nil {
+		return fmt.Errorf("NetworkQoS %s: teardown: %w", key, err)
+	}
+	for _, q := range rows.QoS {
 		id := q.ExternalIDs[qos.PrimaryIDKey]
 		if q.ExternalIDs[qos.ObjectNameKey] != owner || q.Switch == "" || seen[id] {
 			continue // Apply refuses unbound rows and duplicate ids

@@ -13,15 +13,20 @@ import (
 )
 
 // startup garbage-collects the rows of objects that no longer exist, then
-// migrates legacy address-set source matches to port groups. NB errors
-// are retried with backoff until ctx ends.
+// migrates legacy address-set source matches to port groups. A failed NB
+// read or write is retried with backoff until ctx ends; until then the
+// controller is not ready and NotReady names the last error.
 func (c *Controller) startup(ctx context.Context) error {
 	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 10 * time.Second}
 	for {
-		err := errors.Join(c.collectOrphans(ctx), c.migrateLegacy(ctx))
+		err := c.collectOrphans(ctx)
+		if err == nil {
+			err = c.migrateLegacy(ctx)
+		}
 		if err == nil {
 			return nil
 		}
+		c.setNotReady(fmt.Errorf("startup NB sync failed, retrying: %w", err))
 		c.log.Error("startup sync failed, retrying", "err", err)
 		select {
 		case <-ctx.Done():
@@ -33,8 +38,12 @@ func (c *Controller) startup(ctx context.Context) error {
 
 // collectOrphans tears down every owner key without a NetworkQoS.
 func (c *Controller) collectOrphans(ctx context.Context) error {
+	keys, err := c.nb.OwnedKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("garbage collection: %w", err)
+	}
 	var errs []error
-	for _, k := range c.nb.OwnedKeys() {
+	for _, k := range keys {
 		key := k.Namespace + "/" + k.Name
 		if _, ok := c.inf.networkQoS(key); ok {
 			continue
@@ -51,8 +60,12 @@ func (c *Controller) collectOrphans(ctx context.Context) error {
 // on the object's port group for the row's network. Rows of rejected or
 // invalid objects are left to their reconcile, which tears them down.
 func (c *Controller) migrateLegacy(ctx context.Context) error {
+	rows, err := c.nb.LegacyRows(ctx)
+	if err != nil {
+		return fmt.Errorf("legacy migration: %w", err)
+	}
 	var errs []error
-	for _, row := range c.nb.LegacyRows() {
+	for _, row := range rows {
 		key := row.Key.Namespace + "/" + row.Key.Name
 		nq, ok := c.inf.networkQoS(key)
 		if !ok {

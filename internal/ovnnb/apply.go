@@ -65,7 +65,7 @@ type planner struct {
 	c               *Client
 	key             Key
 	sw              switchIndex
-	named           int
+	named           *int              // named-uuid counter, shared by the planners of one transaction
 	ops             []ovsdb.Operation // creates, updates, port mutations
 	bind            map[string]*switchMutation
 	deleteQoS       []ovsdb.Operation
@@ -82,29 +82,37 @@ func (c *Client) newPlanner(ctx context.Context, key Key) (*planner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &planner{c: c, key: key, sw: sw, bind: map[string]*switchMutation{},
-		missingPorts: map[string]bool{}, missingSwitches: map[string]bool{}}, nil
+	return c.plannerOn(key, sw, new(int)), nil
+}
+
+// plannerOn is a planner for key on a switch index already read, naming
+// its new rows with the transaction's counter named.
+func (c *Client) plannerOn(key Key, sw switchIndex, named *int) *planner {
+	return &planner{c: c, key: key, sw: sw, named: named, bind: map[string]*switchMutation{},
+		missingPorts: map[string]bool{}, missingSwitches: map[string]bool{}}
 }
 
 func (c *Client) plan(ctx context.Context, key Key, want ObjectRows) (*planner, error) {
-	have, err := c.ownedBy(ctx, key)
-	if err != nil {
-		return nil, err
-	}
 	p, err := c.newPlanner(ctx, key)
 	if err != nil {
 		return nil, err
 	}
+	return p, c.planInto(ctx, p, want)
+}
+
+// planInto plans the move of p.key's owned rows to want.
+func (c *Client) planInto(ctx context.Context, p *planner, want ObjectRows) error {
+	have, err := c.ownedBy(ctx, p.key)
+	if err != nil {
+		return err
+	}
 	if err := p.portGroups(ctx, want.PortGroups, have.pgs); err != nil {
-		return nil, err
+		return err
 	}
 	if err := p.addressSets(ctx, want.AddressSets, have.ases); err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.qosRows(want.QoS, have.qos); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p.qosRows(want.QoS, have.qos)
 }
 
 // operations is the transaction in a safe order: creates and updates,
@@ -134,8 +142,25 @@ func (p *planner) mutateSwitch(uuid string, mutator ovsdb.Mutator, qosUUIDs []st
 }
 
 func (p *planner) newName(prefix string) string {
-	p.named++
-	return fmt.Sprintf("nqos_%s_%d", prefix, p.named)
+	*p.named++
+	return fmt.Sprintf("nqos_%s_%d", prefix, *p.named)
+}
+
+// size is about how many operations p's transaction has.
+func (p *planner) size() int {
+	return len(p.ops) + 2*len(p.bind) + len(p.deleteQoS) + len(p.deleteNamed)
+}
+
+// absorb adds q's operations to p's transaction (q shares p's counter).
+func (p *planner) absorb(q *planner) {
+	p.ops = append(p.ops, q.ops...)
+	for uuid, m := range q.bind {
+		pm := p.switchMut(uuid)
+		pm.ins = append(pm.ins, m.ins...)
+		pm.del = append(pm.del, m.del...)
+	}
+	p.deleteQoS = append(p.deleteQoS, q.deleteQoS...)
+	p.deleteNamed = append(p.deleteNamed, q.deleteNamed...)
 }
 
 func (p *planner) switchMut(uuid string) *switchMutation {

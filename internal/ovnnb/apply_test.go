@@ -64,11 +64,11 @@ func TestApplyLifecycle(t *testing.T) {
 				}
 			}
 		}
-		if got := ownedRows(f.c.Rows(), key); !reflect.DeepEqual(got, normalized(step.want)) {
+		if got := ownedRows(f.rows(), key); !reflect.DeepEqual(got, normalized(step.want)) {
 			t.Fatalf("%s: Rows() = %+v\nwant %+v", step.name, got, normalized(step.want))
 		}
 	}
-	if keys := f.c.OwnedKeys(); len(keys) != 0 {
+	if keys := f.ownedKeys(); len(keys) != 0 {
 		t.Fatalf("OwnedKeys after emptying = %v, want none", keys)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -119,7 +120,71 @@ func (f *fixture) requireApplied(key ovnnb.Key, want ovnnb.ObjectRows, missing .
 	if d := diffApplied(f.state(), key, want, missing...); len(d) > 0 {
 		f.t.Fatalf("NB differs from want for %s:\n  %s", key, strings.Join(d, "\n  "))
 	}
-	if v := f.c.Audit(); len(v) > 0 {
-		f.t.Fatalf("Audit: %+v", v)
+	f.requireConsistent()
+}
+
+// requireConsistent fails on a broken NB invariant, read with ovn-nbctl:
+// an owned QoS row referencing a missing port group or address set, or
+// on no logical switch.
+func (f *fixture) requireConsistent() {
+	f.t.Helper()
+	if v := brokenRefs(f.state()); len(v) > 0 {
+		f.t.Fatalf("NB invariants broken:\n  %s", strings.Join(v, "\n  "))
 	}
+}
+
+func brokenRefs(s nbState) []string {
+	var out []string
+	for _, q := range s.QoS {
+		if q.ExternalIDs[qos.OwnerTypeKey] != qos.OwnerType {
+			continue
+		}
+		id := q.ExternalIDs[qos.PrimaryIDKey]
+		for _, pg := range nbtest.Refs(q.Match, "@") {
+			if _, ok := s.pg(pg); !ok {
+				out = append(out, fmt.Sprintf("QoS %s references missing port group @%s", id, pg))
+			}
+		}
+		for _, as := range nbtest.Refs(q.Match, "$") {
+			_, isSet := s.as(as)
+			_, isImplicit := s.pg(strings.TrimSuffix(strings.TrimSuffix(as, "_ip4"), "_ip6"))
+			if !isSet && !isImplicit {
+				out = append(out, fmt.Sprintf("QoS %s references missing address set $%s", id, as))
+			}
+		}
+		if len(s.switchesOf(q.UUID)) == 0 {
+			out = append(out, fmt.Sprintf("QoS %s is on no logical switch", id))
+		}
+	}
+	return out
+}
+
+// rows is Client.Rows; a failed read fails the test.
+func (f *fixture) rows() qos.Desired {
+	f.t.Helper()
+	d, err := f.c.Rows(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+// ownedKeys is Client.OwnedKeys; a failed read fails the test.
+func (f *fixture) ownedKeys() []ovnnb.Key {
+	f.t.Helper()
+	keys, err := f.c.OwnedKeys(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return keys
+}
+
+// legacyRows is Client.LegacyRows; a failed read fails the test.
+func (f *fixture) legacyRows() []ovnnb.LegacyRow {
+	f.t.Helper()
+	rows, err := f.c.LegacyRows(f.ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return rows
 }

@@ -3,7 +3,6 @@ package ovnnb_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb"
 )
@@ -83,22 +82,4 @@ func applyLoop(b *testing.B, f *fixture, keys []ovnnb.Key, v [2][]ovnnb.ObjectRo
 		ops++
 	}
 	return tx, max(ops, 1)
-}
-
-// BenchmarkWatch is BenchmarkApply's "change" loop at the same scale with
-// a Watcher attached on its own connection: "audits/tx" is how many NB
-// states it audited per committed transaction (1 means none were merged
-// or missed) and "drain-ms" how long after the last commit it finished
-// auditing the backlog.
-func BenchmarkWatch(b *testing.B) {
-	f, keys, v := benchFixture(b)
-	w := f.watch(ovnnb.WatchOptions{})
-	tx, _ := applyLoop(b, f, keys, v, make([]int, len(keys)), true)
-	last := time.Now()
-	drained := f.waitChecks(w, 1+tx)
-	b.ReportMetric(float64(w.Checks()-1)/float64(max(tx, 1)), "audits/tx")
-	b.ReportMetric(float64(drained.Sub(last).Microseconds())/1000, "drain-ms")
-	if s := w.Stop(); len(s) != 0 {
-		b.Fatalf("sightings while applying: %+v", s)
-	}
 }

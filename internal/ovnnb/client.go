@@ -3,11 +3,10 @@
 // QoS, Port_Group, Address_Set, Logical_Switch and Logical_Switch_Port
 // tables and moves the rows owned by one NetworkQoS (external_ids
 // owner-type=NetworkQoS, k8s.ovn.org/name=<ns>:<name>) to a desired state in
-// single transactions, tears them down in order, migrates upstream's legacy
-// address-set source matches to port-group matches, and audits invariants:
-// on demand (Audit) or after every committed transaction on a monitor
-// connection of its own (Watch). Rows with any other ownership are never
-// modified.
+// single transactions, tears them down in order, and migrates upstream's
+// legacy address-set source matches to port-group matches. Every read
+// takes a context and returns an error when it fails, never an empty
+// result. Rows with any other ownership are never modified.
 package ovnnb
 
 import (
@@ -40,8 +39,7 @@ const (
 // Client is a Northbound connection with a monitored cache.
 type Client struct {
 	cli  client.Client
-	log  *slog.Logger
-	addr string // for the Watchers' own connections
+	addr string // named in errors
 
 	comment *string // Options.ClientID, sent with every transaction
 
@@ -94,7 +92,7 @@ func DialWith(ctx context.Context, addr string, opts Options, log *slog.Logger) 
 	if err != nil {
 		return nil, fmt.Errorf("NB client for %s: %w", addr, err)
 	}
-	c := &Client{cli: cli, log: log, addr: addr, changed: make(chan struct{}), stop: bo}
+	c := &Client{cli: cli, addr: addr, changed: make(chan struct{}), stop: bo}
 	if opts.ClientID != "" {
 		c.comment = &opts.ClientID
 	}
@@ -150,19 +148,45 @@ func (c *Client) HasPort(name string) bool {
 }
 
 // portUUID resolves an LSP name through the cache's name index, waiting
-// (bounded by ctx) for the cache to be consistent.
-func (c *Client) portUUID(ctx context.Context, name string) (string, bool) {
+// (bounded by ctx) for the cache to be consistent. A port that is not in
+// the cache is found=false; a failed read is an error.
+func (c *Client) portUUID(ctx context.Context, name string) (uuid string, found bool, err error) {
 	lsp := &nbdb.LogicalSwitchPort{Name: name}
-	if err := c.cli.Get(ctx, lsp); err != nil {
-		return "", false
+	if found, err = c.get(ctx, lsp); err != nil || !found {
+		return "", false, err
 	}
-	return lsp.UUID, true
+	return lsp.UUID, true, nil
 }
 
-// readCtx bounds the cache reads of the methods without a context: libovsdb
-// waits for a consistent cache, which never comes while disconnected.
-func readCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), readTimeout)
+// get reads the row m names (by UUID or an index) from the cache into m:
+// found=false when there is none, an error when the read failed or
+// cannot be trusted.
+func (c *Client) get(ctx context.Context, m model.Model) (found bool, err error) {
+	err = c.cli.Get(ctx, m)
+	if err != nil && !errors.Is(err, client.ErrNotFound) {
+		return false, err
+	}
+	if ferr := c.fresh(ctx); ferr != nil {
+		return false, ferr
+	}
+	return err == nil, nil
+}
+
+// ErrStaleCache is wrapped by every read whose answer cannot be trusted:
+// the client is not connected (its cache holds the last known state, not
+// the current one), or the cache did not become consistent in time
+// (libovsdb answers from it anyway, without an error).
+var ErrStaleCache = errors.New("the NB cache cannot be trusted")
+
+// fresh fails when a cache read just made cannot be trusted.
+func (c *Client) fresh(ctx context.Context) error {
+	if !c.cli.Connected() {
+		return fmt.Errorf("NB %s: %w: not connected", c.addr, ErrStaleCache)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("NB %s: %w: not consistent (disconnected or reconnecting): %w", c.addr, ErrStaleCache, err)
+	}
+	return nil
 }
 
 func (c *Client) onAdd(table string, m model.Model) {

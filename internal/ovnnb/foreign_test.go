@@ -103,7 +103,7 @@ func TestOnlyOwnedRowsTouched(t *testing.T) {
 	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
 		t.Fatalf("teardown left rows: %v", d)
 	}
-	if keys := f.c.OwnedKeys(); !reflect.DeepEqual(keys, []ovnnb.Key{other}) {
+	if keys := f.ownedKeys(); !reflect.DeepEqual(keys, []ovnnb.Key{other}) {
 		t.Fatalf("OwnedKeys = %v, want [%v]", keys, other)
 	}
 }

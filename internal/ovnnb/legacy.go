@@ -44,16 +44,17 @@ type MigrateResult struct {
 }
 
 // LegacyRows lists the owned QoS rows still matching their source by
-// address set, sorted by object, rule index and UUID.
-func (c *Client) LegacyRows() []LegacyRow {
-	rs, sw, ok := c.ownedView()
-	if !ok {
-		return nil
+// address set, sorted by object, rule index and UUID. A failed read is
+// an error, never an empty list.
+func (c *Client) LegacyRows(ctx context.Context) ([]LegacyRow, error) {
+	rs, sw, err := c.ownedView(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list legacy QoS rows: %w", err)
 	}
-	var out []LegacyRow
+	out := []LegacyRow{}
 	for _, q := range rs.qos {
 		_, sets, ok := qos.RewriteLegacyMatch(q.Match, probePortGroup)
-		key, named := keyFromOwnerName(q.ExternalIDs[qos.ObjectNameKey])
+		key, named := KeyFromOwnerName(q.ExternalIDs[qos.ObjectNameKey])
 		if !ok || !named {
 			continue
 		}
@@ -70,7 +71,7 @@ func (c *Client) LegacyRows() []LegacyRow {
 		}
 		return a.UUID < b.UUID
 	})
-	return out
+	return out, nil
 }
 
 // MigrateLegacy moves one legacy row to port-group source matching.
@@ -80,89 +81,63 @@ func (c *Client) LegacyRows() []LegacyRow {
 // row's NetworkQoS-owned source address sets (rule-index=src) that no QoS
 // row references any more. Calling it again changes nothing.
 func (c *Client) MigrateLegacy(ctx context.Context, row LegacyRow, pg qos.PortGroup) (MigrateResult, error) {
-	var res MigrateResult
-	if err := checkNamed(row.Key, "port group", 0, pg.Name, pg.ExternalIDs, map[string]bool{}); err != nil {
-		return res, fmt.Errorf("migrate QoS %s: %w", row.UUID, err)
+	b, err := c.MigrateLegacyBatch(ctx, []Migration{{Row: row, PortGroup: pg}})
+	res := b.Results[row.UUID]
+	res.Transactions = b.Transactions
+	if err == nil {
+		err = b.Failed[row.UUID]
 	}
-	p, err := c.migrationPlan(ctx, row, pg, &res)
-	if err != nil {
-		return res, fmt.Errorf("NetworkQoS %s: migrate QoS %s: %w", row.Key, row.UUID, err)
-	}
-	if ops := p.operations(); len(ops) > 0 {
-		if err := c.commit(ctx, ops); err != nil {
-			return res, fmt.Errorf("NetworkQoS %s: migrate QoS %s: %w", row.Key, row.UUID, err)
-		}
-		res.Transactions++
-	}
-	res.MissingPorts = sortedKeys(p.missingPorts)
-	p, err = c.newPlanner(ctx, row.Key)
-	if err != nil {
-		return res, fmt.Errorf("NetworkQoS %s: migrate QoS %s: %w", row.Key, row.UUID, err)
-	}
-	unused, err := c.unusedLegacySets(ctx, row)
-	if err != nil {
-		return res, fmt.Errorf("NetworkQoS %s: migrate QoS %s: %w", row.Key, row.UUID, err)
-	}
-	for _, as := range unused {
-		if err := p.deleteRow(&nbdb.AddressSet{UUID: as.UUID}); err != nil {
-			return res, fmt.Errorf("NetworkQoS %s: delete legacy address set %s: %w", row.Key, as.Name, err)
-		}
-		res.DeletedSets = append(res.DeletedSets, as.Name)
-	}
-	if len(p.deleteNamed) > 0 {
-		if err := c.commit(ctx, p.deleteNamed); err != nil {
-			return res, fmt.Errorf("NetworkQoS %s: delete legacy address sets %v: %w", row.Key, res.DeletedSets, err)
-		}
-		res.Transactions++
-	}
-	return res, nil
+	return res, err
 }
 
-// migrationPlan is transaction 1: ensure the port group, rewrite the match.
-func (c *Client) migrationPlan(ctx context.Context, row LegacyRow, pg qos.PortGroup, res *MigrateResult) (*planner, error) {
+// migrationPlan plans transaction 1 for one row into p: ensure the port
+// group (unless an earlier row of the same transaction did), rewrite the
+// match.
+func (c *Client) migrationPlan(ctx context.Context, p *planner, row LegacyRow, pg qos.PortGroup, pgPlanned bool, res *MigrateResult) error {
 	cur := &nbdb.QoS{UUID: row.UUID}
-	if err := c.cli.Get(ctx, cur); err != nil {
-		return nil, fmt.Errorf("row not in NB: %w", err)
+	switch found, err := c.get(ctx, cur); {
+	case err != nil:
+		return fmt.Errorf("read row: %w", err)
+	case !found:
+		return fmt.Errorf("row not in NB")
 	}
 	if !ownedBy(cur.ExternalIDs, row.Key) {
-		return nil, fmt.Errorf("row is not owned by NetworkQoS %s (external_ids %v)", row.Key, cur.ExternalIDs)
+		return fmt.Errorf("row is not owned by NetworkQoS %s (external_ids %v)", row.Key, cur.ExternalIDs)
 	}
-	have, err := c.ownedBy(ctx, row.Key)
-	if err != nil {
-		return nil, err
-	}
-	p, err := c.newPlanner(ctx, row.Key)
-	if err != nil {
-		return nil, err
-	}
-	var existing nbdb.PortGroup
-	existed := false
-	for _, h := range have.pgs {
-		if h.Name == pg.Name {
-			existing, existed = h, true
+	if !pgPlanned {
+		have, err := c.ownedBy(ctx, row.Key)
+		if err != nil {
+			return err
 		}
-	}
-	if err := p.portGroup(ctx, pg, existing, existed); err != nil {
-		return nil, err
+		var existing nbdb.PortGroup
+		existed := false
+		for _, h := range have.pgs {
+			if h.Name == pg.Name {
+				existing, existed = h, true
+			}
+		}
+		if err := p.portGroup(ctx, pg, existing, existed); err != nil {
+			return err
+		}
 	}
 	res.NewMatch = cur.Match
 	newMatch, _, ok := qos.RewriteLegacyMatch(cur.Match, pg.Name)
 	if !ok {
-		return p, nil
+		return nil
 	}
 	zero := 0
 	guard := &nbdb.QoS{UUID: cur.UUID, Match: cur.Match}
 	waitOps, err := c.cli.Where(guard).Wait(ovsdb.WaitConditionEqual, &zero, guard, &guard.Match)
 	if err != nil {
-		return nil, fmt.Errorf("wait on match: %w", err)
+		return fmt.Errorf("wait on match: %w", err)
 	}
 	p.ops = append(p.ops, waitOps...)
 	upd := &nbdb.QoS{UUID: cur.UUID, Match: newMatch}
 	if err := p.update(upd, "QoS match", &upd.Match); err != nil {
-		return nil, err
+		return err
 	}
 	res.Rewritten, res.NewMatch = true, newMatch
-	return p, nil
+	return nil
 }
 
 // unusedLegacySets are the row's source sets that still exist, are legacy
@@ -173,18 +148,28 @@ func (c *Client) unusedLegacySets(ctx context.Context, row LegacyRow) ([]nbdb.Ad
 	if err := c.cli.List(ctx, &all); err != nil {
 		return nil, fmt.Errorf("list QoS: %w", err)
 	}
+	if err := c.fresh(ctx); err != nil {
+		return nil, fmt.Errorf("list QoS: %w", err)
+	}
 	used := map[string]bool{}
 	for _, q := range all {
-		for _, m := range matchRefs.FindAllStringSubmatch(q.Match, -1) {
-			if m[1] == "$" {
-				used[m[2]] = true
+		for _, r := range MatchRefs(q.Match) {
+			if r.Sigil == "$" {
+				used[r.Name] = true
 			}
 		}
 	}
 	var out []nbdb.AddressSet
 	for _, name := range sortedSet(row.SourceSets) {
+		if used[name] {
+			continue
+		}
 		as := &nbdb.AddressSet{Name: name}
-		if used[name] || c.cli.Get(ctx, as) != nil {
+		found, err := c.get(ctx, as)
+		if err != nil {
+			return nil, fmt.Errorf("look up address set %s: %w", name, err)
+		}
+		if !found {
 			continue
 		}
 		if ownedBy(as.ExternalIDs, row.Key) && as.ExternalIDs[qos.RuleIndexKey] == legacySourceRuleIndex {

@@ -94,7 +94,7 @@ func TestMigrateLegacy(t *testing.T) {
 	before := f.state()
 	w := watchRefs(t, f.srv)
 
-	rows := f.c.LegacyRows()
+	rows := f.legacyRows()
 	if len(rows) != 3 {
 		t.Fatalf("LegacyRows = %+v, want 3 rows", rows)
 	}
@@ -126,11 +126,9 @@ func TestMigrateLegacy(t *testing.T) {
 	}
 	w.until(t, "source sets deleted", func() bool { return len(w.names["Address_Set"]) == 2 })
 	checkMigrated(t, before, f.state(), l, wantMatches, pg)
-	if v := f.c.Audit(); len(v) > 0 {
-		t.Fatalf("Audit after migration: %+v", v)
-	}
+	f.requireConsistent()
 
-	if again := f.c.LegacyRows(); len(again) != 0 {
+	if again := f.legacyRows(); len(again) != 0 {
 		t.Fatalf("LegacyRows after migration = %+v, want none", again)
 	}
 	after := f.state()

@@ -2,12 +2,10 @@ package ovnnb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
-	"github.com/ovn-kubernetes/libovsdb/client"
 	"github.com/ovn-kubernetes/libovsdb/model"
 	"github.com/ovn-kubernetes/libovsdb/ovsdb"
 
@@ -51,7 +49,10 @@ func planByName[W, H any](want []W, have []H, wantName func(W) string, haveName 
 }
 
 func (p *planner) portGroup(ctx context.Context, w qos.PortGroup, h nbdb.PortGroup, existed bool) error {
-	ports := p.resolvePorts(ctx, w.Ports)
+	ports, err := p.resolvePorts(ctx, w.Ports)
+	if err != nil {
+		return fmt.Errorf("port group %s: %w", w.Name, err)
+	}
 	if !existed {
 		if err := p.notForeign(ctx, &nbdb.PortGroup{Name: w.Name}, "port group", w.Name); err != nil {
 			return err
@@ -105,29 +106,33 @@ func (p *planner) addressSet(ctx context.Context, w qos.AddressSet, h nbdb.Addre
 	return p.update(as, "address set "+w.Name, &as.Addresses, &as.ExternalIDs)
 }
 
-// resolvePorts maps LSP names to UUIDs, recording the missing ones.
-func (p *planner) resolvePorts(ctx context.Context, names []string) []string {
+// resolvePorts maps LSP names to UUIDs, recording the missing ones; a
+// failed lookup is an error, not a missing port.
+func (p *planner) resolvePorts(ctx context.Context, names []string) ([]string, error) {
 	uuids := make([]string, 0, len(names))
 	for _, name := range sortedSet(names) {
-		uuid, ok := p.c.portUUID(ctx, name)
+		uuid, ok, err := p.c.portUUID(ctx, name)
+		if err != nil {
+			return nil, err
+		}
 		if !ok {
 			p.missingPorts[name] = true
 			continue
 		}
 		uuids = append(uuids, uuid)
 	}
-	return uuids
+	return uuids, nil
 }
 
 // notForeign fails when a row with the wanted (indexed) name exists but
 // belongs to someone else: it must never be modified.
 func (p *planner) notForeign(ctx context.Context, probe model.Model, kind, name string) error {
-	err := p.c.cli.Get(ctx, probe)
-	if errors.Is(err, client.ErrNotFound) {
-		return nil
-	}
+	found, err := p.c.get(ctx, probe)
 	if err != nil {
 		return fmt.Errorf("look up %s %s: %w", kind, name, err)
+	}
+	if !found {
+		return nil
 	}
 	return fmt.Errorf("%s %q already exists and is not owned by NetworkQoS %s", kind, name, p.key)
 }

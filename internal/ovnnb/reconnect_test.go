@@ -53,7 +53,7 @@ func TestReconnect(t *testing.T) {
 			}
 		}
 	})
-	if keys := f.c.OwnedKeys(); len(keys) != 1 || keys[0] != key {
+	if keys := f.ownedKeys(); len(keys) != 1 || keys[0] != key {
 		t.Fatalf("OwnedKeys after reconnect = %v, want [%v]", keys, key)
 	}
 }

@@ -1,6 +1,8 @@
 package ovnnb
 
 import (
+	"context"
+	"fmt"
 	"maps"
 	"sort"
 
@@ -11,20 +13,18 @@ import (
 // port-group ports as LSP names, each QoS row once per switch referencing
 // it (Switch "" when none does). Port groups and address sets are sorted
 // by name, QoS rows by switch, then k8s.ovn.org/id, then match.
-// NetworkQoS and Warnings stay empty.
-func (c *Client) Rows() qos.Desired {
+// NetworkQoS and Warnings stay empty. A failed read is an error, never
+// an empty result.
+func (c *Client) Rows(ctx context.Context) (qos.Desired, error) {
 	out := qos.Desired{NetworkQoS: []qos.ObjectStatus{}, PortGroups: []qos.PortGroup{},
 		AddressSets: []qos.AddressSet{}, QoS: []qos.QoSRow{}, Warnings: []string{}}
-	rs, sw, ok := c.ownedView()
-	if !ok {
-		return out
+	rs, sw, err := c.ownedView(ctx)
+	if err != nil {
+		return qos.Desired{}, fmt.Errorf("read NB rows: %w", err)
 	}
-	ctx, cancel := readCtx()
-	defer cancel()
 	names, err := c.lspNames(ctx)
 	if err != nil {
-		c.log.Error("list ports", "err", err)
-		return out
+		return qos.Desired{}, fmt.Errorf("read NB rows: %w", err)
 	}
 	for _, pg := range rs.pgs {
 		ports := make([]string, 0, len(pg.Ports))
@@ -46,7 +46,7 @@ func (c *Client) Rows() qos.Desired {
 		}
 	}
 	sortQoS(out.QoS)
-	return out
+	return out, nil
 }
 
 func sortQoS(rows []qos.QoSRow) {

@@ -23,8 +23,9 @@ func (k Key) String() string { return k.Namespace + "/" + k.Name }
 // ownerName is the k8s.ovn.org/name value of the object's rows.
 func (k Key) ownerName() string { return k.Namespace + ":" + k.Name }
 
-// keyFromOwnerName parses "<ns>:<name>"; namespaces cannot hold ':'.
-func keyFromOwnerName(s string) (Key, bool) {
+// KeyFromOwnerName parses a k8s.ovn.org/name value "<ns>:<name>"
+// (namespaces cannot hold ':'); ok is false when it names no object.
+func KeyFromOwnerName(s string) (Key, bool) {
 	ns, name, ok := strings.Cut(s, ":")
 	if !ok || ns == "" || name == "" {
 		return Key{}, false
@@ -32,11 +33,12 @@ func keyFromOwnerName(s string) (Key, bool) {
 	return Key{Namespace: ns, Name: name}, true
 }
 
-// isOwned reports whether external_ids mark a NetworkQoS-owned row.
-func isOwned(ext map[string]string) bool { return ext[qos.OwnerTypeKey] == qos.OwnerType }
+// IsOwned reports whether external_ids mark a NetworkQoS-owned row
+// (owner-type NetworkQoS).
+func IsOwned(ext map[string]string) bool { return ext[qos.OwnerTypeKey] == qos.OwnerType }
 
 func ownedBy(ext map[string]string, key Key) bool {
-	return isOwned(ext) && ext[qos.ObjectNameKey] == key.ownerName()
+	return IsOwned(ext) && ext[qos.ObjectNameKey] == key.ownerName()
 }
 
 // rowSet is a consistent-enough read of the rows of interest; each table
@@ -59,6 +61,9 @@ func (c *Client) listOwned(ctx context.Context, keep func(map[string]string) boo
 	if err := c.cli.WhereCache(func(a *nbdb.AddressSet) bool { return keep(a.ExternalIDs) }).List(ctx, &rs.ases); err != nil {
 		return rs, fmt.Errorf("list Address_Set: %w", err)
 	}
+	if err := c.fresh(ctx); err != nil {
+		return rs, fmt.Errorf("list owned rows: %w", err)
+	}
 	sortRowSet(&rs)
 	return rs, nil
 }
@@ -79,6 +84,9 @@ func (c *Client) ownedBy(ctx context.Context, key Key) (rowSet, error) {
 	rs.qos = slices.DeleteFunc(rs.qos, func(q nbdb.QoS) bool { return !ownedBy(q.ExternalIDs, key) })
 	rs.pgs = slices.DeleteFunc(rs.pgs, func(p nbdb.PortGroup) bool { return !ownedBy(p.ExternalIDs, key) })
 	rs.ases = slices.DeleteFunc(rs.ases, func(a nbdb.AddressSet) bool { return !ownedBy(a.ExternalIDs, key) })
+	if err := c.fresh(ctx); err != nil {
+		return rs, fmt.Errorf("list rows of NetworkQoS %s: %w", key, err)
+	}
 	sortRowSet(&rs)
 	return rs, nil
 }
@@ -98,25 +106,24 @@ func sortRowSet(rs *rowSet) {
 }
 
 func (c *Client) allOwned(ctx context.Context) (rowSet, error) {
-	return c.listOwned(ctx, isOwned)
+	return c.listOwned(ctx, IsOwned)
 }
 
-// ownedView reads every owned row and the switch bindings for the
-// context-free inspection methods; failures are logged and give ok=false.
-func (c *Client) ownedView() (rowSet, switchIndex, bool) {
-	ctx, cancel := readCtx()
+// ownedView reads every owned row and the switch bindings, bounded by
+// readTimeout on top of ctx: libovsdb waits for a consistent cache, which
+// never comes while disconnected.
+func (c *Client) ownedView(ctx context.Context) (rowSet, switchIndex, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
 	rs, err := c.allOwned(ctx)
 	if err != nil {
-		c.log.Error("list owned NB rows", "err", err)
-		return rs, switchIndex{}, false
+		return rs, switchIndex{}, err
 	}
 	sw, err := c.switchIndex(ctx)
 	if err != nil {
-		c.log.Error("list logical switches", "err", err)
-		return rs, sw, false
+		return rs, sw, err
 	}
-	return rs, sw, true
+	return rs, sw, nil
 }
 
 // switchIndex maps switch names to UUIDs and QoS rows to the names of
@@ -129,6 +136,9 @@ type switchIndex struct {
 func (c *Client) switchIndex(ctx context.Context) (switchIndex, error) {
 	var lss []nbdb.LogicalSwitch
 	if err := c.cli.List(ctx, &lss); err != nil {
+		return switchIndex{}, fmt.Errorf("list Logical_Switch: %w", err)
+	}
+	if err := c.fresh(ctx); err != nil {
 		return switchIndex{}, fmt.Errorf("list Logical_Switch: %w", err)
 	}
 	return newSwitchIndex(lss), nil
@@ -154,6 +164,9 @@ func newSwitchIndex(lss []nbdb.LogicalSwitch) switchIndex {
 func (c *Client) lspNames(ctx context.Context) (map[string]string, error) {
 	var lsps []nbdb.LogicalSwitchPort
 	if err := c.cli.List(ctx, &lsps); err != nil {
+		return nil, fmt.Errorf("list Logical_Switch_Port: %w", err)
+	}
+	if err := c.fresh(ctx); err != nil {
 		return nil, fmt.Errorf("list Logical_Switch_Port: %w", err)
 	}
 	out := make(map[string]string, len(lsps))

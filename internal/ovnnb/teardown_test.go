@@ -7,48 +7,82 @@ import (
 
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/ovsdbmon"
 )
 
 // refWatcher replays every committed transaction seen by an independent
 // monitor connection and checks after each one that no QoS row references
 // a missing port group or address set.
 type refWatcher struct {
-	m     *nbtest.Monitor
+	m     *ovsdbmon.Monitor
 	qos   map[string]string // uuid -> match
 	names map[string]map[string]string
 	seen  int
+	// txs counts, per transaction after the initial state, the row
+	// changes by "<table> <insert|modify|delete>".
+	txs []map[string]int
 }
 
 func watchRefs(t *testing.T, srv *nbtest.Server) *refWatcher {
 	w := &refWatcher{qos: map[string]string{}, names: map[string]map[string]string{
 		"Port_Group": {}, "Address_Set": {}}}
-	w.m = srv.Monitor(t, map[string][]string{"QoS": {"match"}, "Port_Group": {"name"}, "Address_Set": {"name"}})
-	if err := w.apply(w.m.Initial); err != nil {
+	w.m = srv.Monitor(t, ovsdbmon.Columns{"QoS": {"match"}, "Port_Group": {"name"}, "Address_Set": {"name"}})
+	if err := w.apply(w.m.Initial()); err != nil {
 		t.Fatalf("initial state: %v", err)
 	}
 	return w
 }
 
 // apply folds one update into the state and checks the invariant.
-func (w *refWatcher) apply(u nbtest.Update) error {
+func (w *refWatcher) apply(u ovsdbmon.Update) error {
+	if w.seen > 0 {
+		w.txs = append(w.txs, changeCounts(u))
+	}
 	for uuid, ru := range u["QoS"] {
 		if ru.New == nil {
 			delete(w.qos, uuid)
-		} else if _, ok := ru.New["match"]; ok {
-			w.qos[uuid] = nbtest.String(ru.New, "match")
+			continue
 		}
+		var match string
+		if err := ovsdbmon.Decode(ru.New, "match", ovsdbmon.String, &match); err != nil {
+			return fmt.Errorf("QoS %s: %w", uuid, err)
+		}
+		w.qos[uuid] = match
 	}
 	for _, table := range []string{"Port_Group", "Address_Set"} {
 		for uuid, ru := range u[table] {
 			if ru.New == nil {
 				delete(w.names[table], uuid)
-			} else {
-				w.names[table][uuid] = nbtest.String(ru.New, "name")
+				continue
 			}
+			var name string
+			if err := ovsdbmon.Decode(ru.New, "name", ovsdbmon.String, &name); err != nil {
+				return fmt.Errorf("%s %s: %w", table, uuid, err)
+			}
+			w.names[table][uuid] = name
 		}
 	}
 	w.seen++
 	return w.check()
+}
+
+// changeCounts counts the row changes of one notification by table and
+// operation.
+func changeCounts(u ovsdbmon.Update) map[string]int {
+	out := map[string]int{}
+	for table, rows := range u {
+		for _, ru := range rows {
+			op := "modify"
+			switch {
+			case ru.Old == nil:
+				op = "insert"
+			case ru.New == nil:
+				op = "delete"
+			}
+			out[table+" "+op]++
+		}
+	}
+	return out
 }
 
 func (w *refWatcher) check() error {
@@ -81,11 +115,11 @@ func (w *refWatcher) until(t *testing.T, what string, done func() bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	for !done() {
-		u, err := w.m.Next(ctx)
+		n, err := w.m.Next(ctx)
 		if err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		if err := w.apply(u); err != nil {
+		if err := w.apply(n.Update); err != nil {
 			t.Fatal(err)
 		}
 	}

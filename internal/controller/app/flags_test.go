@@ -96,4 +96,4 @@ func TestReadyState(t *testing.T) {
 
 type readyFunc func() error
 
-func (f readyFunc) Ready() error { return f() }
+func (f readyFunc) NotReady() error { return f() }

@@ -19,7 +19,7 @@ type state struct {
 	mu      sync.Mutex
 	standby bool
 	nbErr   error // last failed Northbound dial, while connecting
-	ctrl    interface{ Ready() error }
+	ctrl    interface{ NotReady() error }
 	started bool
 }
 
@@ -37,7 +37,7 @@ func (s *state) nbFailed(err error) {
 	s.nbErr = err
 }
 
-func (s *state) setController(c interface{ Ready() error }) {
+func (s *state) setController(c interface{ NotReady() error }) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ctrl, s.nbErr = c, nil
@@ -51,7 +51,7 @@ func (s *state) ready() error {
 	case s.standby:
 		return nil
 	case s.ctrl != nil:
-		return s.ctrl.Ready()
+		return s.ctrl.NotReady()
 	case s.nbErr != nil:
 		return errors.Join(errNoNB, s.nbErr)
 	case s.started:

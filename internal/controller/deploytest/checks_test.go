@@ -54,7 +54,11 @@ func (j *judge) wait(name string, cond func(ctx context.Context) (bool, error)) 
 }
 
 func (j *judge) rows(ctx context.Context) (bool, error) {
-	if d := rowsDiff(j.nbc.Rows(), j.w.desired()); d != "" {
+	got, err := j.nbc.Rows(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read NB rows: %w", err)
+	}
+	if d := rowsDiff(got, j.w.desired()); d != "" {
 		return false, poll.Retry("NB rows differ from the compiler's: %s", d)
 	}
 	return true, nil

@@ -186,7 +186,11 @@ func TestReadyzAndSigterm(t *testing.T) {
 			return false, poll.Retry("/readyz %d %q", code, body)
 		}
 		// Ready means synced: the rows are all there already.
-		if d := rowsDiff(nbc.Rows(), w.desired()); d != "" {
+		got, err := nbc.Rows(ctx)
+		if err != nil {
+			return false, fmt.Errorf("read NB rows: %w", err)
+		}
+		if d := rowsDiff(got, w.desired()); d != "" {
 			return false, fmt.Errorf("/readyz 200 before the first full NB sync: %s", d)
 		}
 		return true, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // The controller reaches an ssl: Northbound with client certificates
@@ -70,6 +71,16 @@ func TestNorthboundOverSSL(t *testing.T) {
 	}
 	nb.stop()
 	nb.start()
+	// The test's own reader reconnects too; its reads fail until then.
+	err := poll.Until(ctx, 30*time.Second, 50*time.Millisecond, "test reader reconnected", func(ctx context.Context) (bool, error) {
+		if _, err := j.nbc.Rows(ctx); err != nil {
+			return false, poll.Retry("%v", err)
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: staging"))
 	if check, err := j.wait(checkLatePod, j.rows); err != nil {
 		t.Fatalf("after the NB restart: %s: %v", check, err)

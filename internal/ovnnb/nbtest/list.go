@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/nqos/nqos/internal/ovsdbmon"
 )
 
 // QoS is one row of `ovn-nbctl --format=json list QoS`.
@@ -100,8 +102,8 @@ func (s *Server) ListQoS() ([]QoS, error) {
 	return listAs(s, "QoS", []string{"_uuid", "priority", "direction", "match", "action", "bandwidth", "external_ids"},
 		func(r row, q *QoS) error {
 			return firstErr(r.uuid("_uuid", &q.UUID), r.scalar("priority", &q.Priority), r.scalar("direction", &q.Direction),
-				r.scalar("match", &q.Match), intMap(r["action"], &q.Action), intMap(r["bandwidth"], &q.Bandwidth),
-				strMap(r["external_ids"], &q.ExternalIDs))
+				r.scalar("match", &q.Match), r.intMap("action", &q.Action), r.intMap("bandwidth", &q.Bandwidth),
+				r.strMap("external_ids", &q.ExternalIDs))
 		})
 }
 
@@ -110,7 +112,7 @@ func (s *Server) ListPortGroups() ([]PortGroup, error) {
 	return listAs(s, "Port_Group", []string{"_uuid", "name", "ports", "external_ids"},
 		func(r row, p *PortGroup) error {
 			return firstErr(r.uuid("_uuid", &p.UUID), r.scalar("name", &p.Name),
-				uuidSet(r["ports"], &p.Ports), strMap(r["external_ids"], &p.ExternalIDs))
+				r.uuidSet("ports", &p.Ports), r.strMap("external_ids", &p.ExternalIDs))
 		})
 }
 
@@ -119,7 +121,7 @@ func (s *Server) ListAddressSets() ([]AddressSet, error) {
 	return listAs(s, "Address_Set", []string{"_uuid", "name", "addresses", "external_ids"},
 		func(r row, a *AddressSet) error {
 			return firstErr(r.uuid("_uuid", &a.UUID), r.scalar("name", &a.Name),
-				strSet(r["addresses"], &a.Addresses), strMap(r["external_ids"], &a.ExternalIDs))
+				r.strSet("addresses", &a.Addresses), r.strMap("external_ids", &a.ExternalIDs))
 		})
 }
 
@@ -127,7 +129,7 @@ func (s *Server) ListAddressSets() ([]AddressSet, error) {
 func (s *Server) ListSwitches() ([]LogicalSwitch, error) {
 	return listAs(s, "Logical_Switch", []string{"_uuid", "name", "qos_rules"},
 		func(r row, ls *LogicalSwitch) error {
-			return firstErr(r.uuid("_uuid", &ls.UUID), r.scalar("name", &ls.Name), uuidSet(r["qos_rules"], &ls.QoSRules))
+			return firstErr(r.uuid("_uuid", &ls.UUID), r.scalar("name", &ls.Name), r.uuidSet("qos_rules", &ls.QoSRules))
 		})
 }
 
@@ -149,9 +151,9 @@ func firstErr(errs ...error) error {
 }
 
 func (r row) scalar(col string, dst any) error {
-	raw, ok := r[col]
-	if !ok {
-		return fmt.Errorf("column %s missing", col)
+	raw, err := ovsdbmon.Row(r).Column(col)
+	if err != nil {
+		return err
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		return fmt.Errorf("column %s: %w", col, err)
@@ -160,115 +162,21 @@ func (r row) scalar(col string, dst any) error {
 }
 
 func (r row) uuid(col string, dst *string) error {
-	raw, ok := r[col]
-	if !ok {
-		return fmt.Errorf("column %s missing", col)
-	}
-	return decodeUUID(raw, dst)
+	return ovsdbmon.Decode(ovsdbmon.Row(r), col, ovsdbmon.UUID, dst)
 }
 
-// decodeUUID decodes ["uuid", "<uuid>"].
-func decodeUUID(raw json.RawMessage, dst *string) error {
-	var pair [2]string
-	if err := json.Unmarshal(raw, &pair); err != nil || pair[0] != "uuid" {
-		return fmt.Errorf("not a uuid atom: %s", raw)
-	}
-	*dst = pair[1]
-	return nil
+func (r row) uuidSet(col string, dst *[]string) error {
+	return ovsdbmon.Decode(ovsdbmon.Row(r), col, ovsdbmon.UUIDSet, dst)
 }
 
-// setElems splits an OVSDB set (["set", [...]] or one bare atom).
-func setElems(raw json.RawMessage) ([]json.RawMessage, error) {
-	var tagged []json.RawMessage
-	if err := json.Unmarshal(raw, &tagged); err == nil && len(tagged) == 2 {
-		var tag string
-		if json.Unmarshal(tagged[0], &tag) == nil && tag == "set" {
-			var elems []json.RawMessage
-			if err := json.Unmarshal(tagged[1], &elems); err != nil {
-				return nil, fmt.Errorf("set body: %w", err)
-			}
-			return elems, nil
-		}
-	}
-	return []json.RawMessage{raw}, nil
+func (r row) strSet(col string, dst *[]string) error {
+	return ovsdbmon.Decode(ovsdbmon.Row(r), col, ovsdbmon.StringSet, dst)
 }
 
-func uuidSet(raw json.RawMessage, dst *[]string) error {
-	elems, err := setElems(raw)
-	if err != nil {
-		return err
-	}
-	out := make([]string, len(elems))
-	for i, e := range elems {
-		if err := decodeUUID(e, &out[i]); err != nil {
-			return err
-		}
-	}
-	sort.Strings(out)
-	*dst = out
-	return nil
+func (r row) strMap(col string, dst *map[string]string) error {
+	return ovsdbmon.Decode(ovsdbmon.Row(r), col, ovsdbmon.StringMap, dst)
 }
 
-func strSet(raw json.RawMessage, dst *[]string) error {
-	elems, err := setElems(raw)
-	if err != nil {
-		return err
-	}
-	out := make([]string, len(elems))
-	for i, e := range elems {
-		if err := json.Unmarshal(e, &out[i]); err != nil {
-			return fmt.Errorf("string set element %s: %w", e, err)
-		}
-	}
-	sort.Strings(out)
-	*dst = out
-	return nil
-}
-
-// mapPairs decodes ["map", [[k, v], ...]].
-func mapPairs(raw json.RawMessage) ([][2]json.RawMessage, error) {
-	var tagged []json.RawMessage
-	if err := json.Unmarshal(raw, &tagged); err != nil || len(tagged) != 2 {
-		return nil, fmt.Errorf("not a map: %s", raw)
-	}
-	var pairs [][2]json.RawMessage
-	if err := json.Unmarshal(tagged[1], &pairs); err != nil {
-		return nil, fmt.Errorf("map body %s: %w", raw, err)
-	}
-	return pairs, nil
-}
-
-func strMap(raw json.RawMessage, dst *map[string]string) error {
-	pairs, err := mapPairs(raw)
-	if err != nil {
-		return err
-	}
-	out := make(map[string]string, len(pairs))
-	for _, p := range pairs {
-		var k, v string
-		if err := firstErr(json.Unmarshal(p[0], &k), json.Unmarshal(p[1], &v)); err != nil {
-			return fmt.Errorf("string map entry: %w", err)
-		}
-		out[k] = v
-	}
-	*dst = out
-	return nil
-}
-
-func intMap(raw json.RawMessage, dst *map[string]int) error {
-	pairs, err := mapPairs(raw)
-	if err != nil {
-		return err
-	}
-	out := make(map[string]int, len(pairs))
-	for _, p := range pairs {
-		var k string
-		var v int
-		if err := firstErr(json.Unmarshal(p[0], &k), json.Unmarshal(p[1], &v)); err != nil {
-			return fmt.Errorf("integer map entry: %w", err)
-		}
-		out[k] = v
-	}
-	*dst = out
-	return nil
+func (r row) intMap(col string, dst *map[string]int) error {
+	return ovsdbmon.Decode(ovsdbmon.Row(r), col, ovsdbmon.IntMap, dst)
 }

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // SchemaPath is the Northbound schema the server is created from.
@@ -39,19 +41,14 @@ type Server struct {
 	exited chan struct{}
 }
 
-// Start creates a fresh Northbound database and serves it. It skips the
-// test when ovsdb-server, ovsdb-tool, ovn-nbctl or the schema is missing,
+// Start creates a fresh Northbound database and serves it. It gates the
+// test through internal/testenv on ovsdb-server, ovsdb-tool, ovn-nbctl and
+// the schema (skipped under -short or when missing, failed under CI),
 // and registers a cleanup that stops the server and removes its files.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	for _, bin := range []string{"ovsdb-server", "ovsdb-tool", "ovn-nbctl"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("nbtest: %s not installed (Debian packages openvswitch-switch, ovn-central): %v", bin, err)
-		}
-	}
-	if _, err := os.Stat(SchemaPath); err != nil {
-		t.Skipf("nbtest: OVN NB schema missing: %v", err)
-	}
+	testenv.Binaries(t, "ovsdb-server", "ovsdb-tool", "ovn-nbctl")
+	testenv.Files(t, SchemaPath)
 	runID := newRunID(t)
 	// A short directory under the system temp dir: unix socket paths are
 	// limited to 107 bytes and t.TempDir() embeds the (long) test name.

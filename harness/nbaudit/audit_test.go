@@ -1,10 +1,14 @@
-package ovnnb_test
+package nbaudit_test
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -17,7 +21,7 @@ func TestAudit(t *testing.T) {
 	good := object(key, 60, []string{"p1"}, rule{dscp: 46})
 	f.apply(key, good)
 	pg := good.PortGroups[0].Name
-	if v := f.c.Audit(); len(v) != 0 {
+	if v := f.audit(); len(v) != 0 {
 		t.Fatalf("Audit of a clean NB = %+v", v)
 	}
 
@@ -44,17 +48,41 @@ func TestAudit(t *testing.T) {
 	args = append(args, "--", "create", "Port_Group", "name=badname",
 		`external_ids:"k8s.ovn.org/owner-type"=NetworkQoS`, `external_ids:"k8s.ovn.org/name"=nocolon`)
 	f.srv.MustNBCtl(args...)
-	f.waitUntil("seeded rows in cache", func() bool { return len(f.c.Audit()) >= 4 })
+	f.waitUntil("seeded rows in cache", func() (bool, error) { return len(f.audit()) >= 4, nil })
 
-	want := []ovnnb.Violation{
+	want := []nbaudit.Violation{
 		{Row: "Port_Group badname", Problem: `external_ids k8s.ovn.org/name="nocolon" does not name a NetworkQoS`},
 		{Row: "QoS x:dangling", Problem: "match references missing address set $missing_as"},
 		{Row: "QoS x:dangling", Problem: "match references missing port group @missing_pg"},
 		{Row: "QoS x:dup", Problem: "2 owned QoS rows share this k8s.ovn.org/id"},
 	}
-	if got := f.c.Audit(); !reflect.DeepEqual(got, want) {
+	if got := f.audit(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Audit = %+v\nwant %+v", got, want)
 	}
 }
 
-func quote(s string) string { return `"` + s + `"` }
+// TestAuditFailsOnReadError: with the NB server gone the client's cache
+// cannot be read consistently; Audit returns that error, never a clean
+// result, and a Watcher started then records that it cannot watch.
+func TestAuditFailsOnReadError(t *testing.T) {
+	f := newFixture(t, "p1")
+	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
+	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	f.srv.Stop()
+	f.waitUntil("Audit to fail on the stopped NB", func() (bool, error) {
+		v, err := nbaudit.Audit(f.ctx, f.c)
+		if err == nil {
+			return false, poll.Retry("Audit returned %d violations and no error", len(v))
+		}
+		if v != nil {
+			return false, fmt.Errorf("Audit returned violations %+v with its error %v", v, err)
+		}
+		return true, nil
+	})
+	w := nbaudit.Watch(f.ctx, f.srv.Addr(), nbaudit.Options{})
+	got := w.Stop()
+	if len(got) != 1 || got[0].Violation.Row != "NB monitor" || !strings.Contains(got[0].Violation.Problem, "cannot watch") {
+		t.Fatalf("sightings of a watcher on a stopped NB = %+v, want one NB monitor: cannot watch", got)
+	}
+	t.Logf("watcher on a stopped NB: %s", got[0].Violation.Problem)
+}

@@ -1,95 +1,70 @@
-package ovnnb
+// Package nbaudit owns the harness's OVN Northbound invariant checks: an
+// on-demand Audit of a client's cache, and a Watcher that audits the state
+// after every committed transaction on a monitor connection of its own
+// (internal/ovsdbmon), remembering each violation with the time it was
+// first seen. The invariants: every @port_group and $address_set an owned
+// QoS match references exists (a port group's implicit $<pg>_ip4/_ip6 sets
+// count), every owned QoS row is on a logical switch, k8s.ovn.org/id is
+// present and unique, every owned row names its NetworkQoS, and objects
+// that must own nothing own no row.
+package nbaudit
 
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/nqos/nqos/internal/ovnnb/nbdb"
+	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// Violation is one broken invariant found by Audit or a Watcher.
+// Violation is one broken invariant.
 type Violation struct {
 	Row     string // "QoS <id>" or "Port_Group <name>" ...
 	Problem string
 }
 
-// matchRefs finds @port_group and $address_set references in a match.
-var matchRefs = regexp.MustCompile(`([@$])([A-Za-z_][A-Za-z0-9_.]*)`)
-
-// nbView is one read of the four tables the audit looks at: every row,
-// owned or not (a match may reference a foreign group or set).
-type nbView struct {
-	qos      []nbdb.QoS
-	pgs      []nbdb.PortGroup
-	ases     []nbdb.AddressSet
-	switches []nbdb.LogicalSwitch
+// Source is a Northbound read; *ovnnb.Client implements it.
+type Source interface {
+	Tables(ctx context.Context) (ovnnb.Tables, error)
 }
 
-// Audit checks the owned rows: every @pg and $as a QoS match references
-// exists (a port group's implicit $<pg>_ip4/$<pg>_ip6 sets count), every
-// owned QoS row is on a switch, k8s.ovn.org/id is present and unique, and
-// every owned row names its object. The result is sorted.
-func (c *Client) Audit() []Violation {
-	ctx, cancel := readCtx()
-	defer cancel()
-	v, err := c.view(ctx)
+// Audit checks the current state of src. The result is sorted; a failed
+// read is an error, never a clean audit.
+func Audit(ctx context.Context, src Source) ([]Violation, error) {
+	v, err := src.Tables(ctx)
 	if err != nil {
-		c.log.Error("audit: read NB cache", "err", err)
-		return []Violation{{Row: "NB cache", Problem: fmt.Sprintf("cannot read: %v", err)}}
+		return nil, fmt.Errorf("audit NB: %w", err)
 	}
-	return auditor{}.check(v)
-}
-
-// view lists the audited tables from the client's cache.
-func (c *Client) view(ctx context.Context) (nbView, error) {
-	var v nbView
-	if err := c.cli.List(ctx, &v.qos); err != nil {
-		return v, fmt.Errorf("list QoS: %w", err)
-	}
-	if err := c.cli.List(ctx, &v.pgs); err != nil {
-		return v, fmt.Errorf("list Port_Group: %w", err)
-	}
-	if err := c.cli.List(ctx, &v.ases); err != nil {
-		return v, fmt.Errorf("list Address_Set: %w", err)
-	}
-	if err := c.cli.List(ctx, &v.switches); err != nil {
-		return v, fmt.Errorf("list Logical_Switch: %w", err)
-	}
-	return v, nil
+	return auditor{}.check(v), nil
 }
 
 // auditor checks the invariants on consistent states.
 type auditor struct {
 	// rejected, when not nil, names objects that must own no row at all.
-	rejected func(Key) bool
+	rejected func(ovnnb.Key) bool
 	// refs, when not nil, memoizes the references of each match string
 	// across the states a Watcher audits (matches rarely change).
-	refs map[string][]matchRef
+	refs map[string][]ovnnb.MatchRef
 }
-
-// matchRef is one "@name" or "$name" in a match.
-type matchRef struct{ sigil, name string }
 
 // maxMemoSlack bounds the memo beyond the current number of QoS rows.
 const maxMemoSlack = 4096
 
 // check audits one state.
-func (a auditor) check(v nbView) []Violation {
-	if a.refs != nil && len(a.refs) > len(v.qos)+maxMemoSlack {
+func (a auditor) check(v ovnnb.Tables) []Violation {
+	if a.refs != nil && len(a.refs) > len(v.QoS)+maxMemoSlack {
 		clear(a.refs)
 	}
 	out := a.checkQoS(v)
-	for _, pg := range v.pgs {
-		if isOwned(pg.ExternalIDs) {
+	for _, pg := range v.PortGroups {
+		if ovnnb.IsOwned(pg.ExternalIDs) {
 			out = append(out, auditOwner("Port_Group "+pg.Name, pg.ExternalIDs, a.rejected)...)
 		}
 	}
-	for _, as := range v.ases {
-		if isOwned(as.ExternalIDs) {
+	for _, as := range v.AddressSets {
+		if ovnnb.IsOwned(as.ExternalIDs) {
 			out = append(out, auditOwner("Address_Set "+as.Name, as.ExternalIDs, a.rejected)...)
 		}
 	}
@@ -98,26 +73,31 @@ func (a auditor) check(v nbView) []Violation {
 }
 
 // checkQoS audits the owned QoS rows: references, switch, id, owner.
-func (a auditor) checkQoS(v nbView) []Violation {
+func (a auditor) checkQoS(v ovnnb.Tables) []Violation {
 	pgNames := map[string]bool{}
-	for _, pg := range v.pgs {
+	for _, pg := range v.PortGroups {
 		pgNames[pg.Name] = true
 	}
 	asNames := map[string]bool{}
-	for _, as := range v.ases {
+	for _, as := range v.AddressSets {
 		asNames[as.Name] = true
 	}
-	sw := newSwitchIndex(v.switches)
+	onSwitch := map[string]bool{}
+	for _, ls := range v.Switches {
+		for _, q := range ls.QOSRules {
+			onSwitch[q] = true
+		}
+	}
 	var out []Violation
 	ids := map[string]int{}
-	for _, q := range v.qos {
-		if !isOwned(q.ExternalIDs) {
+	for _, q := range v.QoS {
+		if !ovnnb.IsOwned(q.ExternalIDs) {
 			continue
 		}
 		row := "QoS " + q.ExternalIDs[qos.PrimaryIDKey]
 		ids[q.ExternalIDs[qos.PrimaryIDKey]]++
 		out = append(out, auditMatch(row, a.matchRefs(q.Match), pgNames, asNames)...)
-		if len(sw.refs[q.UUID]) == 0 {
+		if !onSwitch[q.UUID] {
 			out = append(out, Violation{Row: row, Problem: "owned QoS row is on no logical switch"})
 		}
 		out = append(out, auditOwner(row, q.ExternalIDs, a.rejected)...)
@@ -148,29 +128,25 @@ func sortViolations(vs []Violation) {
 }
 
 // matchRefs lists the references of a match, through the memo if any.
-func (a auditor) matchRefs(match string) []matchRef {
+func (a auditor) matchRefs(match string) []ovnnb.MatchRef {
 	if refs, ok := a.refs[match]; ok {
 		return refs
 	}
-	var refs []matchRef
-	for _, m := range matchRefs.FindAllStringSubmatch(match, -1) {
-		refs = append(refs, matchRef{sigil: m[1], name: m[2]})
-	}
+	refs := ovnnb.MatchRefs(match)
 	if a.refs != nil {
 		a.refs[match] = refs
 	}
 	return refs
 }
 
-func auditMatch(row string, refs []matchRef, pgNames, asNames map[string]bool) []Violation {
+func auditMatch(row string, refs []ovnnb.MatchRef, pgNames, asNames map[string]bool) []Violation {
 	var out []Violation
 	for _, r := range refs {
-		sigil, name := r.sigil, r.name
 		switch {
-		case sigil == "@" && !pgNames[name]:
-			out = append(out, Violation{Row: row, Problem: "match references missing port group @" + name})
-		case sigil == "$" && !asNames[name] && !pgNames[implicitPortGroup(name)]:
-			out = append(out, Violation{Row: row, Problem: "match references missing address set $" + name})
+		case r.Sigil == "@" && !pgNames[r.Name]:
+			out = append(out, Violation{Row: row, Problem: "match references missing port group @" + r.Name})
+		case r.Sigil == "$" && !asNames[r.Name] && !pgNames[implicitPortGroup(r.Name)]:
+			out = append(out, Violation{Row: row, Problem: "match references missing address set $" + r.Name})
 		}
 	}
 	return out
@@ -189,8 +165,8 @@ func implicitPortGroup(as string) string {
 
 // auditOwner checks that an owned row names its object and, when
 // rejected says so, that the object may own rows at all.
-func auditOwner(row string, ext map[string]string, rejected func(Key) bool) []Violation {
-	key, ok := keyFromOwnerName(ext[qos.ObjectNameKey])
+func auditOwner(row string, ext map[string]string, rejected func(ovnnb.Key) bool) []Violation {
+	key, ok := ovnnb.KeyFromOwnerName(ext[qos.ObjectNameKey])
 	if !ok {
 		return []Violation{{Row: row, Problem: fmt.Sprintf("external_ids %s=%q does not name a NetworkQoS", qos.ObjectNameKey, ext[qos.ObjectNameKey])}}
 	}

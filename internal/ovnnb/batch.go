@@ -1,0 +1,142 @@
+package ovnnb
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Batch bounds: one batched transaction carries the changes of at most
+// MaxBatchObjects objects and, once it holds one, at most maxBatchOps
+// operations, so a start against a large NB is a few bounded transactions
+// rather than one per object or one of unbounded size.
+const (
+	MaxBatchObjects = 100
+	maxBatchOps     = 4000
+)
+
+// KeyedRows is one object's wanted rows in a batch.
+type KeyedRows struct {
+	Key  Key
+	Rows ObjectRows
+}
+
+// BatchResult tells what ApplyBatch did per object.
+type BatchResult struct {
+	// Results are the per-object outcomes of the objects planned (as
+	// Apply's); Changed is set for those written.
+	Results map[Key]ApplyResult
+	// Failed are the objects left out of the batch, with why (invalid
+	// rows, a foreign row in the way, a missing switch): nothing of
+	// theirs was written.
+	Failed map[Key]error
+	// Transactions is how many transactions were committed.
+	Transactions int
+}
+
+// ApplyBatch moves the owned rows of many objects to their wanted rows,
+// as Apply does for one, packing the objects' changes into as few
+// transactions as the batch bounds allow; objects without changes add
+// nothing. An object that cannot be planned is left out and named in
+// Failed. A failed transaction is the error: the objects of the
+// transactions committed before it are applied (their Results say
+// Changed), the others are not.
+func (c *Client) ApplyBatch(ctx context.Context, objs []KeyedRows) (BatchResult, error) {
+	res := BatchResult{Results: map[Key]ApplyResult{}, Failed: map[Key]error{}}
+	sw, err := c.switchIndex(ctx)
+	if err != nil {
+		return res, fmt.Errorf("apply batch: %w", err)
+	}
+	named := new(int) // one counter: named UUIDs stay unique in every transaction
+	b := c.newBatch(sw, named)
+	for _, o := range objs {
+		if _, dup := res.Results[o.Key]; dup || res.Failed[o.Key] != nil {
+			return res, fmt.Errorf("apply batch: NetworkQoS %s is listed twice", o.Key)
+		}
+		p, r, err := c.planObject(ctx, o, sw, named)
+		res.Results[o.Key] = r
+		if err != nil {
+			res.Failed[o.Key] = err
+			continue
+		}
+		if p.size() == 0 {
+			continue
+		}
+		if b.full(p) {
+			if err := c.flush(ctx, b, &res); err != nil {
+				return res, err
+			}
+			b = c.newBatch(sw, named)
+		}
+		b.add(o.Key, p)
+	}
+	return res, c.flush(ctx, b, &res)
+}
+
+// planObject plans one object of a batch; err says why it is left out.
+func (c *Client) planObject(ctx context.Context, o KeyedRows, sw switchIndex, named *int) (*planner, ApplyResult, error) {
+	if err := validate(o.Key, o.Rows); err != nil {
+		return nil, ApplyResult{}, err
+	}
+	p := c.plannerOn(o.Key, sw, named)
+	if err := c.planInto(ctx, p, o.Rows); err != nil {
+		return nil, ApplyResult{}, fmt.Errorf("NetworkQoS %s: plan: %w", o.Key, err)
+	}
+	r := ApplyResult{MissingPorts: sortedKeys(p.missingPorts), MissingSwitches: sortedKeys(p.missingSwitches)}
+	if len(r.MissingSwitches) > 0 {
+		return nil, r, fmt.Errorf("NetworkQoS %s: %w: %s", o.Key, ErrMissingSwitch, strings.Join(r.MissingSwitches, ", "))
+	}
+	return p, r, nil
+}
+
+// batch is one transaction being filled with the changes of objects.
+type batch struct {
+	*planner // the combined operations
+	keys     []Key
+}
+
+func (c *Client) newBatch(sw switchIndex, named *int) *batch {
+	return &batch{planner: c.plannerOn(Key{}, sw, named)}
+}
+
+// full reports whether adding p would exceed the bounds.
+func (b *batch) full(p *planner) bool {
+	return len(b.keys) > 0 && (len(b.keys) >= MaxBatchObjects || b.size()+p.size() > maxBatchOps)
+}
+
+func (b *batch) add(key Key, p *planner) {
+	b.absorb(p)
+	b.keys = append(b.keys, key)
+}
+
+// flush commits the batch's transaction, if it has operations.
+func (c *Client) flush(ctx context.Context, b *batch, res *BatchResult) error {
+	ops := b.operations()
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := c.commit(ctx, ops); err != nil {
+		return fmt.Errorf("apply batch of %d NetworkQoS (%s): %w", len(b.keys), keyList(b.keys), err)
+	}
+	res.Transactions++
+	for _, k := range b.keys {
+		r := res.Results[k]
+		r.Changed = true
+		res.Results[k] = r
+	}
+	return nil
+}
+
+// keyList names up to three keys and how many more.
+func keyList(keys []Key) string {
+	const shown = 3
+	names := make([]string, 0, shown)
+	for _, k := range keys[:min(len(keys), shown)] {
+		names = append(names, k.String())
+	}
+	s := strings.Join(names, ", ")
+	if len(keys) > shown {
+		s += fmt.Sprintf(" and %d more", len(keys)-shown)
+	}
+	return s
+}

@@ -1,0 +1,56 @@
+package ovnnb_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/poll"
+)
+
+// TestReadsFailWhileNBDown: with the NB ovsdb-server stopped, a wait for
+// "no owned rows" (as a scenario's noOwnedRows check polls) ends with the
+// read error, naming the NB and the cause, instead of passing or timing
+// out on the last known state; every other read fails the same way. After
+// a restart the same reads succeed again.
+func TestReadsFailWhileNBDown(t *testing.T) {
+	f := newFixture(t, "p1")
+	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
+	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	if err := f.c.Teardown(f.ctx, key); err != nil {
+		t.Fatalf("Teardown: %v", err)
+	}
+	f.srv.Stop()
+
+	err := poll.Until(f.ctx, 30*time.Second, 0, "no owned NB rows", func(ctx context.Context) (bool, error) {
+		rows, err := f.c.Rows(ctx)
+		if err != nil {
+			return false, err
+		}
+		return len(rows.QoS)+len(rows.PortGroups)+len(rows.AddressSets) == 0, nil
+	})
+	if !errors.Is(err, ovnnb.ErrStaleCache) || errors.Is(err, poll.ErrTimeout) {
+		t.Fatalf("noOwnedRows wait with the NB down = %v, want the stale-cache read error", err)
+	}
+	t.Logf("noOwnedRows wait with the NB down: %v", err)
+	for name, read := range map[string]func() error{
+		"OwnedKeys":  func() error { _, err := f.c.OwnedKeys(f.ctx); return err },
+		"LegacyRows": func() error { _, err := f.c.LegacyRows(f.ctx); return err },
+		"Tables":     func() error { _, err := f.c.Tables(f.ctx); return err },
+	} {
+		if err := read(); !errors.Is(err, ovnnb.ErrStaleCache) {
+			t.Errorf("%s with the NB down = %v, want ErrStaleCache", name, err)
+		}
+	}
+
+	f.srv.Restart()
+	f.waitUntil("reads to succeed after the restart", func() bool {
+		_, err := f.c.Rows(f.ctx)
+		return err == nil
+	})
+	if keys := f.ownedKeys(); len(keys) != 0 {
+		t.Fatalf("OwnedKeys after restart = %v, want none", keys)
+	}
+}
