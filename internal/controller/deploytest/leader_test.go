@@ -12,7 +12,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
 )
@@ -112,15 +111,7 @@ func TestTwoReplicasLeaderElection(t *testing.T) {
 	}
 	t.Logf("NB transactions by writer after takeover: %v", after)
 
-	stopped := time.Now()
-	if err := standby.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	code, err := standby.exited(controller.DrainTimeout + 5*time.Second)
-	if err != nil || code != 0 {
-		t.Fatalf("SIGTERM of the leader: exit code %d, %v; want 0", code, err)
-	}
-	t.Logf("SIGTERM to exit: %v", time.Since(stopped).Round(time.Millisecond))
+	standby.terminate()
 	if _, err := leaseHolder(w, lease, time.Second, ""); err != nil {
 		t.Errorf("after SIGTERM the lease is not released: %v", err)
 	}
@@ -198,13 +189,5 @@ func TestReadyzAndSigterm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	code, err := p.exited(controller.DrainTimeout + 5*time.Second)
-	if err != nil || code != 0 {
-		t.Fatalf("SIGTERM: exit code %d, %v; want 0", code, err)
-	}
-	t.Logf("SIGTERM to exit: %v", time.Since(start).Round(time.Millisecond))
+	p.terminate()
 }

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/controller"
 )
 
 // builtBinary is cmd/nqos-controller built once per test binary.
@@ -154,6 +156,21 @@ func (p *proc) exited(timeout time.Duration) (int, error) {
 	case <-time.After(timeout):
 		return 0, fmt.Errorf("%s still running after %v", p.id, timeout)
 	}
+}
+
+// terminate sends SIGTERM and requires exit code 0 within the drain
+// bound plus 5 s.
+func (p *proc) terminate() {
+	p.t.Helper()
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatal(err)
+	}
+	code, err := p.exited(controller.DrainTimeout + 5*time.Second)
+	if err != nil || code != 0 {
+		p.t.Fatalf("SIGTERM of %s: exit code %d, %v; want 0", p.id, code, err)
+	}
+	p.t.Logf("SIGTERM of %s to exit: %v", p.id, time.Since(start).Round(time.Millisecond))
 }
 
 // nbWriters counts the committed transactions in the NB database file by
