@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -36,6 +37,7 @@ type Elector struct {
 	cfg     LeaderConfig
 	log     *slog.Logger
 	lec     leaderelection.LeaderElectionConfig
+	lock    *observedLock
 	leading atomic.Bool
 
 	mu       sync.Mutex
@@ -58,11 +60,12 @@ func NewElector(cfg LeaderConfig) (*Elector, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	lock := &resourcelock.LeaseLock{
+	lock := &observedLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metaFor(cfg.Namespace, cfg.Name),
 		Client:     kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: cfg.Identity},
-	}
+	}}
+	e.lock = lock
 	e.lec = leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   cfg.LeaseDuration,
@@ -83,6 +86,45 @@ func NewElector(cfg LeaderConfig) (*Elector, error) {
 
 // Leading reports whether this replica holds the lease now.
 func (e *Elector) Leading() bool { return e.leading.Load() }
+
+// Err is the error of the last Lease request when it failed (a missing
+// Lease is no error), nil otherwise: a standby that cannot read or
+// create the Lease (RBAC, API server down) is not healthy.
+func (e *Elector) Err() error {
+	if p := e.lock.lastErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// observedLock records the outcome of every Lease request.
+type observedLock struct {
+	resourcelock.Interface
+	lastErr atomic.Pointer[error]
+}
+
+func (l *observedLock) record(err error) error {
+	if err == nil || apierrors.IsNotFound(err) {
+		l.lastErr.Store(nil)
+		return err
+	}
+	wrapped := fmt.Errorf("lease %s: %w", l.Describe(), err)
+	l.lastErr.Store(&wrapped)
+	return err
+}
+
+func (l *observedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	rec, raw, err := l.Interface.Get(ctx)
+	return rec, raw, l.record(err)
+}
+
+func (l *observedLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	return l.record(l.Interface.Create(ctx, ler))
+}
+
+func (l *observedLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	return l.record(l.Interface.Update(ctx, ler))
+}
 
 // Run campaigns for the lease until ctx ends and runs run while leading.
 // When ctx ends, run is stopped first (its in-flight work finishes) and

@@ -97,6 +97,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	st.setElector(el)
 	return el.Run(ctx, run)
 }
 

@@ -12,18 +12,25 @@ var (
 )
 
 // state is what /readyz reports: a standby replica (leader election, not
-// leading) is ready, since it is healthy and waiting; the replica that
-// runs the controller is ready once the controller is (caches synced,
-// first full Northbound sync done).
+// leading) is ready while its Lease requests succeed, since it is healthy
+// and waiting; the replica that runs the controller is ready once the
+// controller is (caches synced, first full Northbound sync done).
 type state struct {
 	mu      sync.Mutex
 	standby bool
+	elector interface{ Err() error }
 	nbErr   error // last failed Northbound dial, while connecting
 	ctrl    interface{ NotReady() error }
 	started bool
 }
 
 func newState(electing bool) *state { return &state{standby: electing} }
+
+func (s *state) setElector(e interface{ Err() error }) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.elector = e
+}
 
 func (s *state) lead() {
 	s.mu.Lock()
@@ -48,6 +55,8 @@ func (s *state) ready() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case s.standby && s.elector != nil:
+		return s.elector.Err()
 	case s.standby:
 		return nil
 	case s.ctrl != nil:

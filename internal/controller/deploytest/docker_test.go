@@ -3,6 +3,7 @@ package deploytest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -59,6 +60,9 @@ func startDocker(t testing.TB) *dockerEngine {
 			<-exited
 		}
 		for _, d := range []string{dir, run} {
+			if err := unmountUnder(d); err != nil {
+				t.Error(err)
+			}
 			if err := os.RemoveAll(d); err != nil {
 				t.Errorf("remove %s: %v", d, err)
 			}
@@ -81,6 +85,26 @@ func startDocker(t testing.TB) *dockerEngine {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// unmountUnder detaches every mount below dir (dockerd leaves the
+// bind mount of its default network namespace under its exec root).
+func unmountUnder(dir string) error {
+	raw, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return fmt.Errorf("read mounts: %w", err)
+	}
+	var errs []error
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[1], dir+"/") {
+			continue
+		}
+		if err := syscall.Unmount(f[1], syscall.MNT_DETACH); err != nil {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", f[1], err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // docker runs the docker CLI against the engine and returns its stdout.
