@@ -77,6 +77,15 @@ func TestReadyState(t *testing.T) {
 	if err := st.ready(); err != nil {
 		t.Errorf("standby: ready = %v, want nil", err)
 	}
+	leaseErr := errors.New(`leases "nqos" is forbidden`)
+	st.setElector(electorErr{leaseErr})
+	if err := st.ready(); !errors.Is(err, leaseErr) {
+		t.Errorf("standby whose Lease requests fail: ready = %v, want the Lease error", err)
+	}
+	st.setElector(electorErr{nil})
+	if err := st.ready(); err != nil {
+		t.Errorf("standby, Lease requests succeed: ready = %v, want nil", err)
+	}
 	st.lead()
 	if err := st.ready(); !errors.Is(err, errNoNB) {
 		t.Errorf("leading, NB not dialled: ready = %v, want errNoNB", err)
@@ -97,3 +106,7 @@ func TestReadyState(t *testing.T) {
 type readyFunc func() error
 
 func (f readyFunc) NotReady() error { return f() }
+
+type electorErr struct{ err error }
+
+func (e electorErr) Err() error { return e.err }
