@@ -87,8 +87,8 @@ func NewElector(cfg LeaderConfig) (*Elector, error) {
 // Leading reports whether this replica holds the lease now.
 func (e *Elector) Leading() bool { return e.leading.Load() }
 
-// Err is the error of the last Lease request when it failed (a missing
-// Lease is no error), nil otherwise: a standby that cannot read or
+// Err is the error of the last Lease request when it failed (losing a
+// race for the Lease is no error), nil otherwise: a standby that cannot read or
 // create the Lease (RBAC, API server down) is not healthy.
 func (e *Elector) Err() error {
 	if p := e.lock.lastErr.Load(); p != nil {
@@ -104,7 +104,9 @@ type observedLock struct {
 }
 
 func (l *observedLock) record(err error) error {
-	if err == nil || apierrors.IsNotFound(err) {
+	// Not found, already exists and conflicts are the normal outcomes of
+	// replicas racing for the Lease, not failures.
+	if err == nil || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
 		l.lastErr.Store(nil)
 		return err
 	}
