@@ -18,7 +18,7 @@ import (
 func TestAudit(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	good := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	good := object(key, 60, []string{"p1"}, rule{DSCP: 46})
 	f.apply(key, good)
 	pg := good.PortGroups[0].Name
 	if v := f.audit(); len(v) != 0 {
@@ -67,7 +67,7 @@ func TestAudit(t *testing.T) {
 func TestAuditFailsOnReadError(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
 	f.srv.Stop()
 	f.waitUntil("Audit to fail on the stopped NB", func() (bool, error) {
 		v, err := nbaudit.Audit(f.ctx, f.c)

@@ -38,7 +38,7 @@ func BenchmarkWatch(b *testing.B) {
 		for ver := range 2 {
 			first := (i*portsPerObject/2 + ver*portsPerObject/2) % (benchPorts - portsPerObject)
 			rows := object(key, i%100, ports[first:first+portsPerObject],
-				rule{dscp: 46 - ver, rate: uint32(10000 * (ver + 1)), burst: 1000}, rule{dscp: 10})
+				rule{DSCP: 46 - ver, Rate: uint32(10000 * (ver + 1)), Burst: 1000}, rule{DSCP: 10})
 			destSet(key, &rows, 1, fmt.Sprintf("203.0.113.%d", ver+1), "192.0.2.1")
 			v[ver] = append(v[ver], rows)
 		}

@@ -2,11 +2,6 @@ package nbaudit_test
 
 import (
 	"context"
-	"fmt"
-	"hash/fnv"
-	"maps"
-	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,7 +9,6 @@ import (
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/poll"
-	"github.com/nqos/nqos/internal/qos"
 )
 
 const (
@@ -102,64 +96,19 @@ func (f *fixture) waitChecks(w *nbaudit.Watcher, n int) time.Time {
 }
 
 // rule is one egress rule of a test object.
-type rule struct {
-	dscp        int
-	rate, burst uint32
-}
+type rule = nbtest.Rule
 
-// object builds the rows of a NetworkQoS selecting ports, one QoS row per
-// rule, named and marked as the controller marks them.
+// object builds the rows a NetworkQoS on the test network owns.
 func object(key ovnnb.Key, priority int, ports []string, rules ...rule) ovnnb.ObjectRows {
-	objID := testNet + "-network-controller:NetworkQoS:" + key.Namespace + ":" + key.Name
-	pg := hashName(objID)
-	rows := ovnnb.ObjectRows{PortGroups: []qos.PortGroup{{Name: pg, Ports: ports, ExternalIDs: ids(key, objID)}}}
-	for i, r := range rules {
-		ext := ids(key, objID+":"+strconv.Itoa(i))
-		ext[qos.RuleIndexKey] = strconv.Itoa(i)
-		row := qos.QoSRow{Switch: testSwitch, Direction: qos.DirectionToLport, Priority: 10000 + priority*10 + i,
-			Match: "inport == @" + pg + " && (ip4 || ip6)", Action: qos.Action{DSCP: r.dscp}, ExternalIDs: ext}
-		if r.rate > 0 || r.burst > 0 {
-			row.Bandwidth = &qos.Bandwidth{Rate: r.rate, Burst: r.burst}
-		}
-		rows.QoS = append(rows.QoS, row)
-	}
-	return rows
+	return nbtest.Object(testNet, testSwitch, key, priority, ports, rules...)
 }
 
-// destSet adds a destination address set for rule i to the rule's match.
-func destSet(key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) string {
-	id := fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%d:0:v4", testNet, key.Namespace, key.Name, i)
-	ext := ids(key, id)
-	ext[qos.RuleIndexKey], ext[qos.IPBlockIndexKey], ext[qos.IPFamilyKey] = strconv.Itoa(i), "0", "v4"
-	name := hashName(id)
-	rows.AddressSets = append(rows.AddressSets, qos.AddressSet{Name: name, Addresses: addrs, ExternalIDs: ext})
+// destSet adds a destination address set to rule i's match.
+func destSet(key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) {
+	name := nbtest.DestSet(testNet, key, rows, i, addrs...)
 	rows.QoS[i].Match += " && ip4.dst == {$" + name + "}"
-	return name
 }
 
-func ids(key ovnnb.Key, id string) map[string]string {
-	return map[string]string{
-		qos.OwnerControllerKey: testNet + "-network-controller",
-		qos.OwnerTypeKey:       qos.OwnerType,
-		qos.ObjectNameKey:      key.Namespace + ":" + key.Name,
-		qos.PrimaryIDKey:       id,
-		qos.NetworkKey:         testNet,
-	}
-}
-
-func hashName(s string) string {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(s))
-	return "a" + strconv.FormatUint(h.Sum64(), 10)
-}
-
-// extArgs spells external_ids for ovn-nbctl create/set.
-func extArgs(ext map[string]string) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(ext)) {
-		out = append(out, fmt.Sprintf(`external_ids:"%s"="%s"`, k, ext[k]))
-	}
-	return out
-}
+func extArgs(ext map[string]string) []string { return nbtest.ExtArgs(ext) }
 
 func quote(s string) string { return `"` + s + `"` }

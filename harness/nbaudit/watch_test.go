@@ -19,7 +19,7 @@ import (
 func TestWatchSeesOneTransactionState(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	key := ovnnb.Key{Namespace: "vms", Name: "gold"}
-	rows := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	rows := object(key, 60, []string{"p1"}, rule{DSCP: 46})
 	f.apply(key, rows)
 	w := f.watch(nbaudit.Options{})
 
@@ -55,8 +55,8 @@ func TestWatchCleanTeardown(t *testing.T) {
 	f := newFixture(t, "p1", "p2", "p3")
 	gold := ovnnb.Key{Namespace: "vms", Name: "gold"}
 	backup := ovnnb.Key{Namespace: "vms", Name: "backup"}
-	goldRows := object(gold, 60, []string{"p1", "p2"}, rule{dscp: 46})
-	backupRows := object(backup, 50, []string{"p3"}, rule{dscp: 8, rate: 100000, burst: 100000})
+	goldRows := object(gold, 60, []string{"p1", "p2"}, rule{DSCP: 46})
+	backupRows := object(backup, 50, []string{"p3"}, rule{DSCP: 8, Rate: 100000, Burst: 100000})
 	destSet(backup, &backupRows, 0, "10.20.0.0/16")
 	f.apply(gold, goldRows)
 	f.apply(backup, backupRows)
@@ -85,8 +85,8 @@ func TestWatchRejected(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	bad := ovnnb.Key{Namespace: "vms", Name: "x"}
 	good := ovnnb.Key{Namespace: "vms", Name: "ok"}
-	badRows := object(bad, 40, []string{"p1"}, rule{dscp: 10})
-	f.apply(good, object(good, 60, []string{"p2"}, rule{dscp: 46}))
+	badRows := object(bad, 40, []string{"p1"}, rule{DSCP: 10})
+	f.apply(good, object(good, 60, []string{"p2"}, rule{DSCP: 46}))
 	w := f.watch(nbaudit.Options{Rejected: func(k ovnnb.Key) bool { return k == bad }})
 
 	before := time.Now()
@@ -120,7 +120,7 @@ func TestWatchRejected(t *testing.T) {
 func TestWatchReconnect(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "vms", Name: "gold"}
-	rows := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	rows := object(key, 60, []string{"p1"}, rule{DSCP: 46})
 	f.apply(key, rows)
 	w := f.watch(nbaudit.Options{})
 

@@ -1,8 +1,9 @@
 // Package controller owns the live NetworkQoS controller: informers on
 // NetworkQoS, Pod, Namespace, NetworkAttachmentDefinition (and CUDN when
 // installed), a rate-limited work queue keyed by NetworkQoS, the mapping
-// of cluster events to the objects they affect, one NB transaction per
-// reconcile through internal/ovnnb (requeued at once when a missing logical
+// of cluster events to the objects they affect, a startup sync in a few
+// bounded NB transactions, one NB transaction per reconcile after it,
+// through internal/ovnnb (requeued at once when a missing logical
 // switch or port appears), status conditions and the aggregate
 // status.status, collision events, the startup garbage collection and
 // legacy-match migration, and metrics.
@@ -26,7 +27,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/nqos/nqos/internal/ovnnb"
-	"github.com/nqos/nqos/internal/qos"
 )
 
 // NB is what the controller needs from the OVN Northbound client;
@@ -36,7 +36,9 @@ type NB interface {
 	Teardown(ctx context.Context, key ovnnb.Key) error
 	OwnedKeys(ctx context.Context) ([]ovnnb.Key, error)
 	LegacyRows(ctx context.Context) ([]ovnnb.LegacyRow, error)
-	MigrateLegacy(ctx context.Context, row ovnnb.LegacyRow, pg qos.PortGroup) (ovnnb.MigrateResult, error)
+	MigrateLegacyBatch(ctx context.Context, ms []ovnnb.Migration) (ovnnb.MigrateBatchResult, error)
+	ApplyBatch(ctx context.Context, objs []ovnnb.KeyedRows) (ovnnb.BatchResult, error)
+	TeardownBatch(ctx context.Context, keys []ovnnb.Key) (int, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))

@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer, q workqueue.TypedRateLimitingInterfac
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}),
 		nbWrites: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "nqos_nb_apply_transactions_total", Help: "Apply calls that committed an NB transaction.",
+			Name: "nqos_nb_apply_transactions_total", Help: "NB transactions committed by reconciles (one per changing Apply) and by the startup sync.",
 		}),
 	}
 	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -20,18 +20,18 @@ func TestApplyLifecycle(t *testing.T) {
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 
 	create := object(key, 60, ports[:2],
-		rule{dscp: 46, rate: 100000, burst: 5000},
-		rule{dscp: 10})
+		rule{DSCP: 46, Rate: 100000, Burst: 5000},
+		rule{DSCP: 10})
 	set := destSet(key, &create, 1, "203.0.113.7", "198.51.100.0/24")
 	create.QoS[1].Match += " && ip4.dst == {$" + set + "} && tcp && tcp.dst == 80"
 
 	update := object(key, 61, ports[1:],
-		rule{dscp: 34},
-		rule{dscp: 12, dest: "ip4.dst == 192.0.2.0/24"})
+		rule{DSCP: 34},
+		rule{DSCP: 12, Dest: "ip4.dst == 192.0.2.0/24"})
 	set2 := destSet(key, &update, 1, "203.0.113.8")
 	update.QoS[1].Match += " && ip4.dst != {$" + set2 + "}"
 
-	shrink := object(key, 61, ports[2:], rule{dscp: 34})
+	shrink := object(key, 61, ports[2:], rule{DSCP: 34})
 	empty := ovnnb.ObjectRows{}
 
 	var firstUUIDs map[string]string
@@ -126,7 +126,7 @@ func TestApplyPortAppearsLater(t *testing.T) {
 	added := make(chan string, 16)
 	f.c.OnLogicalSwitchPortAdd(func(name string) { added <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "late"}
-	want := object(key, 10, []string{"ns1.net1_ns1_vm-a", "ns1.net1_ns1_vm-b"}, rule{dscp: 46})
+	want := object(key, 10, []string{"ns1.net1_ns1_vm-a", "ns1.net1_ns1_vm-b"}, rule{DSCP: 46})
 
 	if f.c.HasPort("ns1.net1_ns1_vm-b") {
 		t.Fatal("HasPort true for a port not in the NB")
@@ -160,7 +160,7 @@ func TestApplyPortAppearsLater(t *testing.T) {
 func TestApplyMissingSwitch(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "nosw"}
-	want := object(key, 10, []string{"p1"}, rule{dscp: 46}, rule{dscp: 8})
+	want := object(key, 10, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 8})
 	want.QoS[1].Switch = "other_ovn_localnet_switch"
 	res, err := f.c.Apply(f.ctx, key, want)
 	if !errors.Is(err, ovnnb.ErrMissingSwitch) || !strings.Contains(err.Error(), "ns1/nosw") {
@@ -193,7 +193,7 @@ func TestApplyRejectsBadInput(t *testing.T) {
 		{"empty port group name", func(w *ovnnb.ObjectRows) { w.PortGroups[0].Name = "" }, "field name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want := object(key, 10, []string{"p1"}, rule{dscp: 46}, rule{dscp: 8})
+			want := object(key, 10, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 8})
 			tc.break_(&want)
 			_, err := f.c.Apply(f.ctx, key, want)
 			if err == nil || !strings.Contains(err.Error(), "ns1/bad") || !strings.Contains(err.Error(), tc.field) {
@@ -215,7 +215,7 @@ func TestApplyReadsOwnWrites(t *testing.T) {
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	var v [2]ovnnb.ObjectRows
 	for i := range v {
-		v[i] = object(key, 60+i, []string{"p1", "p2"}[i:], rule{dscp: 46 - i, rate: uint32(1000 * (i + 1))})
+		v[i] = object(key, 60+i, []string{"p1", "p2"}[i:], rule{DSCP: 46 - i, Rate: uint32(1000 * (i + 1))})
 		destSet(key, &v[i], 0, []string{"192.0.2.1", "192.0.2.2"}[i])
 	}
 	f.apply(key, v[0])

@@ -25,9 +25,9 @@ func benchWants(ports []string) (keys []ovnnb.Key, v [2][]ovnnb.ObjectRows) {
 		for ver := range 2 {
 			first := (i*portsPerObject/2 + ver*portsPerObject/2) % (benchPorts - portsPerObject)
 			rows := object(key, i%100, ports[first:first+portsPerObject],
-				rule{dscp: 46 - ver, rate: uint32(10000 * (ver + 1)), burst: 1000},
-				rule{dscp: 10, dest: fmt.Sprintf("ip4.dst == 198.51.%d.0/24", ver)},
-				rule{dscp: 0})
+				rule{DSCP: 46 - ver, Rate: uint32(10000 * (ver + 1)), Burst: 1000},
+				rule{DSCP: 10, Dest: fmt.Sprintf("ip4.dst == 198.51.%d.0/24", ver)},
+				rule{DSCP: 0})
 			set := destSet(key, &rows, 2, fmt.Sprintf("203.0.113.%d", ver+1), "192.0.2.1")
 			rows.QoS[2].Match += " && ip4.dst == {$" + set + "}"
 			v[ver] = append(v[ver], rows)

@@ -3,16 +3,15 @@ package ovnnb_test
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -74,14 +73,9 @@ func (f *fixture) waitPort(name string) {
 
 func (f *fixture) waitUntil(what string, cond func() bool) {
 	f.t.Helper()
-	end := time.Now().Add(deadline)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(end) {
-			f.t.Fatalf("timed out after %s waiting for %s", deadline, what)
-		}
-		<-tick.C
+	err := poll.Until(f.ctx, deadline, 5*time.Millisecond, what, func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		f.t.Fatal(err)
 	}
 }
 
@@ -95,62 +89,21 @@ func (f *fixture) apply(key ovnnb.Key, want ovnnb.ObjectRows) ovnnb.ApplyResult 
 }
 
 // rule is one egress rule of a test object.
-type rule struct {
-	dscp        int
-	rate, burst uint32
-	dest        string // match fragment after the source, "" for none
-}
+type rule = nbtest.Rule
 
-// object builds the rows a NetworkQoS with these rules owns, spelled as
-// the contract's external_ids and naming say (independently of the
-// compiler's helpers).
+// object builds the rows a NetworkQoS on the test network owns.
 func object(key ovnnb.Key, priority int, ports []string, rules ...rule) ovnnb.ObjectRows {
-	ctrl := testNet + "-network-controller"
-	objID := ctrl + ":NetworkQoS:" + key.Namespace + ":" + key.Name
-	pg := hashName(objID)
-	rows := ovnnb.ObjectRows{PortGroups: []qos.PortGroup{{Name: pg, Ports: ports, ExternalIDs: ids(key, objID)}}}
-	for i, r := range rules {
-		ext := ids(key, objID+":"+strconv.Itoa(i))
-		ext[qos.RuleIndexKey] = strconv.Itoa(i)
-		match := "inport == @" + pg + " && (ip4 || ip6)"
-		if r.dest != "" {
-			match = "inport == @" + pg + " && " + r.dest
-		}
-		row := qos.QoSRow{Switch: testSwitch, Direction: qos.DirectionToLport, Priority: 10000 + priority*10 + i,
-			Match: match, Action: qos.Action{DSCP: r.dscp}, ExternalIDs: ext}
-		if r.rate > 0 || r.burst > 0 {
-			row.Bandwidth = &qos.Bandwidth{Rate: r.rate, Burst: r.burst}
-		}
-		rows.QoS = append(rows.QoS, row)
-	}
-	return rows
+	return nbtest.Object(testNet, testSwitch, key, priority, ports, rules...)
 }
 
 // destSet adds a destination address set for rule i and returns its name.
-func destSet(key ovnnb.Key, rows *ovnnb.ObjectRows, rule int, addrs ...string) string {
-	id := fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%d:0:v4", testNet, key.Namespace, key.Name, rule)
-	ext := ids(key, id)
-	ext[qos.RuleIndexKey], ext[qos.IPBlockIndexKey], ext[qos.IPFamilyKey] = strconv.Itoa(rule), "0", "v4"
-	name := hashName(id)
-	rows.AddressSets = append(rows.AddressSets, qos.AddressSet{Name: name, Addresses: addrs, ExternalIDs: ext})
-	return name
+func destSet(key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) string {
+	return nbtest.DestSet(testNet, key, rows, i, addrs...)
 }
 
-func ids(key ovnnb.Key, id string) map[string]string {
-	return map[string]string{
-		qos.OwnerControllerKey: testNet + "-network-controller",
-		qos.OwnerTypeKey:       qos.OwnerType,
-		qos.ObjectNameKey:      key.Namespace + ":" + key.Name,
-		qos.PrimaryIDKey:       id,
-		qos.NetworkKey:         testNet,
-	}
-}
+func ids(key ovnnb.Key, id string) map[string]string { return nbtest.IDs(testNet, key, id) }
 
-func hashName(s string) string {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(s))
-	return "a" + strconv.FormatUint(h.Sum64(), 10)
-}
+func hashName(s string) string { return nbtest.HashName(s) }
 
 func portNames(prefix string, n int) []string {
 	out := make([]string, n)

@@ -72,14 +72,14 @@ func TestOnlyOwnedRowsTouched(t *testing.T) {
 		t.Fatalf("seeded foreign rows = %d QoS, %d PG, %d AS; want 2, 1, 1", len(foreign.QoS), len(foreign.PGs), len(foreign.ASes))
 	}
 	other := ovnnb.Key{Namespace: "ns1", Name: "silver"}
-	otherRows := object(other, 20, []string{"p3"}, rule{dscp: 8})
+	otherRows := object(other, 20, []string{"p3"}, rule{DSCP: 8})
 	destSet(other, &otherRows, 0, "192.0.2.1")
 	f.apply(other, otherRows)
 
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	v1 := object(key, 60, []string{"p1", "p2"}, rule{dscp: 46, rate: 1000}, rule{dscp: 10})
+	v1 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 46, Rate: 1000}, rule{DSCP: 10})
 	destSet(key, &v1, 1, "198.51.100.1")
-	v2 := object(key, 60, []string{"p2"}, rule{dscp: 40})
+	v2 := object(key, 60, []string{"p2"}, rule{DSCP: 40})
 	steps := []struct {
 		name string
 		do   func() error
@@ -113,7 +113,7 @@ func TestOnlyOwnedRowsTouched(t *testing.T) {
 func TestApplyRefusesForeignName(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	want := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	want := object(key, 60, []string{"p1"}, rule{DSCP: 46})
 	f.srv.MustNBCtl("--", "pg-add", want.PortGroups[0].Name, "p1",
 		"--", "set", "Port_Group", want.PortGroups[0].Name, `external_ids:"k8s.ovn.org/owner-type"=NetworkPolicy`)
 	before := f.state()

@@ -4,23 +4,16 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
-	"slices"
 	"sort"
 	"testing"
 
 	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/qos"
 )
 
 // extArgs spells external_ids for ovn-nbctl create.
-func extArgs(ext map[string]string) []string {
-	keys := slices.Sorted(maps.Keys(ext))
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, fmt.Sprintf(`external_ids:"%s"="%s"`, k, ext[k]))
-	}
-	return out
-}
+func extArgs(ext map[string]string) []string { return nbtest.ExtArgs(ext) }
 
 // upstreamSet is an upstream address set of ns1/gold: rule "src" or a
 // rule index, as upstream's GetNetworkQoSAddrSetDbIDs names it.

@@ -17,13 +17,13 @@ func TestReconnect(t *testing.T) {
 	added := make(chan string, 64)
 	f.c.OnLogicalSwitchPortAdd(func(name string) { added <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	v1 := object(key, 60, []string{"p1"}, rule{dscp: 46})
+	v1 := object(key, 60, []string{"p1"}, rule{DSCP: 46})
 	f.apply(key, v1)
 
 	f.srv.Stop()
 	short, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)
 	start := time.Now()
-	_, err := f.c.Apply(short, key, object(key, 60, []string{"p1", "p2"}, rule{dscp: 40}))
+	_, err := f.c.Apply(short, key, object(key, 60, []string{"p1", "p2"}, rule{DSCP: 40}))
 	cancel()
 	// Either the write hits the dead socket or, once the client noticed,
 	// the transaction waits for the reconnect until the deadline.
@@ -32,7 +32,7 @@ func TestReconnect(t *testing.T) {
 	}
 	f.srv.Restart()
 
-	v2 := object(key, 60, []string{"p1", "p2"}, rule{dscp: 40, rate: 5000})
+	v2 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 40, Rate: 5000})
 	if res := f.apply(key, v2); !res.Changed {
 		t.Fatalf("Apply after restart = %+v, want Changed", res)
 	}

@@ -39,7 +39,7 @@ func TestPortRenamedInPlace(t *testing.T) {
 	adds := make(portAnnouncements, 64)
 	f.c.OnLogicalSwitchPortAdd(func(name string) { adds <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "mig"}
-	both := object(key, 10, []string{src, dst}, rule{dscp: 46})
+	both := object(key, 10, []string{src, dst}, rule{DSCP: 46})
 	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{dst}) {
 		t.Fatalf("Apply before the rename = %+v, want MissingPorts [%s]", res, dst)
 	}
@@ -70,7 +70,7 @@ func TestPortRenamedInPlace(t *testing.T) {
 	}
 	f.requireApplied(key, both, src)
 	// Source pod deleted: only the new name is wanted.
-	onlyDst := object(key, 10, []string{dst}, rule{dscp: 46})
+	onlyDst := object(key, 10, []string{dst}, rule{DSCP: 46})
 	if res := f.apply(key, onlyDst); len(res.MissingPorts) > 0 || res.Changed {
 		t.Fatalf("Apply with the target name only = %+v, want nothing missing and no transaction", res)
 	}

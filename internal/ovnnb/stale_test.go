@@ -18,7 +18,7 @@ import (
 func TestReadsFailWhileNBDown(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
 	if err := f.c.Teardown(f.ctx, key); err != nil {
 		t.Fatalf("Teardown: %v", err)
 	}

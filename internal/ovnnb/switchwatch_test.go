@@ -42,7 +42,7 @@ func TestSwitchAppearsLater(t *testing.T) {
 		t.Fatalf("HasSwitch(%s) true before it exists", late)
 	}
 	key := ovnnb.Key{Namespace: "ns1", Name: "waits"}
-	want := object(key, 10, []string{"p1"}, rule{dscp: 46})
+	want := object(key, 10, []string{"p1"}, rule{DSCP: 46})
 	want.QoS[0].Switch = late
 	res, err := f.c.Apply(f.ctx, key, want)
 	if !errors.Is(err, ovnnb.ErrMissingSwitch) || !reflect.DeepEqual(res.MissingSwitches, []string{late}) {

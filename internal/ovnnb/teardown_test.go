@@ -132,7 +132,7 @@ func TestTeardownOrder(t *testing.T) {
 	ports := portNames("ns1.net1_ns1", 4)
 	f := newFixture(t, ports...)
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	want := object(key, 60, ports, rule{dscp: 46, rate: 10000}, rule{dscp: 10})
+	want := object(key, 60, ports, rule{DSCP: 46, Rate: 10000}, rule{DSCP: 10})
 	set := destSet(key, &want, 1, "198.51.100.1")
 	want.QoS[1].Match += " && ip4.dst == {$" + set + "}"
 	pg := want.PortGroups[0].Name
@@ -171,12 +171,12 @@ func TestTeardownOrder(t *testing.T) {
 func TestApplyShrinkIsAtomic(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	full := object(key, 60, []string{"p1"}, rule{dscp: 46}, rule{dscp: 10})
+	full := object(key, 60, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 10})
 	set := destSet(key, &full, 1, "198.51.100.1")
 	full.QoS[1].Match += " && ip4.dst == {$" + set + "}"
 	f.apply(key, full)
 	w := watchRefs(t, f.srv)
-	f.apply(key, object(key, 60, []string{"p1"}, rule{dscp: 46}))
+	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
 	w.until(t, "rule 1 removed", func() bool { return len(w.qos) == 1 && len(w.names["Address_Set"]) == 0 })
 	if w.seen != 2 { // initial state + one transaction
 		t.Fatalf("watcher saw %d states, want initial + 1 transaction", w.seen)
