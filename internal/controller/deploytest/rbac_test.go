@@ -270,10 +270,11 @@ func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool, mod
 		{checkRows, nil, j.rows},
 		{checkStatus, nil, j.status},
 		{checkEvent, nil, j.eventsAtLeast(1, "tier-production", "tier-production-copy")},
-		{checkRepeatEvent, func() {
-			w.remove("NetworkQoS", "tier-production-copy")
-			w.create(w.nqosDoc("tier-production-copy", 60, "tier: production", 46))
-		}, j.eventsAtLeast(2, "tier-production")},
+		// The copy's deletion must be reconciled (its rows gone) before it
+		// comes back, or the controller sees one unchanged object.
+		{checkRows, func() { w.remove("NetworkQoS", "tier-production-copy") }, j.rows},
+		{checkRepeatEvent, func() { w.create(w.nqosDoc("tier-production-copy", 60, "tier: production", 46)) },
+			j.eventsAtLeast(2, "tier-production")},
 		{checkLatePod, func() { w.create(w.podDoc("virt-launcher-late", "node-b", "tier: staging")) }, j.rows},
 		{checkLease, nil, j.leaseRenewed(deployNS, lease, name)},
 	}
