@@ -17,7 +17,7 @@ OVN_PKGS  ?= ./internal/ovnnb/... ./internal/controller/... ./cmd/nqos-sim/...
 ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)
 export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0
 
-.PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind mutation clean
+.PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind mutation image clean
 
 all: build
 
@@ -27,6 +27,7 @@ deps:
 
 build:
 	$(GO) build -o bin/nqos-sim ./cmd/nqos-sim
+	$(GO) build -o bin/nqos-controller ./cmd/nqos-controller
 
 vet:
 	$(GO) vet $(PKGS)
@@ -68,6 +69,14 @@ e2e-kind:
 ## mutation: run the scenario suite once per seeded bug (internal/seeded) and print bug | caught | by (MUTATION_SUITE=unit|all)
 mutation: deps
 	./hack/mutation.sh
+
+## image: the nqos-controller container image from build/Containerfile (needs a Docker engine;
+## BUILDER/RUNTIME name the base images, DOCKER_HOST the engine)
+IMAGE   ?= nqos/nqos-controller:dev
+BUILDER ?= docker.io/library/golang:1.26-bookworm
+RUNTIME ?= gcr.io/distroless/static-debian12:nonroot
+image:
+	DOCKER_BUILDKIT=0 docker build -f build/Containerfile --build-arg BUILDER=$(BUILDER) --build-arg RUNTIME=$(RUNTIME) -t $(IMAGE) .
 
 clean:
 	rm -rf bin $(REPORTS)

@@ -19,43 +19,16 @@ import (
 
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
+	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
-func TestParseControllerFlags(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr string
-		want    controllerFlags
-	}{
-		{name: "minimal", args: []string{"--kubeconfig", "k", "--nb", "unix:/x"}, want: controllerFlags{kubeconfig: "k", nb: "unix:/x"}},
-		{name: "all", args: []string{"--kubeconfig", "k", "--nb", "tcp:1.2.3.4:6641", "--node", "n1", "--metrics-addr", ":9090"},
-			want: controllerFlags{kubeconfig: "k", nb: "tcp:1.2.3.4:6641", node: "n1", metricsAddr: ":9090"}},
-		{name: "no nb", args: []string{"--kubeconfig", "k"}, wantErr: "--nb are required"},
-		{name: "stray arg", args: []string{"--kubeconfig", "k", "--nb", "x", "extra"}, wantErr: "unexpected arguments"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseControllerFlags(tc.args)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
-			}
-		})
-	}
-}
-
-// The command runs against a real API server and NB, reconciles an
-// object and serves the metrics.
+// The command (an alias of nqos-controller, with the old flag names
+// --nb and --metrics-addr) runs against a real API server and NB,
+// reconciles an object and serves the metrics.
 func TestControllerCommand(t *testing.T) {
-	if _, err := kubeapi.BinDir(); err != nil {
-		t.Skipf("kube binaries not built: %v", err)
-	}
+	_, err := kubeapi.BinDir()
+	testenv.Check(t, "kube-apiserver and etcd binaries", err)
 	nb := nbtest.Start(t)
 	crds, _ := filepath.Glob("../../config/crd/*.yaml")
 	srv, err := kubeapi.Start(context.Background(), kubeapi.Options{Dir: t.TempDir(), CRDFiles: crds})
@@ -82,19 +55,20 @@ func TestControllerCommand(t *testing.T) {
 	})
 	nb.MustNBCtl("ls-add", "blue_ovn_localnet_switch")
 	createObjects(t, srv)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		body := scrape(addr)
-		if strings.Contains(body, `nqos_reconcile_total{result="success"}`) && strings.Contains(body, "nqos_queue_depth") {
-			out, err := nb.NBCtl("--bare", "--columns=match", "list", "QoS")
-			if err == nil && strings.Contains(out, "inport == @") {
-				return
+	err = poll.Until(context.Background(), 30*time.Second, 50*time.Millisecond, "a successful reconcile in metrics and NB",
+		func(context.Context) (bool, error) {
+			body := scrape(addr)
+			if !strings.Contains(body, `nqos_reconcile_total{result="success"}`) || !strings.Contains(body, "nqos_queue_depth") {
+				return false, poll.Retry("metrics: %.300s", body)
 			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no successful reconcile visible in metrics/NB; metrics:\n%s", body)
-		}
-		time.Sleep(50 * time.Millisecond) // poll interval
+			out, err := nb.NBCtl("--bare", "--columns=match", "list", "QoS")
+			if err != nil {
+				return false, err
+			}
+			return strings.Contains(out, "inport == @"), nil
+		})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -80,6 +80,7 @@ type Controller struct {
 	ports    *pending // objects waiting for logical switch ports
 	switches *pending // objects waiting for logical switches
 	results  *resultCache
+	first    firstPass // startup objects not reconciled yet (Ready)
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
@@ -156,8 +157,12 @@ func (c *Controller) Ready() bool { return c.NotReady() == nil }
 // while it retries), nil once it is.
 func (c *Controller) NotReady() error {
 	c.readyMu.Lock()
-	defer c.readyMu.Unlock()
-	return c.notReady
+	err := c.notReady
+	c.readyMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.first.pending() // every startup object reconciled once
 }
 
 func (c *Controller) setNotReady(err error) {
@@ -183,17 +188,23 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.setNotReady(err)
 		return err
 	}
-	for _, key := range c.inf.networkQoSKeys() {
+	keys := c.inf.networkQoSKeys()
+	c.first.expect(keys)
+	for _, key := range keys {
 		c.queue.Add(key)
 	}
 	c.setNotReady(nil)
 	c.log.Info("controller ready", "zone", c.zone)
+	work, cancelWork := workContext(ctx)
+	defer cancelWork()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c.processNext(ctx) {
+			// After ctx ends no new item starts; the one in flight
+			// finishes under work.
+			for ctx.Err() == nil && c.processNext(work) {
 			}
 		}()
 	}

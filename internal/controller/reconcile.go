@@ -41,6 +41,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	defer c.queue.Done(key)
 	start := time.Now()
 	out := c.reconcile(ctx, key)
+	c.first.done(key, out)
 	c.metrics.observe(out, time.Since(start))
 	switch {
 	case out.err != nil:

@@ -25,7 +25,8 @@ const adminUser = "nqos-admin"
 
 // startAPIServer runs kube-apiserver against etcdURL with a static admin
 // token and a self-signed serving certificate, and waits for /readyz.
-func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string) error {
+// extra flags are appended.
+func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string, extra ...string) error {
 	token, err := s.writeTokenFile()
 	if err != nil {
 		return err
@@ -39,22 +40,23 @@ func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string
 		return err
 	}
 	certDir := filepath.Join(s.dir, "certs")
-	p, err := startProcess("kube-apiserver", filepath.Join(bin, "kube-apiserver"), logPath(logDir, "kube-apiserver"),
-		"--etcd-servers="+etcdURL,
+	args := append([]string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(ports[0]),
-		"--cert-dir="+certDir,
-		"--token-auth-file="+filepath.Join(s.dir, "tokens.csv"),
+		"--secure-port=" + strconv.Itoa(ports[0]),
+		"--cert-dir=" + certDir,
+		"--token-auth-file=" + filepath.Join(s.dir, "tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--endpoint-reconciler-type=none",
 		"--disable-admission-plugins=ServiceAccount",
 		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+saKey,
-		"--service-account-signing-key-file="+saKey,
+		"--service-account-key-file=" + saKey,
+		"--service-account-signing-key-file=" + saKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--allow-privileged=true",
-	)
+	}, extra...)
+	p, err := startProcess("kube-apiserver", filepath.Join(bin, "kube-apiserver"), logPath(logDir, "kube-apiserver"), args...)
 	if err != nil {
 		return err
 	}

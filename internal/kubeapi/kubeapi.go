@@ -51,6 +51,9 @@ type Options struct {
 	CRDFiles []string
 	// LogDir receives etcd.log and kube-apiserver.log. Empty: Dir.
 	LogDir string
+	// Audit logs every request (user, verb, resource, response code) to
+	// audit.log in Dir; AuditEvents reads it.
+	Audit bool
 }
 
 // Server is a running etcd + kube-apiserver pair.
@@ -61,6 +64,7 @@ type Server struct {
 	apiserver  *process
 	config     *rest.Config
 	kubeconfig string
+	auditLog   string // Options.Audit
 }
 
 // startTimeout bounds the whole boot (both processes, CRDs).
@@ -116,7 +120,14 @@ func (s *Server) boot(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := s.startAPIServer(ctx, bin, logDir, etcdURL); err != nil {
+	var extra []string
+	if opts.Audit {
+		var err error
+		if extra, err = s.auditFlags(); err != nil {
+			return err
+		}
+	}
+	if err := s.startAPIServer(ctx, bin, logDir, etcdURL, extra...); err != nil {
 		return err
 	}
 	if err := s.writeKubeconfig(); err != nil {

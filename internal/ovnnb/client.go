@@ -41,6 +41,8 @@ type Client struct {
 	cli  client.Client
 	addr string // named in errors
 
+	comment *string // Options.ClientID, sent with every transaction
+
 	mu        sync.Mutex
 	changed   chan struct{} // closed and replaced on every cache event
 	portAdded []func(lspName string)
@@ -51,6 +53,16 @@ type Client struct {
 // five tables nqos reads, and reconnects by itself when the server goes
 // away (transactions then block until the cache is back or ctx ends).
 func Dial(ctx context.Context, addr string, log *slog.Logger) (*Client, error) {
+	return DialWith(ctx, addr, Options{}, log)
+}
+
+// DialWith is Dial with options: client certificates for an
+// "ssl:host:port" address and a client identity for the transactions.
+func DialWith(ctx context.Context, addr string, opts Options, log *slog.Logger) (*Client, error) {
+	tlsCfg, err := opts.tlsConfig(addr)
+	if err != nil {
+		return nil, err
+	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -72,12 +84,18 @@ func Dial(ctx context.Context, addr string, log *slog.Logger) (*Client, error) {
 	})
 	bo := newStoppableBackOff()
 	lg := logr.FromSlogHandler(log.Handler())
-	cli, err := client.NewOVSDBClient(dbModel, client.WithEndpoint(addr),
-		client.WithReconnect(connectTimeout, bo), client.WithLogger(&lg))
+	cliOpts := []client.Option{client.WithEndpoint(addr), client.WithReconnect(connectTimeout, bo), client.WithLogger(&lg)}
+	if tlsCfg != nil {
+		cliOpts = append(cliOpts, client.WithTLSConfig(tlsCfg))
+	}
+	cli, err := client.NewOVSDBClient(dbModel, cliOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("NB client for %s: %w", addr, err)
 	}
 	c := &Client{cli: cli, addr: addr, changed: make(chan struct{}), stop: bo}
+	if opts.ClientID != "" {
+		c.comment = &opts.ClientID
+	}
 	if err := cli.Connect(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connect NB %s: %w", addr, err)

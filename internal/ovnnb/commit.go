@@ -17,6 +17,10 @@ const commitTimeout = 10 * time.Second
 // deleted, so the next read (an idempotent re-Apply, the second teardown
 // transaction) sees the committed state.
 func (c *Client) commit(ctx context.Context, ops []ovsdb.Operation) error {
+	if c.comment != nil {
+		// Last, so results[i] still belongs to ops[i] for the checks below.
+		ops = append(ops[:len(ops):len(ops)], ovsdb.Operation{Op: ovsdb.OperationComment, Comment: c.comment})
+	}
 	results, err := c.cli.Transact(ctx, ops...)
 	if err != nil {
 		return fmt.Errorf("transact %d operations: %w", len(ops), err)

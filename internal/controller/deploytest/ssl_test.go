@@ -1,0 +1,88 @@
+package deploytest
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/poll"
+)
+
+// The controller reaches an ssl: Northbound with client certificates
+// made here; a client certificate of another CA is refused by the server
+// and a server certificate of another CA by the client, each with a
+// clear error; after the NB restarts the controller reconnects and
+// reconciles a change made after the restart.
+func TestNorthboundOverSSL(t *testing.T) {
+	srv := the.cluster.get(t)
+	dir := t.TempDir()
+	good := newCA(t, dir, "nb")
+	other := newCA(t, dir, "other")
+	srvCert, srvKey := good.issue(t, dir, "ovnnb-server", true)
+	cliCert, cliKey := good.issue(t, dir, "nqos-client", false)
+	badCert, badKey := other.issue(t, dir, "stranger", false)
+	nb := startSSLNB(t, srvCert, srvKey, good.file)
+	ctx := context.Background()
+
+	t.Run("client certificate of another CA", func(t *testing.T) {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		c, err := ovnnb.DialWith(dctx, nb.sslAddr(), ovnnb.Options{PrivateKey: badKey, Certificate: badCert, CACert: good.file}, nil)
+		if err == nil {
+			c.Close()
+			t.Fatal("the NB accepted a client certificate from another CA")
+		}
+		t.Logf("refused: %v", err)
+		if !strings.Contains(err.Error(), nb.sslAddr()) || !strings.Contains(err.Error(), "unknown certificate authority") {
+			t.Errorf("error %q does not name the address and the unknown certificate authority", err)
+		}
+	})
+	t.Run("server certificate of another CA", func(t *testing.T) {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		c, err := ovnnb.DialWith(dctx, nb.sslAddr(), ovnnb.Options{PrivateKey: cliKey, Certificate: cliCert, CACert: other.file}, nil)
+		if err == nil {
+			c.Close()
+			t.Fatal("the client accepted a server certificate from another CA")
+		}
+		t.Logf("refused: %v", err)
+		if !strings.Contains(err.Error(), "certificate signed by unknown authority") {
+			t.Errorf("error %q does not say the server certificate is from an unknown authority", err)
+		}
+	})
+	t.Run("missing key", func(t *testing.T) {
+		_, err := ovnnb.DialWith(ctx, nb.sslAddr(), ovnnb.Options{Certificate: cliCert, CACert: good.file}, slog.New(slog.DiscardHandler))
+		if err == nil || !strings.Contains(err.Error(), "private key") {
+			t.Errorf("ssl: without a key: err = %v, want one naming the private key", err)
+		}
+	})
+
+	w := newWorld(t, srv, nb)
+	w.create(w.okepDocs()...)
+	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
+	startInProcess(t, controllerFlags(srv.KubeconfigPath(), nb.sslAddr(),
+		"--nb-client-privkey="+cliKey, "--nb-client-cert="+cliCert, "--nb-client-cacert="+good.file, "--nb-cert-common-name=ovnnb")...)
+	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
+	if check, err := j.wait(checkRows, j.rows); err != nil {
+		t.Fatalf("over ssl: %s: %v", check, err)
+	}
+	nb.stop()
+	nb.start()
+	// The test's own reader reconnects too; its reads fail until then.
+	err := poll.Until(ctx, 30*time.Second, 50*time.Millisecond, "test reader reconnected", func(ctx context.Context) (bool, error) {
+		if _, err := j.nbc.Rows(ctx); err != nil {
+			return false, poll.Retry("%v", err)
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: staging"))
+	if check, err := j.wait(checkLatePod, j.rows); err != nil {
+		t.Fatalf("after the NB restart: %s: %v", check, err)
+	}
+}
