@@ -15,7 +15,7 @@ import (
 func requireOVN(t testing.TB) {
 	t.Helper()
 	testenv.Binaries(t, "ovsdb-server", "ovsdb-tool", "ovn-nbctl")
-	testenv.Files(t, nbtest.SchemaPath)
+	nbtest.Schema(t)
 }
 
 func startNB(t testing.TB) *nbtest.Server {

@@ -49,7 +49,7 @@ func startSSLNB(t testing.TB, cert, key, caCert string) *sslNB {
 		}
 		_ = os.RemoveAll(dir)
 	})
-	if out, err := exec.Command("ovsdb-tool", "create", s.db, nbtest.SchemaPath).CombinedOutput(); err != nil {
+	if out, err := exec.Command("ovsdb-tool", "create", s.db, nbtest.Schema(t)).CombinedOutput(); err != nil {
 		t.Fatalf("ovsdb-tool create: %v: %s", err, out)
 	}
 	s.start()

@@ -187,3 +187,13 @@ func (s *Server) MustNBCtl(args ...string) string {
 	}
 	return out
 }
+
+// Schema is the Northbound schema of the selected OVN install (NQOS_OVN),
+// for tests that create an NB database of their own. It gates the test on
+// that install (internal/testenv).
+func Schema(t testing.TB) string {
+	t.Helper()
+	inst, _, err := ovninstall.Current(context.Background())
+	testenv.Check(t, "nbtest: the selected OVN install", err)
+	return inst.NBSchema()
+}
