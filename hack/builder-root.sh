@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds the root file system of a local Go builder image (Debian 12
-# minbase from deb.debian.org plus this machine's Go toolchain) for
+# minbase from the Debian mirror apt uses plus this machine's Go toolchain) for
 # machines without a container registry: the image test and `make image`
 # import it with `docker import`. Output: $NQOS_BUILDER_ROOT (default
 # ~/.cache/nqos/builder-root-bookworm.tar); kept once built.
@@ -12,7 +12,7 @@ command -v debootstrap >/dev/null || { echo "debootstrap missing: apt-get instal
 mkdir -p "$(dirname "$out")"
 dir=$(mktemp -d /tmp/nqos-builder-root.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-debootstrap --variant=minbase bookworm "$dir" http://deb.debian.org/debian
+debootstrap --variant=minbase bookworm "$dir" "$("$(dirname "$0")/debian-mirror.sh")"
 rm -rf "$dir/var/cache/apt/archives"/*.deb "$dir/var/lib/apt/lists"/*
 mkdir -p "$dir/usr/local"
 cp -a "$goroot" "$dir/usr/local/go"

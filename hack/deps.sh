@@ -28,7 +28,7 @@ cd "$here"
 # somewhere inside `go mod download`.
 want="$(sed -n 's/^go \([0-9.]*\)$/\1/p' go.mod)"
 if ! command -v go >/dev/null 2>&1; then
-  echo "deps: no go on PATH; install Go ${want} or newer (https://go.dev/dl/, e.g. into /usr/local/go) and add it to PATH" >&2
+  echo "deps: no go on PATH; install Go ${want} or newer (e.g. into /usr/local/go) and add it to PATH" >&2
   exit 1
 fi
 have="$(go env GOVERSION)"; have="${have#go}"

@@ -20,9 +20,8 @@
 #                            temporary directory renamed into place when
 #                            complete; later calls print the directory.
 #
-# Environment: NQOS_DEBIAN_MIRROR (default: the host's apt mirror, else
-# http://deb.debian.org/debian), NQOS_DEBIAN_SECURITY_MIRROR (default
-# http://deb.debian.org/debian-security).
+# Environment: NQOS_DEBIAN_MIRROR, NQOS_DEBIAN_SECURITY_MIRROR (default: the
+# mirrors this machine's apt uses, hack/debian-mirror.sh).
 set -euo pipefail
 
 # The programs the project runs; each gets a wrapper in bin/.
@@ -74,9 +73,8 @@ case "$(uname -m)" in
   *) echo "ovn-root: machine $(uname -m) not supported" >&2; exit 1 ;;
 esac
 
-host_mirror="$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/*$|\1|p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1 || true)"
-mirror="${NQOS_DEBIAN_MIRROR:-${host_mirror:-http://deb.debian.org/debian}}"
-security="${NQOS_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}"
+mirror="$("$(dirname "$0")/debian-mirror.sh")"
+security="$("$(dirname "$0")/debian-mirror.sh" security)"
 
 if ! command -v debootstrap >/dev/null 2>&1; then
   echo "ovn-root: installing debootstrap" >&2
