@@ -5,7 +5,7 @@
 # binaries built from source (hack/kube-bins.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-pkgs=(openvswitch-switch openvswitch-common ovn-central ovn-host iperf3 tcpdump tshark ethtool iproute2 libpcap-dev dnsmasq-base chromium)
+pkgs=(openvswitch-switch openvswitch-common ovn-central ovn-host iperf3 tcpdump tshark ethtool iproute2 libpcap-dev dnsmasq-base chromium debootstrap docker.io)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,10 +18,17 @@ if ((${#missing[@]})); then
   echo "deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # No package starts a system-wide daemon (OVS, OVN, dockerd, dnsmasq):
+  # the testbed and the tests start their own per run ID. A policy-rc.d
+  # that refuses every start is in place for the install only.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && own_policy=1
+  fi
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || { [[ -z $own_policy ]] || rm -f "$policy"; exit 1; }
+  [[ -z $own_policy ]] || rm -f "$policy"
 fi
-# The Debian packages may start system-wide OVS/OVN daemons; the testbed runs
-# its own per run ID and never uses those, so they are left alone.
 cd "$here"
 # Debian 12's golang package is far older than go.mod's go line: the Go
 # toolchain is not installed here, so say so plainly instead of failing
