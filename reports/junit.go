@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"github.com/nqos/nqos/harness/results"
 	"io"
 	"strings"
+
+	"github.com/nqos/nqos/harness/results"
 )
 
 type junitSuites struct {
@@ -21,14 +22,27 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr"`
-	Cases     []junitCase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Time       string           `xml:"time,attr"`
+	Timestamp  string           `xml:"timestamp,attr"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+// junitProperties carry the run's environment per suite: the OVN
+// version the scenario ran on (detected from the binaries) and its IP
+// family.
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -52,6 +66,7 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 	out := junitSuites{Name: "nqos-localnet " + run.ID, Time: secs(run.Finished.Sub(run.Started).Seconds())}
 	for _, s := range run.Scenarios {
 		suite := scenarioSuite(s)
+		suite.Properties = suiteProperties(run, s)
 		out.Tests += suite.Tests
 		out.Failures += suite.Failures
 		out.Errors += suite.Errors
@@ -68,6 +83,26 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// suiteProperties: the scenario's OVN version (the run's when the
+// scenario did not record one) and the run's IP family.
+func suiteProperties(run *results.Run, s results.Scenario) *junitProperties {
+	ovn := s.OVNVersion
+	if ovn == "" {
+		ovn = run.OVNVersion
+	}
+	var ps []junitProperty
+	if ovn != "" {
+		ps = append(ps, junitProperty{Name: "ovnVersion", Value: ovn})
+	}
+	if run.IPFamily != "" {
+		ps = append(ps, junitProperty{Name: "ipFamily", Value: run.IPFamily})
+	}
+	if len(ps) == 0 {
+		return nil
+	}
+	return &junitProperties{Property: ps}
 }
 
 func scenarioSuite(s results.Scenario) junitSuite {

@@ -112,6 +112,41 @@ func TestJUnitCounts(t *testing.T) {
 	}
 }
 
+// Every suite carries the OVN version it ran on as a JUnit property.
+func TestJUnitOVNVersionProperty(t *testing.T) {
+	run := fixture(t)
+	run.OVNVersion = "25.03.0"
+	for i := range run.Scenarios {
+		run.Scenarios[i].OVNVersion = ""
+	}
+	run.Scenarios[0].OVNVersion = "23.03.1"
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, run); err != nil {
+		t.Fatal(err)
+	}
+	var got junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range got.Suites {
+		want := "25.03.0"
+		if i == 0 {
+			want = "23.03.1"
+		}
+		var have string
+		if s.Properties != nil {
+			for _, p := range s.Properties.Property {
+				if p.Name == "ovnVersion" {
+					have = p.Value
+				}
+			}
+		}
+		if have != want {
+			t.Errorf("suite %s: ovnVersion property %q, want %q", s.Name, have, want)
+		}
+	}
+}
+
 func TestJSONRoundTrip(t *testing.T) {
 	run := fixture(t)
 	var a bytes.Buffer
