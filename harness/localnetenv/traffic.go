@@ -35,6 +35,9 @@ type running struct {
 // Start starts one capture per sending node, waits until each sees its
 // probe, then starts every flow's sender.
 func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Running, error) {
+	if err := e.resolvePeers(ctx, runs); err != nil {
+		return nil, err
+	}
 	r := &running{e: e, runs: runs, caps: map[string]*capture.Capture{}, errs: make([]error, len(runs))}
 	for _, run := range runs {
 		if r.caps[run.Pcap] != nil {
@@ -69,6 +72,25 @@ func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Runnin
 		}()
 	}
 	return r, nil
+}
+
+// resolvePeers waits until the sender of every VM-to-VM flow has
+// resolved its peer (awaitNeighbour), before any capture starts.
+func (e *Env) resolvePeers(ctx context.Context, runs []harness.FlowRun) error {
+	for _, run := range runs {
+		if run.Tool == scenarios.ToolPackets || e.sc.VM(run.Spec.To) == nil {
+			continue
+		}
+		vm := e.sc.VM(run.Spec.From)
+		in, err := e.vms.Get(vm.Namespace, vm.Name)
+		if err != nil {
+			return fmt.Errorf("flow %s: %w", run.Name, err)
+		}
+		if err := awaitNeighbour(ctx, in.Netns, in.NICs[0], run.Spec.SrcIP, run.Spec.DstIP); err != nil {
+			return fmt.Errorf("flow %s: %w", run.Name, err)
+		}
+	}
+	return nil
 }
 
 func (r *running) closeCaptures() {

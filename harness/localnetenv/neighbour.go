@@ -1,0 +1,63 @@
+package localnetenv
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/poll"
+)
+
+// neighbourTimeout bounds how long a VM-to-VM flow waits for its sender to
+// resolve the peer (ARP/ND retried every poll); a peer that never answers
+// fails the flow before it starts.
+const neighbourTimeout = 10 * time.Second
+
+// awaitNeighbour resolves dst from the guest namespace ns before a flow
+// starts: every poll it sends one datagram to dst's discard port, which
+// makes the kernel resolve dst on dev, until the neighbour entry has a
+// MAC. A VM-to-VM flow then measures marking, not the first ARP/ND
+// exchange of a freshly booted fabric (whose first frames the userspace
+// datapath may still drop). It runs before the captures start, so none of
+// these datagrams is classified.
+func awaitNeighbour(ctx context.Context, ns, dev string, src, dst netip.Addr) error {
+	h := netns.Named(ns)
+	return poll.Until(ctx, neighbourTimeout, 200*time.Millisecond, fmt.Sprintf("%s: neighbour %s on %s", ns, dst, dev), func(context.Context) (bool, error) {
+		var mac net.HardwareAddr
+		err := h.WithConn(func(c *netns.Conn) error {
+			var err error
+			mac, err = c.Neigh(dev, dst)
+			return err
+		})
+		if err != nil {
+			return false, err
+		}
+		if len(mac) > 0 {
+			return true, nil
+		}
+		if err := h.Do(func() error { return nudge(src, dst) }); err != nil {
+			return false, err
+		}
+		return false, poll.Retry("no neighbour entry with a MAC yet")
+	})
+}
+
+// nudge sends one UDP datagram from src to dst:9 (discard).
+func nudge(src, dst netip.Addr) error {
+	var laddr *net.UDPAddr
+	if src.IsValid() {
+		laddr = net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))
+	}
+	c, err := net.DialUDP("udp", laddr, net.UDPAddrFromAddrPort(netip.AddrPortFrom(dst, 9)))
+	if err != nil {
+		return fmt.Errorf("datagram %s -> %s: %w", src, dst, err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("nqos neighbour")); err != nil {
+		return fmt.Errorf("datagram %s -> %s: %w", src, dst, err)
+	}
+	return nil
+}
