@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/nqos/nqos/internal/testenv"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/internal/seeded"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // TestSeededBugFailsSuite shows that a deliberately broken
@@ -19,8 +19,7 @@ import (
 // property. nqos-sim is built with one seeded bug (internal/seeded) and
 // runs one small scenario on the real testbed; it must exit non-zero and
 // print the machine-readable line for the property the bug breaks. The
-// same scenarios pass on the normal build (TestScenariosOnTestbed and
-// the full suite).
+// same scenarios pass on the normal build (the scenario suite).
 func TestSeededBugFailsSuite(t *testing.T) {
 	testenv.Hermetic(t, "builds nqos-sim three times and boots three testbeds")
 	requireTestbed(t)
