@@ -60,6 +60,12 @@ func (o Options) tlsConfig(addr string) (*tls.Config, error) {
 		RootCAs:              pool,
 		ServerName:           o.ServerName,
 		MinVersion:           tls.VersionTLS12,
+		// TLS 1.2: the server checks the client certificate inside the
+		// handshake, so a refused certificate fails the dial with the
+		// server's alert ("unknown certificate authority"). Under TLS 1.3
+		// the client finishes first and learns of the refusal only as a
+		// broken pipe or reset on its first RPC, depending on timing.
+		MaxVersion: tls.VersionTLS12,
 	}, nil
 }
 
