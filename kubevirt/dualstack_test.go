@@ -2,6 +2,8 @@ package kubevirt
 
 import (
 	"context"
+	"errors"
+	"github.com/nqos/nqos/internal/testenv"
 	"net/netip"
 	"strings"
 	"testing"
@@ -82,8 +84,11 @@ func TestDualStackAndDHCP(t *testing.T) {
 	})
 	t.Run("DHCP lease in the pod-networks annotation", func(t *testing.T) {
 		if kube == nil {
-			t.Skip("no Kubernetes API: no launcher pod")
+			testenv.Check(t, "the Kubernetes API (launcher pods)", errNoKube)
 		}
 		checkLeaseAnnotation(t, kube, m, "vms", "vm2", "vms/dhcp-net")
 	})
 }
+
+// errNoKube: the testbed was booted without the Kubernetes API.
+var errNoKube = errors.New("testbed has no Kubernetes API")
