@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/verdict"
 )
 
 // Progress prints the run's progress on a terminal: scenario, step and
@@ -58,7 +59,13 @@ func (p *Progress) FlowDone(id string, f results.Flow) {
 	if !f.Pass() {
 		state = "FAIL"
 	}
-	p.printf("    %s flow %s/%s %s (%d packets)", id, f.Name, f.Family, state, f.Packets)
+	msg := ""
+	for _, v := range f.Verdicts { // the sender's failure first: it explains the rest
+		if !v.Pass && (msg == "" || v.Property == verdict.Traffic) {
+			msg = ": " + v.Message
+		}
+	}
+	p.printf("    %s flow %s/%s %s (%d packets)%s", id, f.Name, f.Family, state, f.Packets, msg)
 }
 
 // ScenarioEnd reports a scenario's outcome.

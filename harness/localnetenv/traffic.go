@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,9 +33,14 @@ type running struct {
 	cancel context.CancelFunc
 }
 
-// Start starts one capture per sending node, waits until each sees its
-// probe, then starts every flow's sender.
+// Start waits until every chassis has installed the flows for the NB as
+// it is now (a wait step sees rows, not flows), then starts one capture
+// per sending node, waits until each sees its probe, then starts every
+// flow's sender.
 func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Running, error) {
+	if err := e.tb.WaitHVSync(ctx); err != nil {
+		return nil, fmt.Errorf("flows %s: %w", flowNames(runs), err)
+	}
 	if err := e.resolvePeers(ctx, runs); err != nil {
 		return nil, err
 	}
@@ -72,6 +78,14 @@ func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Runnin
 		}()
 	}
 	return r, nil
+}
+
+func flowNames(runs []harness.FlowRun) string {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // resolvePeers waits until the sender of every VM-to-VM flow has
