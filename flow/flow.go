@@ -64,6 +64,10 @@ type Expect struct {
 	// Meter names the meter this flow shares with other flows (one QoS row
 	// is one meter per chassis). Empty = a meter of its own.
 	Meter string
+	// Undelivered: the sender is expected never to resolve the
+	// destination's link-layer address, so no frame of the flow reaches
+	// the capture point.
+	Undelivered bool
 }
 
 // DSCPValue returns a pointer to v, for Expect.DSCP literals.

@@ -127,6 +127,12 @@ type Measured struct {
 	Rate   []float64
 	// SendErr is the traffic sender's error.
 	SendErr error
+	// Unresolved (flows expected undelivered only) says how the sender
+	// failed to resolve its peer's address, so it sent nothing; "" when
+	// it resolved and sent.
+	Unresolved string
+	// Notes say what the sender had to retry (a lost handshake).
+	Notes []string
 }
 
 // DSCP is the histogram (DSCP value -> packets) of the flow's judged

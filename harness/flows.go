@@ -174,7 +174,7 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 		Rate: uint64(f.Rate), Duration: f.Duration,
 	}
 	node := ex.world.node[from.Name] // where the VM runs now
-	exp, p, floor, err := ex.expectation(f, node)
+	exp, p, floor, err := ex.expectation(f, fam, node)
 	if err != nil {
 		return FlowRun{}, nil, false, err
 	}
@@ -190,12 +190,12 @@ func flowFamily(f scenarios.Family) flow.Family {
 }
 
 // expectation merges the expectations in force on this OVN version.
-func (ex *execution) expectation(f *scenarios.Flow, node int) (flow.Expect, *plan, float64, error) {
+func (ex *execution) expectation(f *scenarios.Flow, fam scenarios.Family, node int) (flow.Expect, *plan, float64, error) {
 	var e flow.Expect
 	p := &plan{flow: f}
 	floor := 1 - scenarios.DefaultBelow
 	for _, x := range f.Expect {
-		if !x.Applies(ex.ovn) {
+		if !x.Applies(ex.ovn, fam) {
 			continue
 		}
 		if x.DSCP != nil {
@@ -205,6 +205,7 @@ func (ex *execution) expectation(f *scenarios.Flow, node int) (flow.Expect, *pla
 			e.DSCP = flow.DSCPValue(*x.DSCP)
 		}
 		e.Unmarked = e.Unmarked || x.Unmarked
+		e.Undelivered = e.Undelivered || x.Undelivered
 		if pb := x.PolicedBy; pb != nil {
 			e.MaxRateKbps, e.BurstKbits = uint64(pb.RateKbps), uint64(pb.BurstKbit)
 			e.Meter = fmt.Sprintf("%s/rule%d/node%d", pb.Manifest, pb.Rule, node)
@@ -218,19 +219,25 @@ func (ex *execution) expectation(f *scenarios.Flow, node int) (flow.Expect, *pla
 	if e.DSCP != nil && e.Unmarked {
 		return e, nil, 0, fmt.Errorf("flow %s: both DSCP %d and unmarked expected on OVN %s", f.Name, *e.DSCP, ex.ovn)
 	}
+	if e.Undelivered && (e.DSCP != nil || e.Unmarked || e.Policed() || len(p.throughput) > 0) {
+		return e, nil, 0, fmt.Errorf("flow %s: undelivered and a mark, meter or throughput expected on OVN %s", f.Name, ex.ovn)
+	}
 	return e, p, floor, nil
 }
 
 func describeExpect(f *scenarios.Flow, x scenarios.FlowExpect) string {
 	var parts []string
 	if x.When != nil {
-		parts = append(parts, "on OVN "+x.When.OVN.String()+":")
+		parts = append(parts, "on "+x.When.String()+":")
 	}
 	if x.DSCP != nil {
 		parts = append(parts, fmt.Sprintf("DSCP %d", *x.DSCP))
 	}
 	if x.Unmarked {
 		parts = append(parts, "unmarked")
+	}
+	if x.Undelivered {
+		parts = append(parts, "undelivered (the peer's address never resolves)")
 	}
 	if pb := x.PolicedBy; pb != nil {
 		floor := ""
@@ -256,7 +263,7 @@ func (ex *execution) flowResult(run FlowRun, p *plan, m Measured, vs []verdict.V
 		Name: f.Name, Family: strings.TrimPrefix(string(run.Spec.Family), "ip"), From: f.From, To: f.To, Protocol: f.Protocol, Port: f.Port,
 		Tool: f.Tool, Node: run.Node, OfferedBps: float64(f.Rate), Duration: f.Duration, Expectations: p.texts,
 		DSCP: results.Histogram(m.DSCP()), RateWindow: m.Window, Rate: m.Rate, Verdicts: vs,
-		WantDSCP: run.Expect.DSCP, WantUnmarked: run.Expect.Unmarked,
+		WantDSCP: run.Expect.DSCP, WantUnmarked: run.Expect.Unmarked, Notes: m.Notes,
 	}
 	if rel, err := filepath.Rel(ex.r.Dir, run.Pcap); err == nil {
 		fr.Pcap = rel

@@ -58,6 +58,17 @@ func analysisOf(runs []FlowRun, ms []Measured, idx []int) (*capture.Analysis, ma
 // verdictsOf selects the verdicts about the run's flow and its meter.
 func verdictsOf(run FlowRun, m Measured, vs []verdict.Verdict) []verdict.Verdict {
 	var out []verdict.Verdict
+	if run.Expect.Undelivered {
+		packets := -1
+		if m.Flow != nil {
+			packets = int(m.Flow.Packets)
+		}
+		out = append(out, verdict.NotDelivered(run.Spec.Name, packets, m.Unresolved))
+		if m.SendErr != nil {
+			out = append(out, verdict.Unmeasured(run.Spec.Name, verdict.Traffic, 0, "", m.SendErr.Error()))
+		}
+		return out
+	}
 	if m.Flow == nil {
 		out = append(out, verdict.Unmeasured(run.Spec.Name, verdict.DSCP, 0, "packets", "the flow's capture was not analysed"))
 	}

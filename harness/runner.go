@@ -71,12 +71,22 @@ func TopologyIPAM(mode string) (string, error) {
 	return "", fmt.Errorf("invalid IPAM mode %q (want ipamless, ovnk, dhcp or all)", mode)
 }
 
+// scenarioFamilies are the run's families the scenario runs in: a
+// dual-stack run runs an IPv4-only scenario in IPv4.
+func scenarioFamilies(sc *scenarios.Scenario, fams []scenarios.Family) []scenarios.Family {
+	var out []scenarios.Family
+	for _, f := range fams {
+		if slices.Contains(sc.Families, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // skipReason says why the run skips the scenario ("" runs it).
 func skipReason(sc *scenarios.Scenario, fams []scenarios.Family, ipam string) string {
-	for _, f := range fams {
-		if !slices.Contains(sc.Families, f) {
-			return fmt.Sprintf("scenario runs in %v only", sc.Families)
-		}
+	if len(scenarioFamilies(sc, fams)) == 0 {
+		return fmt.Sprintf("scenario runs in %v only", sc.Families)
 	}
 	if ipam == "" {
 		return ""
@@ -131,6 +141,10 @@ func newResult(sc *scenarios.Scenario, fams []scenarios.Family) results.Scenario
 
 // scenario runs one scenario in a fresh environment.
 func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, ipam string, i, n int) (res results.Scenario) {
+	why := skipReason(sc, fams, ipam)
+	if why == "" {
+		fams = scenarioFamilies(sc, fams)
+	}
 	res = newResult(sc, fams)
 	res.Started = r.now()
 	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
@@ -138,7 +152,7 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		res.Finished = r.now()
 		r.Progress.ScenarioEnd(res)
 	}()
-	if why := skipReason(sc, fams, ipam); why != "" {
+	if why != "" {
 		res.Status, res.SkipReason = results.Skipped, why
 		return res
 	}

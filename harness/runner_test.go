@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,6 +245,13 @@ func TestFamilyModes(t *testing.T) {
 	}
 	if _, err := Families("v5"); err == nil {
 		t.Error("mode v5 accepted")
+	}
+	sim := newSim(sc, "23.03.1")
+	sim.measure = passingMeasure
+	res, _ = runOne(t, sc, &simProv{env: sim}, ModeDual)
+	if res.Status != results.Pass || !slices.Equal(res.Families, []string{"v4"}) || len(res.Flows) != 1 || res.Flows[0].Family != "v4" {
+		t.Errorf("dual run of a v4 scenario: status %s (%s%s), families %v, %d flows; want it run in v4 only",
+			res.Status, res.SkipReason, res.Error, res.Families, len(res.Flows))
 	}
 }
 

@@ -44,13 +44,18 @@ func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*re
 	if err != nil {
 		return fail("capture: %v", err)
 	}
+	obs.NotSent = m.Unresolved
 	tw.Capture = describeObservation(obs)
 	if err := ovntrace.Agree(intent, pred, obs); err != nil {
 		return fail("%v", err)
 	}
 	tw.Agree = true
+	agree := "intent, ovn-trace and capture agree"
+	if obs.NotSent != "" {
+		agree = "intent and ovn-trace agree, nothing was sent"
+	}
 	return tw, &verdict.Verdict{Property: verdict.ThreeWay, Pass: true,
-		Message: fmt.Sprintf("PASS %s three-way: intent, ovn-trace and capture agree (%s)", run.Name, tw.Intent)}
+		Message: fmt.Sprintf("PASS %s three-way: %s (%s)", run.Name, agree, tw.Intent)}
 }
 
 // intent is the compiled intent for the run's first packet on datapath:
@@ -199,6 +204,9 @@ func describePrediction(p ovntrace.Prediction) string {
 func describeObservation(o ovntrace.Observation) string {
 	pol := map[ovntrace.Policing]string{ovntrace.PolicingNotJudged: "policing not judged",
 		ovntrace.Policed: "policed", ovntrace.NotPoliced: "not policed"}[o.Policing]
+	if o.NotSent != "" && o.Packets == 0 {
+		return "not sent: " + o.NotSent
+	}
 	if o.Packets == 0 {
 		return "no packets, " + pol
 	}

@@ -125,17 +125,24 @@ type Flow struct {
 // FlowExpect is one expectation on a flow, optionally conditional on the
 // OVN version of the testbed.
 type FlowExpect struct {
-	When       *When       `yaml:"when"`
-	DSCP       *int        `yaml:"dscp"`
-	Unmarked   bool        `yaml:"unmarked"`
-	PolicedBy  *Policed    `yaml:"policedBy"`
-	Throughput *Throughput `yaml:"throughput"`
-	Why        string      `yaml:"why"` // shown in the report
+	When     *When `yaml:"when"`
+	DSCP     *int  `yaml:"dscp"`
+	Unmarked bool  `yaml:"unmarked"`
+	// Undelivered: the sending VM's kernel never resolves the peer VM's
+	// link-layer address (its ARP/ND answer is dropped), so no packet of
+	// the flow reaches the uplink. It states a datapath defect of an OVN
+	// version (with When), judged two-sided: a delivered packet fails it.
+	Undelivered bool        `yaml:"undelivered"`
+	PolicedBy   *Policed    `yaml:"policedBy"`
+	Throughput  *Throughput `yaml:"throughput"`
+	Why         string      `yaml:"why"` // shown in the report
 }
 
-// When makes an expectation conditional, e.g. ovn: ">=24.09".
+// When makes an expectation conditional on the OVN version (ovn:
+// ">=24.09"), the IP family of the run (ipFamily: v6), or both.
 type When struct {
-	OVN Constraint `yaml:"ovn,required"`
+	OVN      Constraint `yaml:"ovn"`
+	IPFamily Family     `yaml:"ipFamily"`
 }
 
 // Policed bounds a flow by a NetworkQoS rule's bandwidth: the frames the

@@ -124,8 +124,14 @@ func (v *validator) flowShape(f *Flow, path string) error {
 
 func (v *validator) flowExpect(f *Flow, e *FlowExpect, path string) error {
 	switch {
-	case e.DSCP == nil && !e.Unmarked && e.PolicedBy == nil && e.Throughput == nil:
-		return v.d.errAt(path, "expectation asserts nothing (set dscp, unmarked, policedBy or throughput)")
+	case e.When != nil && e.When.OVN.Op == "" && e.When.IPFamily == "":
+		return v.d.errAt(path+".when", "a condition needs ovn, ipFamily or both")
+	case e.DSCP == nil && !e.Unmarked && e.PolicedBy == nil && e.Throughput == nil && !e.Undelivered:
+		return v.d.errAt(path, "expectation asserts nothing (set dscp, unmarked, policedBy, throughput or undelivered)")
+	case e.Undelivered && (e.DSCP != nil || e.Unmarked || e.PolicedBy != nil || e.Throughput != nil):
+		return v.d.errAt(path+".undelivered", "an undelivered flow has no packets to mark, police or measure")
+	case e.Undelivered && (f.Tool != ToolIPerf3 || v.vms[f.To] == nil):
+		return v.d.errAt(path+".undelivered", "only an iperf3 flow to another VM resolves its peer's address (flow %s: tool %s, to %q)", f.Name, f.Tool, f.To)
 	case e.DSCP != nil && (*e.DSCP < 0 || *e.DSCP > 63):
 		return v.d.errAt(path+".dscp", "DSCP %d out of range 0..63", *e.DSCP)
 	case e.DSCP != nil && e.Unmarked:

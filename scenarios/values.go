@@ -126,9 +126,25 @@ func (c Constraint) Holds(v Version) bool {
 	return r == 0
 }
 
-// Applies reports whether the expectation is in force on OVN version v.
-func (e FlowExpect) Applies(v Version) bool {
-	return e.When == nil || e.When.OVN.Holds(v)
+// Applies reports whether the expectation is in force on OVN version v
+// in IP family fam.
+func (e FlowExpect) Applies(v Version, fam Family) bool {
+	if e.When == nil {
+		return true
+	}
+	return (e.When.OVN.Op == "" || e.When.OVN.Holds(v)) && (e.When.IPFamily == "" || e.When.IPFamily == fam)
+}
+
+// String describes the condition ("OVN <24.09, IPv6").
+func (w When) String() string {
+	var parts []string
+	if w.OVN.Op != "" {
+		parts = append(parts, "OVN "+w.OVN.String())
+	}
+	if w.IPFamily != "" {
+		parts = append(parts, "ip"+string(w.IPFamily))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (f *Family) decodeNode(d *decoder, n *yaml.Node, path string) error {

@@ -16,6 +16,11 @@ import (
 // fails the flow before it starts.
 const neighbourTimeout = 10 * time.Second
 
+// unresolvedTimeout bounds the wait of a flow expected undelivered: the
+// kernel gives up on a neighbour after three probes a second apart, so
+// an entry without a MAC after 4 s of nudges is one that never resolves.
+const unresolvedTimeout = 4 * time.Second
+
 // awaitNeighbour resolves dst from the guest namespace ns before a flow
 // starts: every poll it sends one datagram to dst's discard port, which
 // makes the kernel resolve dst on dev, until the neighbour entry has a
@@ -23,9 +28,9 @@ const neighbourTimeout = 10 * time.Second
 // exchange of a freshly booted fabric (whose first frames the userspace
 // datapath may still drop). It runs before the captures start, so none of
 // these datagrams is classified.
-func awaitNeighbour(ctx context.Context, ns, dev string, src, dst netip.Addr) error {
+func awaitNeighbour(ctx context.Context, ns, dev string, src, dst netip.Addr, timeout time.Duration) error {
 	h := netns.Named(ns)
-	return poll.Until(ctx, neighbourTimeout, 200*time.Millisecond, fmt.Sprintf("%s: neighbour %s on %s", ns, dst, dev), func(context.Context) (bool, error) {
+	return poll.Until(ctx, timeout, 200*time.Millisecond, fmt.Sprintf("%s: neighbour %s on %s", ns, dst, dev), func(context.Context) (bool, error) {
 		var mac net.HardwareAddr
 		err := h.WithConn(func(c *netns.Conn) error {
 			var err error

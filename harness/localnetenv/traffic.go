@@ -15,6 +15,7 @@ import (
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -24,13 +25,17 @@ const window = 100 * time.Millisecond
 
 // running is a group of flows with one uplink capture per sending node.
 type running struct {
-	e      *Env
-	runs   []harness.FlowRun
-	caps   map[string]*capture.Capture // by pcap path
-	errs   []error                     // per run: the sender's error
-	closer []func() error              // iperf3 servers started in VMs
-	wg     sync.WaitGroup
-	cancel context.CancelFunc
+	e    *Env
+	runs []harness.FlowRun
+	caps map[string]*capture.Capture // by pcap path
+	errs []error                     // per run: the sender's error
+	// unresolved (per run) says how a flow expected undelivered failed
+	// to resolve its peer; such a run sends nothing.
+	unresolved []string
+	notes      [][]string     // per run: what its sender retried, for the report
+	closer     []func() error // iperf3 servers started in VMs
+	wg         sync.WaitGroup
+	cancel     context.CancelFunc
 }
 
 // Start waits until every chassis has installed the flows for the NB as
@@ -41,10 +46,11 @@ func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Runnin
 	if err := e.tb.WaitHVSync(ctx); err != nil {
 		return nil, fmt.Errorf("flows %s: %w", flowNames(runs), err)
 	}
-	if err := e.resolvePeers(ctx, runs); err != nil {
+	unresolved, err := e.resolvePeers(ctx, runs)
+	if err != nil {
 		return nil, err
 	}
-	r := &running{e: e, runs: runs, caps: map[string]*capture.Capture{}, errs: make([]error, len(runs))}
+	r := &running{e: e, runs: runs, caps: map[string]*capture.Capture{}, errs: make([]error, len(runs)), unresolved: unresolved, notes: make([][]string, len(runs))}
 	for _, run := range runs {
 		if r.caps[run.Pcap] != nil {
 			continue
@@ -60,7 +66,11 @@ func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Runnin
 	}
 	senders := make([]func(context.Context) error, len(runs))
 	for i, run := range runs {
-		send, err := e.sender(ctx, r, run)
+		if unresolved[i] != "" {
+			senders[i] = func(context.Context) error { return nil }
+			continue
+		}
+		send, err := e.sender(ctx, r, i, run)
 		if err != nil {
 			r.closeCaptures()
 			r.closeServers()
@@ -89,22 +99,34 @@ func flowNames(runs []harness.FlowRun) string {
 }
 
 // resolvePeers waits until the sender of every VM-to-VM flow has
-// resolved its peer (awaitNeighbour), before any capture starts.
-func (e *Env) resolvePeers(ctx context.Context, runs []harness.FlowRun) error {
-	for _, run := range runs {
+// resolved its peer (awaitNeighbour), before any capture starts. A flow
+// expected undelivered waits unresolvedTimeout; when its peer does not
+// resolve, its entry in the result says so and the flow sends nothing
+// (resolving is what its verdict then fails on).
+func (e *Env) resolvePeers(ctx context.Context, runs []harness.FlowRun) ([]string, error) {
+	unresolved := make([]string, len(runs))
+	for i, run := range runs {
 		if run.Tool == scenarios.ToolPackets || e.sc.VM(run.Spec.To) == nil {
 			continue
 		}
 		vm := e.sc.VM(run.Spec.From)
 		in, err := e.vms.Get(vm.Namespace, vm.Name)
 		if err != nil {
-			return fmt.Errorf("flow %s: %w", run.Name, err)
+			return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 		}
-		if err := awaitNeighbour(ctx, in.Netns, in.NICs[0], run.Spec.SrcIP, run.Spec.DstIP); err != nil {
-			return fmt.Errorf("flow %s: %w", run.Name, err)
+		timeout := neighbourTimeout
+		if run.Expect.Undelivered {
+			timeout = unresolvedTimeout
+		}
+		err = awaitNeighbour(ctx, in.Netns, in.NICs[0], run.Spec.SrcIP, run.Spec.DstIP, timeout)
+		switch {
+		case err != nil && run.Expect.Undelivered && errors.Is(err, poll.ErrTimeout):
+			unresolved[i] = err.Error()
+		case err != nil:
+			return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 		}
 	}
-	return nil
+	return unresolved, nil
 }
 
 func (r *running) closeCaptures() {
@@ -120,7 +142,7 @@ func (r *running) closeServers() {
 }
 
 // sender prepares one flow's traffic source in its VM's guest.
-func (e *Env) sender(ctx context.Context, r *running, run harness.FlowRun) (func(context.Context) error, error) {
+func (e *Env) sender(ctx context.Context, r *running, i int, run harness.FlowRun) (func(context.Context) error, error) {
 	vm := e.sc.VM(run.Spec.From)
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
@@ -131,22 +153,50 @@ func (e *Env) sender(ctx context.Context, r *running, run harness.FlowRun) (func
 	if run.Tool == scenarios.ToolPackets {
 		return e.injector(ctx, run, wire, in.Netns, in.NICs[0])
 	}
+	restart := func(context.Context) error { return nil } // a host's server outlives a test
 	if peer := e.sc.VM(run.Spec.To); peer != nil {
 		pin, err := e.vms.Get(peer.Namespace, peer.Name)
 		if err != nil {
 			return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 		}
-		srv, err := traffic.IperfServer(ctx, pin.Netns, wire.DstIP, wire.DstPort)
-		if err != nil {
-			return nil, fmt.Errorf("flow %s: iperf3 server in %s: %w", run.Name, peer.Name, err)
+		var srv *traffic.Server
+		restart = func(ctx context.Context) error {
+			if srv != nil {
+				_ = srv.Close()
+			}
+			var err error
+			if srv, err = traffic.IperfServer(ctx, pin.Netns, wire.DstIP, wire.DstPort); err != nil {
+				return fmt.Errorf("flow %s: iperf3 server in %s: %w", run.Name, peer.Name, err)
+			}
+			return nil
 		}
-		r.closer = append(r.closer, srv.Close)
+		if err := restart(ctx); err != nil {
+			return nil, err
+		}
+		r.closer = append(r.closer, func() error { return srv.Close() }) // runs after the sender returned
 	}
 	return func(ctx context.Context) error {
-		_, err := traffic.IperfClient(ctx, in.Netns, wire, traffic.IperfOptions{})
-		return err
+		for attempt := 1; ; attempt++ {
+			_, err := traffic.IperfClient(ctx, in.Netns, wire, traffic.IperfOptions{Handshake: handshakeTimeout})
+			if !errors.Is(err, traffic.ErrHandshake) || attempt == handshakeAttempts {
+				return err
+			}
+			r.notes[i] = append(r.notes[i], fmt.Sprintf("attempt %d: %v; the client and server were restarted", attempt, err))
+			if err := restart(ctx); err != nil {
+				return err
+			}
+		}
 	}, nil
 }
+
+// handshakeTimeout bounds iperf3's UDP handshake (traffic.IperfOptions);
+// handshakeAttempts is how often a flow whose handshake datagram was lost
+// is started. Under CPU load the userspace datapath drops the odd frame,
+// and iperf3 3.12 never resends its handshake.
+const (
+	handshakeTimeout  = 3 * time.Second
+	handshakeAttempts = 2
+)
 
 // injector sends raw sequence-numbered frames from the guest NIC to the
 // destination's MAC.
@@ -205,7 +255,7 @@ func (r *running) Finish(ctx context.Context) ([]harness.Measured, error) {
 	r.closeServers()
 	out := make([]harness.Measured, len(r.runs))
 	for i := range out {
-		out[i].SendErr = r.errs[i]
+		out[i].SendErr, out[i].Unresolved, out[i].Notes = r.errs[i], r.unresolved[i], r.notes[i]
 	}
 	var errs []error
 	for _, path := range slices.Sorted(maps.Keys(r.caps)) { // errors in a stable order
@@ -246,6 +296,7 @@ func (r *running) analyze(path string, stats capture.Stats, out []harness.Measur
 			meter = a.Bucket(run.Expect.MeterKey(run.Spec.Name))
 		}
 		out[i] = harness.Measure(a.Flow(run.Spec.Name), meter, r.errs[i])
+		out[i].Unresolved, out[i].Notes = r.unresolved[i], r.notes[i]
 	}
 	return nil
 }

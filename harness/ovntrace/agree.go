@@ -48,6 +48,10 @@ type Observation struct {
 	DSCP     uint8 // the single DSCP they carried (from the histogram)
 	SentDSCP uint8 // the DSCP the sender wrote, what "unmarked" means on the wire
 	Policing Policing
+	// NotSent says why the sender put no packet on the port (its peer's
+	// address never resolved): the capture leg then has nothing to say
+	// and only intent and ovn-trace are compared.
+	NotSent string
 }
 
 // Leg names one of the three sources Agree compares.
@@ -144,11 +148,15 @@ func outputClaims(pred Prediction, egress Delivery, delivered bool, obs Observat
 	} else if len(pred.Deliveries) == 0 {
 		trace.shown = "dropped"
 	}
+	cs := []claim{{leg: LegIntent, shown: "delivered", wire: "delivered"}, trace}
+	if obs.NotSent != "" {
+		return cs
+	}
 	capture := claim{leg: LegCapture, shown: "no packets", wire: "none"}
 	if obs.Packets > 0 {
 		capture.shown, capture.wire = strconv.Itoa(obs.Packets)+" packets", "delivered"
 	}
-	return []claim{{leg: LegIntent, shown: "delivered", wire: "delivered"}, trace, capture}
+	return append(cs, capture)
 }
 
 func dscpClaims(in Intent, egress Delivery, delivered bool, obs Observation, captured bool) []claim {

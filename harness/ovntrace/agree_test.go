@@ -159,3 +159,18 @@ func TestIntentFromRow(t *testing.T) {
 		t.Errorf("IntentFromRow(dscp 64) err = %v, want it named", err)
 	}
 }
+
+// TestAgreeNotSent: a flow whose sender sent nothing (its peer never
+// resolved) compares intent with ovn-trace only; they must still agree.
+func TestAgreeNotSent(t *testing.T) {
+	obs := Observation{NotSent: "neighbour never resolved"}
+	if err := Agree(Intent{DSCP: Mark(46)}, uplinkPred(Mark(46)), obs); err != nil {
+		t.Errorf("intent and trace agree, capture not sent: %v", err)
+	}
+	if err := Agree(Intent{DSCP: Mark(46)}, uplinkPred(Mark(10)), obs); err == nil || !strings.Contains(err.Error(), "DSCP") {
+		t.Errorf("intent 46, trace 10, not sent: error %v, want a DSCP disagreement", err)
+	}
+	if err := Agree(Intent{DSCP: Mark(46)}, uplinkPred(Mark(46)), Observation{}); err == nil || !strings.Contains(err.Error(), "output") {
+		t.Errorf("no packets captured though sent: error %v, want an output disagreement", err)
+	}
+}

@@ -137,6 +137,9 @@ type Flow struct {
 	Pcap         string            `json:"pcap,omitempty"` // relative to the report
 	Verdicts     []verdict.Verdict `json:"verdicts"`
 	ThreeWay     *ThreeWay         `json:"threeWay,omitempty"`
+	// Notes say what the traffic sender retried (e.g. a lost iperf3
+	// handshake); the verdicts judge the flow as captured.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ThreeWay is the simulation tier of a flow: what the compiled intent,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -93,7 +94,19 @@ func (s *Server) Close() error {
 type IperfOptions struct {
 	Length int           // -l: UDP datagram / TCP write size; 0 = iperf3 default
 	Grace  time.Duration // extra time beyond the test duration; default 15s
+	// Handshake (UDP only; 0 = not watched) bounds iperf3's UDP
+	// handshake: its client sends one datagram and waits, without a
+	// retry, for the server's answer, so a lost datagram stalls the
+	// test until it is killed. Unless the namespace's kernel has sent at
+	// least two more UDP datagrams (the handshake's and the first of
+	// the test) within Handshake of the start, the client is killed and
+	// the error wraps ErrHandshake.
+	Handshake time.Duration
 }
+
+// ErrHandshake is wrapped by IperfClient's error when the UDP handshake
+// did not complete within IperfOptions.Handshake.
+var ErrHandshake = errors.New("iperf3 UDP handshake not answered")
 
 // IperfResult is the client's decoded report with both sides' figures.
 type IperfResult struct {
@@ -147,18 +160,48 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 	ctx, cancel := context.WithTimeout(ctx, spec.Duration+opts.Grace)
 	defer cancel()
 	name := fmt.Sprintf("iperf3 client flow %q in %s", spec.Name, ns)
+	h := netns.Named(ns)
+	watch := opts.Handshake > 0 && spec.Protocol == flow.UDP
+	var base uint64
+	if watch {
+		if base, err = h.UDPOut(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	cmd := exec.CommandContext(ctx, "iperf3", args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := netns.Named(ns).Start(cmd)
-	if runErr == nil {
-		runErr = cmd.Wait()
+	if err := h.Start(cmd); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if watch {
+		if err := awaitHandshake(ctx, h, base, opts.Handshake); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	runErr := cmd.Wait()
 	rep, err := decodeReport(name, stdout.Bytes(), stderr.String(), runErr)
 	if err != nil {
 		return nil, err
 	}
 	return &IperfResult{Report: rep, Sender: rep.End.SumSent, Receiver: rep.End.SumReceived}, nil
+}
+
+// awaitHandshake waits until the namespace has sent two UDP datagrams
+// more than base.
+func awaitHandshake(ctx context.Context, h netns.NS, base uint64, timeout time.Duration) error {
+	var sent uint64
+	err := poll.Until(ctx, timeout, 20*time.Millisecond, "UDP datagrams of the iperf3 client", func(context.Context) (bool, error) {
+		n, err := h.UDPOut()
+		sent = n - base
+		return n >= base+2, err
+	})
+	if errors.Is(err, poll.ErrTimeout) {
+		return fmt.Errorf("%w: %d datagrams sent in %s", ErrHandshake, sent, timeout)
+	}
+	return err
 }
 
 func decodeReport(name string, out []byte, stderr string, runErr error) (*IperfReport, error) {

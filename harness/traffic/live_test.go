@@ -2,6 +2,7 @@ package traffic_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net"
 	"net/netip"
@@ -82,6 +83,44 @@ func TestIperfLive(t *testing.T) {
 				t.Errorf("%d data connections, want %d", got, max(1, spec.Parallel))
 			}
 		})
+	}
+}
+
+// TestIperfHandshakeLost: the receiver blackholes its UDP replies (an ip
+// rule), so the client's UDP handshake is never answered while the TCP
+// control connection works. With Handshake set the client is killed
+// within it and the error wraps ErrHandshake; the same flow after the
+// rule goes completes.
+func TestIperfHandshakeLost(t *testing.T) {
+	p := newPair(t)
+	bed := nettest.New(t, "c1-hs", "ip")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	spec := flow.Spec{Name: "udp4-hs", Protocol: flow.UDP, SrcIP: netip.MustParseAddr("10.98.0.1"), DstIP: netip.MustParseAddr("10.98.0.2"),
+		DstPort: 5303, Rate: 10e6, Duration: time.Second}
+	bed.RunIn(p.b, "ip", "rule", "add", "ipproto", "udp", "blackhole")
+	srv, err := traffic.IperfServer(ctx, p.b, spec.DstIP, spec.DstPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	start := time.Now()
+	_, err = traffic.IperfClient(ctx, p.a, spec, traffic.IperfOptions{Handshake: time.Second})
+	if !errors.Is(err, traffic.ErrHandshake) {
+		t.Fatalf("handshake answered nowhere: error %v, want ErrHandshake", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("client killed after %s, want within about the 1s handshake bound", d)
+	}
+	srv.Close()
+	bed.RunIn(p.b, "ip", "rule", "del", "ipproto", "udp", "blackhole")
+	srv, err = traffic.IperfServer(ctx, p.b, spec.DstIP, spec.DstPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if _, err := traffic.IperfClient(ctx, p.a, spec, traffic.IperfOptions{Handshake: time.Second}); err != nil {
+		t.Errorf("after the rule is gone: %v", err)
 	}
 }
 

@@ -40,6 +40,24 @@ func DSCPMark(fr *capture.FlowResult, e flow.Expect) Verdict {
 		fmt.Sprintf("%d of %d packets carry DSCP %d (required 100%%); histogram %v", good, fr.Packets, *e.DSCP, fr.DSCPHistogram()))
 }
 
+// NotDelivered judges a flow expected undelivered: its sender must never
+// have resolved the peer (unresolved says how that showed) and none of
+// its packets may reach the capture point. packets is what the capture
+// saw (-1: the capture was not analysed, which fails the verdict).
+func NotDelivered(name string, packets int, unresolved string) Verdict {
+	switch {
+	case packets < 0:
+		return Unmeasured(name, Undelivered, 0, "packets", "the flow's capture was not analysed")
+	case unresolved == "":
+		v := Within(name, Undelivered, float64(packets), 0, Tolerance{}, "packets", 1, "")
+		v.Pass = false // resolving the peer is the failure, whatever reached the uplink
+		v.Message = fmt.Sprintf("FAIL %s %s: the sender resolved its peer and sent (%d packets on the uplink); expected the peer's address never to resolve", name, Undelivered, packets)
+		return v
+	}
+	return Within(name, Undelivered, float64(packets), 0, Tolerance{}, "packets", 1,
+		fmt.Sprintf("%d packets on the uplink (allowed 0): %s", packets, unresolved))
+}
+
 // PolicingTolerance is the slack allowed on the token-bucket bound.
 type PolicingTolerance struct {
 	Jitter time.Duration // capture timestamp jitter: adds rate*Jitter bits

@@ -143,3 +143,23 @@ func TestRateRangeTwoSided(t *testing.T) {
 		}
 	}
 }
+
+func TestNotDelivered(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		packets    int
+		unresolved string
+		pass       bool
+	}{
+		{"never resolved, nothing sent", 0, "neighbour fd00::2 on eth0: timed out", true},
+		{"never resolved, yet packets on the uplink", 3, "neighbour fd00::2 on eth0: timed out", false},
+		{"resolved and delivered", 1200, "", false},
+		{"resolved, nothing captured", 0, "", false},
+		{"capture not analysed", -1, "timed out", false},
+	} {
+		v := NotDelivered("f/v6", tc.packets, tc.unresolved)
+		if v.Pass != tc.pass || v.Property != Undelivered {
+			t.Errorf("%s: pass %v property %s (%s), want pass %v", tc.name, v.Pass, v.Property, v.Message, tc.pass)
+		}
+	}
+}

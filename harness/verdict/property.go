@@ -25,6 +25,7 @@ const (
 	ForeignMAC             Property = "foreign-mac"              // frames with another VM's MAC left with another class
 	PortSecurity           Property = "port-security"            // frames with another VM's MAC left the node
 	Delay                  Property = "marking-delay"            // a new VM's first marked packet outside its window
+	Undelivered            Property = "undelivered"              // a flow expected undelivered resolved its peer or reached the uplink
 )
 
 // Properties of the control plane and the NB.
