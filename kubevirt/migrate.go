@@ -361,11 +361,16 @@ func (m *Manager) binding(ctx context.Context, lsp string) (main string, additio
 // waitAdditionalChassis waits until the LSP is also bound on target.
 func (m *Manager) waitAdditionalChassis(ctx context.Context, lsp, target string) error {
 	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" additional chassis "+target, func(ctx context.Context) (bool, error) {
-		_, add, err := m.binding(ctx, lsp)
-		if errors.Is(err, errNoBinding) {
+		main, add, err := m.binding(ctx, lsp)
+		switch {
+		case errors.Is(err, errNoBinding):
 			return false, poll.Retry("%v", err)
+		case err != nil:
+			return false, err
+		case !slices.Contains(add, target):
+			return false, poll.Retry("chassis %q, additional chassis %q", main, add)
 		}
-		return slices.Contains(add, target), err
+		return true, nil
 	})
 }
 
@@ -373,9 +378,14 @@ func (m *Manager) waitAdditionalChassis(ctx context.Context, lsp, target string)
 func (m *Manager) waitMainChassis(ctx context.Context, lsp, target string) error {
 	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" on "+target+" alone", func(ctx context.Context) (bool, error) {
 		main, add, err := m.binding(ctx, lsp)
-		if errors.Is(err, errNoBinding) {
+		switch {
+		case errors.Is(err, errNoBinding):
 			return false, poll.Retry("%v", err)
+		case err != nil:
+			return false, err
+		case main != target || len(add) > 0:
+			return false, poll.Retry("chassis %q, additional chassis %q", main, add)
 		}
-		return main == target && len(add) == 0, err
+		return true, nil
 	})
 }
