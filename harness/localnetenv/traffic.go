@@ -189,10 +189,11 @@ func (e *Env) sender(ctx context.Context, r *running, i int, run harness.FlowRun
 	}, nil
 }
 
-// handshakeTimeout bounds iperf3's UDP handshake (traffic.IperfOptions);
-// handshakeAttempts is how often a flow whose handshake datagram was lost
-// is started. Under CPU load the userspace datapath drops the odd frame,
-// and iperf3 3.12 never resends its handshake.
+// handshakeTimeout is how long iperf3's UDP handshake datagram may stay
+// unanswered (traffic.IperfOptions.Handshake); handshakeAttempts is how
+// often a flow whose handshake was lost is started. Under CPU load the
+// userspace datapath drops the odd frame, and iperf3 3.12 never resends
+// its handshake.
 const (
 	handshakeTimeout  = 3 * time.Second
 	handshakeAttempts = 2

@@ -96,11 +96,11 @@ type IperfOptions struct {
 	Grace  time.Duration // extra time beyond the test duration; default 15s
 	// Handshake (UDP only; 0 = not watched) bounds iperf3's UDP
 	// handshake: its client sends one datagram and waits, without a
-	// retry, for the server's answer, so a lost datagram stalls the
-	// test until it is killed. Unless the namespace's kernel has sent at
-	// least two more UDP datagrams (the handshake's and the first of
-	// the test) within Handshake of the start, the client is killed and
-	// the error wraps ErrHandshake.
+	// retry, for the server's one-datagram answer, so a lost datagram
+	// stalls the test until it is killed. When the client's namespace
+	// has sent a UDP datagram and read none for Handshake, and the test
+	// has not started sending, the client is killed and the error wraps
+	// ErrHandshake. A slow start (no datagram yet) is not a stall.
 	Handshake time.Duration
 }
 
@@ -162,9 +162,9 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 	name := fmt.Sprintf("iperf3 client flow %q in %s", spec.Name, ns)
 	h := netns.Named(ns)
 	watch := opts.Handshake > 0 && spec.Protocol == flow.UDP
-	var base uint64
+	var base netns.UDPCounters
 	if watch {
-		if base, err = h.UDPOut(); err != nil {
+		if base, err = h.UDP(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -175,7 +175,7 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if watch {
-		if err := awaitHandshake(ctx, h, base, opts.Handshake); err != nil {
+		if err := awaitHandshake(ctx, h, base, spec.Duration+opts.Grace, opts.Handshake); err != nil {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -189,19 +189,28 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 	return &IperfResult{Report: rep, Sender: rep.End.SumSent, Receiver: rep.End.SumReceived}, nil
 }
 
-// awaitHandshake waits until the namespace has sent two UDP datagrams
-// more than base.
-func awaitHandshake(ctx context.Context, h netns.NS, base uint64, timeout time.Duration) error {
-	var sent uint64
-	err := poll.Until(ctx, timeout, 20*time.Millisecond, "UDP datagrams of the iperf3 client", func(context.Context) (bool, error) {
-		n, err := h.UDPOut()
-		sent = n - base
-		return n >= base+2, err
+// awaitHandshake returns once the client's namespace has read a UDP
+// datagram (the server's answer) or sent two (the handshake's and the
+// test's first) more than base; with ErrHandshake when one was sent and
+// none read for stall; after timeout with poll's error.
+func awaitHandshake(ctx context.Context, h netns.NS, base netns.UDPCounters, timeout, stall time.Duration) error {
+	var sentAt time.Time
+	return poll.Until(ctx, timeout, 20*time.Millisecond, "the iperf3 client's UDP handshake", func(context.Context) (bool, error) {
+		c, err := h.UDP()
+		switch {
+		case err != nil:
+			return false, err
+		case c.In > base.In || c.Out >= base.Out+2:
+			return true, nil
+		case c.Out == base.Out:
+			return false, poll.Retry("no UDP datagram sent yet")
+		case sentAt.IsZero():
+			sentAt = time.Now()
+		case time.Since(sentAt) >= stall:
+			return false, fmt.Errorf("%w: its datagram unanswered for %s", ErrHandshake, stall)
+		}
+		return false, poll.Retry("handshake datagram sent, no answer yet")
 	})
-	if errors.Is(err, poll.ErrTimeout) {
-		return fmt.Errorf("%w: %d datagrams sent in %s", ErrHandshake, sent, timeout)
-	}
-	return err
 }
 
 func decodeReport(name string, out []byte, stderr string, runErr error) (*IperfReport, error) {

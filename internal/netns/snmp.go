@@ -9,25 +9,37 @@ import (
 	"strings"
 )
 
-// UDPOut returns how many UDP datagrams the namespace's kernel sockets
-// have sent, IPv4 and IPv6 together (Udp OutDatagrams of
-// /proc/thread-self/net/snmp plus Udp6OutDatagrams of snmp6, read on a
-// thread inside the namespace). Frames sent on packet sockets are not
-// counted.
-func (n NS) UDPOut() (uint64, error) {
-	var v4, v6 uint64
+// UDPCounters counts the UDP datagrams the namespace's kernel sockets
+// have received (In) and sent (Out), IPv4 and IPv6 together. Frames on
+// packet sockets are not counted.
+type UDPCounters struct{ In, Out uint64 }
+
+// UDP reads the namespace's UDP counters (Udp InDatagrams/OutDatagrams of
+// /proc/thread-self/net/snmp plus Udp6InDatagrams/Udp6OutDatagrams of
+// snmp6, on a thread inside the namespace).
+func (n NS) UDP() (UDPCounters, error) {
+	var c UDPCounters
 	err := n.Do(func() error {
-		var err error
-		if v4, err = snmpCounter("/proc/thread-self/net/snmp", "Udp:", "OutDatagrams"); err != nil {
-			return err
+		for _, k := range []struct {
+			dst    *uint64
+			v4, v6 string
+		}{{&c.In, "InDatagrams", "Udp6InDatagrams"}, {&c.Out, "OutDatagrams", "Udp6OutDatagrams"}} {
+			v4, err := snmpCounter("/proc/thread-self/net/snmp", "Udp:", k.v4)
+			if err != nil {
+				return err
+			}
+			v6, err := snmp6Counter("/proc/thread-self/net/snmp6", k.v6)
+			if err != nil {
+				return err
+			}
+			*k.dst = v4 + v6
 		}
-		v6, err = snmp6Counter("/proc/thread-self/net/snmp6", "Udp6OutDatagrams")
-		return err
+		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("%s: UDP datagrams sent: %w", n, err)
+		return UDPCounters{}, fmt.Errorf("%s: UDP counters: %w", n, err)
 	}
-	return v4 + v6, nil
+	return c, nil
 }
 
 // snmpCounter reads one counter of /proc/net/snmp's format: a header line
