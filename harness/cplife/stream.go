@@ -3,6 +3,7 @@ package cplife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/internal/poll"
 	"net/netip"
@@ -32,7 +33,7 @@ type StreamSpec struct {
 type Stream struct {
 	spec  StreamSpec
 	probe *localnet.Probe
-	watch *localnet.DSCPWatch
+	watch *capture.Watch
 	start time.Time
 }
 
@@ -53,7 +54,7 @@ func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
 	if spec.Interval == 0 {
 		spec.Interval = 2 * time.Millisecond
 	}
-	w, err := localnet.WatchDSCP(spec.WatchNetns, spec.WatchIf)
+	w, err := capture.StartWatch(spec.WatchNetns, spec.WatchIf)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
 	}
@@ -69,7 +70,7 @@ func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
 func (s *Stream) Spec() StreamSpec { return s.spec }
 
 // Seen returns every packet of the stream's source seen on the uplink.
-func (s *Stream) Seen() []localnet.Seen { return s.watch.Seen(s.spec.Src.Addr()) }
+func (s *Stream) Seen() []capture.Packet { return s.watch.Packets(s.spec.Src.Addr()) }
 
 // Marks analyses the stream's packets in [from, to).
 func (s *Stream) Marks(from, to time.Time) marks.Count {

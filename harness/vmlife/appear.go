@@ -3,6 +3,7 @@ package vmlife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/marks"
 	"time"
 
@@ -75,7 +76,7 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 		return fail(err)
 	}
 	res.PortUp = time.Since(res.CommandAt)
-	var first localnet.Seen
+	var first capture.Packet
 	err = localnet.Poll(ctx, s.tr.Timeout, fmt.Sprintf("DSCP %d from %s on %s's uplink", spec.DSCP, vmIP, in.Node),
 		func(context.Context) (bool, error) {
 			var ok bool

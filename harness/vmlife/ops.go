@@ -3,6 +3,7 @@ package vmlife
 import (
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/capture"
 	"net"
 	"net/netip"
 	"slices"
@@ -172,12 +173,12 @@ func (o *Ops) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, 
 
 // watchUplinks starts a DSCP watch on the uplink of every node given.
 func (o *Ops) watchUplinks(nodes ...string) (*uplinks, error) {
-	u := &uplinks{ws: map[string]*localnet.DSCPWatch{}}
+	u := &uplinks{ws: map[string]*capture.Watch{}}
 	for _, n := range nodes {
 		ns, ifname, err := o.tb.UplinkCapturePoint(n)
 		if err == nil {
-			var w *localnet.DSCPWatch
-			if w, err = localnet.WatchDSCP(ns, ifname); err == nil {
+			var w *capture.Watch
+			if w, err = capture.StartWatch(ns, ifname); err == nil {
 				u.ws[n] = w
 				continue
 			}
@@ -190,26 +191,26 @@ func (o *Ops) watchUplinks(nodes ...string) (*uplinks, error) {
 
 // uplinks are DSCP watches on node uplinks, by node.
 type uplinks struct {
-	ws map[string]*localnet.DSCPWatch
+	ws map[string]*capture.Watch
 }
 
 // seen is what every watched uplink saw from src, in time order.
-func (u *uplinks) seen(src netip.Addr) []localnet.Seen {
-	var out []localnet.Seen
+func (u *uplinks) seen(src netip.Addr) []capture.Packet {
+	var out []capture.Packet
 	for _, w := range u.ws {
-		out = append(out, w.Seen(src)...)
+		out = append(out, w.Packets(src)...)
 	}
-	slices.SortStableFunc(out, func(a, b localnet.Seen) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(out, func(a, b capture.Packet) int { return a.At.Compare(b.At) })
 	return out
 }
 
 // onNode is what one node's uplink saw from src (nil if not watched).
-func (u *uplinks) onNode(node string, src netip.Addr) []localnet.Seen {
+func (u *uplinks) onNode(node string, src netip.Addr) []capture.Packet {
 	w, ok := u.ws[node]
 	if !ok {
 		return nil
 	}
-	return w.Seen(src)
+	return w.Packets(src)
 }
 
 // Close stops every watch.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -27,8 +27,8 @@ var (
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-func seenAt(ms, dscp int, dst netip.Addr) localnet.Seen {
-	return localnet.Seen{At: at(ms), Dst: dst, DSCP: dscp}
+func seenAt(ms, dscp int, dst netip.Addr) capture.Packet {
+	return capture.Packet{At: at(ms), Dst: dst, DSCP: dscp}
 }
 
 func TestSpread(t *testing.T) {
