@@ -8,19 +8,17 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/cplife"
 	"github.com/nqos/nqos/harness/results"
-	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
 // guestSpec is the vmlife description of a VM under a step's probe.
-func guestSpec(vm *scenarios.VM, p *scenarios.Probe) vmlife.GuestSpec {
-	return vmlife.GuestSpec{VM: vmlife.VMRef{Namespace: vm.Namespace, Name: vm.Name},
-		Object: vmlife.ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
-		DSCP:   p.DSCP, Traffic: vmlife.Traffic{Peer: p.Peer}}
+func guestSpec(vm *scenarios.VM, p *scenarios.Probe) GuestSpec {
+	return GuestSpec{VM: VMRef{Namespace: vm.Namespace, Name: vm.Name},
+		Object: ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
+		DSCP:   p.DSCP, Traffic: Traffic{Peer: p.Peer}}
 }
 
 func measure(name string, d time.Duration) results.Measure {
@@ -35,7 +33,7 @@ func counted(name string, n int, unit string) results.Measure {
 // both nodes' uplinks watched).
 func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
 	g := guestSpec(vm, p)
-	res, err := e.life.Migrate(ctx, vmlife.MigrateSpec{VM: g.VM, Target: e.nodeName(m.To), Mode: kubevirt.MigrationMode(m.Mode),
+	res, err := e.life.Migrate(ctx, MigrateSpec{VM: g.VM, Target: e.nodeName(m.To), Mode: kubevirt.MigrationMode(m.Mode),
 		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
 	if err != nil {
 		return harness.LifeResult{}, err
@@ -62,7 +60,7 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 // lateMeasures are the figures of a VM migrated in after its NetworkQoS
 // (its target LSP created after the switch): the controller has to find
 // a port it has never seen, as for a VM that starts after its policy.
-func lateMeasures(res vmlife.MigrateResult) []results.Measure {
+func lateMeasures(res MigrateResult) []results.Measure {
 	if !res.Late {
 		return nil
 	}
@@ -77,7 +75,7 @@ func lateMeasures(res vmlife.MigrateResult) []results.Measure {
 // handoverMeasures are the multi-chassis figures per phase: the switch
 // (guest moved, binding settled on the target) and the handover of the
 // LSP to the target pod (renamed in place, VIF re-pointed).
-func handoverMeasures(ph *vmlife.MigratePhases, rep kubevirt.MigrationReport) []results.Measure {
+func handoverMeasures(ph *MigratePhases, rep kubevirt.MigrationReport) []results.Measure {
 	if ph == nil {
 		return nil
 	}
@@ -93,7 +91,7 @@ func handoverMeasures(ph *vmlife.MigratePhases, rep kubevirt.MigrationReport) []
 	}
 }
 
-// RestartLauncher recreates the VM's launcher pod with package vmlife.
+// RestartLauncher recreates the VM's launcher pod with package
 func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
 	res, err := e.life.RestartLauncher(ctx, guestSpec(vm, p))
 	if err != nil {
@@ -114,7 +112,7 @@ func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenario
 	}, nil
 }
 
-// ChangeGuestIP changes the guest's address with package vmlife.
+// ChangeGuestIP changes the guest's address with package
 func (e *Env) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (harness.LifeResult, error) {
 	res, err := e.life.ChangeGuestIP(ctx, guestSpec(vm, p), v4)
 	if err != nil {
@@ -152,7 +150,7 @@ func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm 
 	if err != nil {
 		return harness.LifeResult{}, err
 	}
-	res, err := cplife.RestartDaemonUnderTraffic(ctx, e.tb, cplife.DaemonRestartSpec{Node: e.nodeName(r.Node),
+	res, err := RestartDaemonUnderTraffic(ctx, e.tb, DaemonRestartSpec{Node: e.nodeName(r.Node),
 		Daemon: daemonNames[r.Daemon], Mode: localnet.RestartMode(r.Mode), Marked: s})
 	sr := s.Stop()
 	if err != nil {
@@ -173,7 +171,7 @@ func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm 
 }
 
 // probeStream starts the VM's marked stream to the probe's peer.
-func (e *Env) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (*cplife.Stream, error) {
+func (e *Env) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (*Stream, error) {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return nil, err
@@ -194,7 +192,7 @@ func (e *Env) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Pr
 	if err != nil {
 		return nil, fmt.Errorf("host %s: address %q: %w", p.Peer, host.IPv4, err)
 	}
-	return cplife.StartStream(ctx, cplife.StreamSpec{Name: vm.Name + "->" + p.Peer, SrcNetns: in.Netns,
+	return StartStream(ctx, StreamSpec{Name: vm.Name + "->" + p.Peer, SrcNetns: in.Netns,
 		Src: netip.AddrPortFrom(src.Addr(), probePort), DstNetns: host.Netns, Dst: netip.AddrPortFrom(dst, probePort),
 		DSCP: p.DSCP, WatchNetns: wns, WatchIf: wif})
 }

@@ -23,7 +23,6 @@ import (
 
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/kubevirt"
@@ -64,7 +63,7 @@ type Env struct {
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
 	vms    *kubevirt.Manager
-	life   *vmlife.Ops
+	life   *Ops
 	log    *slog.Logger
 	cancel context.CancelFunc
 	ctrlWG sync.WaitGroup
@@ -224,7 +223,7 @@ func (e *Env) controllerErr() error {
 // createVMs creates the VMs that are not late.
 func (e *Env) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
-	e.life = vmlife.New(e.tb, e.vms, e.nb)
+	e.life = New(e.tb, e.vms, e.nb)
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]
 		if vm.Late {

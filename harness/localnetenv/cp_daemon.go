@@ -1,11 +1,12 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/topo/localnet"
 )

@@ -1,7 +1,6 @@
-package cplife
+package localnetenv
 
 import (
-	"maps"
 	"slices"
 	"strings"
 )
@@ -15,6 +14,3 @@ func sortChanges(cs []RowChange) {
 		return strings.Compare(a.UUID, b.UUID)
 	})
 }
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,13 +1,14 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"time"
+
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/internal/poll"
-	"net/netip"
-	"time"
 
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -75,18 +76,6 @@ func (s *Stream) Seen() []capture.Packet { return s.watch.Packets(s.spec.Src.Add
 // Marks analyses the stream's packets in [from, to).
 func (s *Stream) Marks(from, to time.Time) marks.Count {
 	return marks.Tally(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, from, to)
-}
-
-// FirstMarked waits until a marked packet at or after t was seen and
-// returns its time.
-func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Duration) (time.Time, error) {
-	var at time.Time
-	err := poll.Until(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func(context.Context) (bool, error) {
-		p, ok := marks.First(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, t)
-		at = p.At
-		return ok, nil
-	})
-	return at, err
 }
 
 // WaitMarkedRun waits until the stream has a run of n consecutive marked

@@ -1,10 +1,9 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/marks"
+
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -22,14 +22,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 var (
 	t0   = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	peer = netip.MustParseAddr("10.20.0.10")
-	far  = netip.MustParseAddr("10.20.0.20")
 )
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-
-func seenAt(ms, dscp int, dst netip.Addr) capture.Packet {
-	return capture.Packet{At: at(ms), Dst: dst, DSCP: dscp}
-}
 
 func TestSpread(t *testing.T) {
 	ms := func(v ...int) []time.Duration {
@@ -155,7 +150,7 @@ func TestResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "results.golden")
+	path := filepath.Join("testdata", "lifecycle-results.golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -171,19 +166,6 @@ func TestResultJSON(t *testing.T) {
 	if string(want) != string(got)+"\n" {
 		t.Errorf("result JSON differs from %s (run with -update if intended):\n%s", path, got)
 	}
-}
-
-func equalJSON(t *testing.T, a, b any) bool {
-	t.Helper()
-	x, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := json.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(x) == string(y)
 }
 
 // Bad input is refused before anything is touched, with an error naming

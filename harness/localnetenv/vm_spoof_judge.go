@@ -1,4 +1,4 @@
-package vmlife
+package localnetenv
 
 import (
 	"fmt"

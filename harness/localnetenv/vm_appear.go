@@ -1,11 +1,12 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/marks"
-	"time"
 
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/topo/localnet"

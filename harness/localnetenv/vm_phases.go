@@ -1,10 +1,11 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/kubevirt"
 )

@@ -1,17 +1,12 @@
-package cplife
+package localnetenv
 
 import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nqos/nqos/internal/qos"
 )
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 
 func TestDiffRows(t *testing.T) {
 	row := func(dscp int) qos.QoSRow {

@@ -1,11 +1,12 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/harness/marks"
 )
 
 // GuestSpec is a lifecycle event of a running VM selected by a

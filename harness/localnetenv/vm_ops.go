@@ -1,14 +1,15 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/capture"
 	"net"
 	"net/netip"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/nqos/nqos/capture"
 
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/kubevirt"

@@ -1,11 +1,12 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/internal/poll"
 	"slices"
 	"time"
+
+	"github.com/nqos/nqos/internal/poll"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
@@ -26,19 +26,6 @@ import (
 type Cluster struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
-}
-
-// NewCluster connects to the API server of cfg.
-func NewCluster(cfg *rest.Config) (*Cluster, error) {
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
-	}
-	return &Cluster{Kube: kube, Dynamic: dyn}, nil
 }
 
 // Input lists every object the compiler reads (NetworkQoS, Namespace,
@@ -95,15 +82,6 @@ func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.Gro
 // fromUnstructured converts one object.
 func fromUnstructured(u *unstructured.Unstructured, obj any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
-}
-
-// unstructuredOf is the inverse, for objects this package writes.
-func unstructuredOf(obj any) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	return &unstructured.Unstructured{Object: m}, nil
 }
 
 // NBDiff is the difference between the rows the compiler wants and the
