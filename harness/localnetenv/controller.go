@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/harness"
@@ -119,7 +120,7 @@ type restartRun struct {
 	from, end time.Time
 	marks     marks.Count
 	converged convergence
-	txs       []Transaction
+	txs       []lifeprobe.Transaction
 	stream    StreamResult
 	afterTx   int
 	burst     bool
@@ -195,7 +196,7 @@ func (r *restartRun) result() harness.ControllerResult {
 	out.LifeResult = harness.LifeResult{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
 		Lost: map[string]int{harness.Out: r.stream.Lost}, Sent: map[string]int{harness.Out: r.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
-			"changes": CountChanges(r.txs), "transactions": r.txs}}
+			"changes": lifeprobe.CountChanges(r.txs), "transactions": r.txs}}
 	out.TxWhileDown = rr.TxWhileDown
 	return out
 }

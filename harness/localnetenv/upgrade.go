@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/harness"
@@ -17,10 +18,10 @@ import (
 
 // legacyObject is one NetworkQoS whose legacy rows a step seeded.
 type legacyObject struct {
-	Key    string       `json:"key"`       // "ns/name"
-	PG     string       `json:"portGroup"` // the port group the migration must create
-	Ports  int          `json:"ports"`     // how many ports the compiler puts in it
-	Seeded SeededLegacy `json:"seeded"`
+	Key    string                 `json:"key"`       // "ns/name"
+	PG     string                 `json:"portGroup"` // the port group the migration must create
+	Ports  int                    `json:"ports"`     // how many ports the compiler puts in it
+	Seeded lifeprobe.SeededLegacy `json:"seeded"`
 }
 
 // upgradeRun is one upgrade step's measurements.
@@ -32,8 +33,8 @@ type upgradeRun struct {
 	syncedAt  time.Time
 	converged convergence
 	end       time.Time
-	txs       []Transaction
-	orders    []MigrationOrder
+	txs       []lifeprobe.Transaction
+	orders    []lifeprobe.MigrationOrder
 	errs      []string
 	marks     marks.Count // controller start to the end
 	before    marks.Count // seeding to the controller start
@@ -112,7 +113,7 @@ func (e *Env) upgradeUnderProbe(ctx context.Context, s *Stream, run *upgradeRun)
 // the final rows.
 func (run *upgradeRun) checkOrder(final qos.Desired) {
 	for _, o := range run.objects {
-		order, err := LegacyMigrationOrder(run.txs, o.Seeded, o.PG)
+		order, err := lifeprobe.LegacyMigrationOrder(run.txs, o.Seeded, o.PG)
 		run.orders = append(run.orders, order)
 		if err != nil {
 			run.errs = append(run.errs, fmt.Sprintf("%s: %v", o.Key, err))
@@ -131,7 +132,7 @@ func (run *upgradeRun) checkOrder(final qos.Desired) {
 
 // portsAt is how many ports the port group holds once transaction seq
 // committed.
-func portsAt(txs []Transaction, pg string, seq int) int {
+func portsAt(txs []lifeprobe.Transaction, pg string, seq int) int {
 	n := 0
 	for _, tx := range txs {
 		if tx.Seq > seq {
@@ -147,7 +148,7 @@ func portsAt(txs []Transaction, pg string, seq int) int {
 }
 
 // txAt is the arrival time of transaction seq relative to t (0 if absent).
-func txAt(txs []Transaction, seq int, t time.Time) time.Duration {
+func txAt(txs []lifeprobe.Transaction, seq int, t time.Time) time.Duration {
 	for _, tx := range txs {
 		if tx.Seq == seq {
 			return tx.At.Sub(t)

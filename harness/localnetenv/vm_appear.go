@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/kubevirt"
@@ -43,8 +44,8 @@ type AppearResult struct {
 	// Marking counts every packet of the VM to the peer on the uplink
 	// from CommandAt until the probe stopped; Marking.Unmarked are the
 	// packets that left before marking started.
-	Marking marks.Count `json:"marking"`
-	Out     Direction   `json:"out"`
+	Marking marks.Count         `json:"marking"`
+	Out     lifeprobe.Direction `json:"out"`
 }
 
 // VMAppears creates the VM without its LSP, starts the guest's probe to
@@ -100,10 +101,10 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 	if p, ok := marks.First(seen, s.peerIP, -1, res.CommandAt); ok {
 		res.FirstPacket = p.At.Sub(res.CommandAt)
 	}
-	if at, ok := o.clock.at(res.LSP); ok {
+	if at, ok := o.clock.At(res.LSP); ok {
 		res.LSPInNB = at.Sub(res.CommandAt)
 	}
-	joined, _ := rec.times(res.LSP)
+	joined, _ := rec.Times(res.LSP)
 	if joined.IsZero() {
 		return fail(fmt.Errorf("LSP %s never seen in the port group of NetworkQoS %s", res.LSP, spec.Object))
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -31,10 +32,10 @@ type BaselineResult struct {
 	LSP       string `json:"lsp"`
 	PortGroup string `json:"portGroup"`
 	// Add: `ovn-nbctl pg-set-ports` command -> first marked packet.
-	Add Spread `json:"add"`
+	Add lifeprobe.Spread `json:"add"`
 	// Remove: port-group clear command -> first unmarked packet.
-	Remove Spread    `json:"remove"`
-	Out    Direction `json:"out"`
+	Remove lifeprobe.Spread    `json:"remove"`
+	Out    lifeprobe.Direction `json:"out"`
 }
 
 const baselineTag = "vmlife-baseline"
@@ -92,7 +93,7 @@ func (o *Ops) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res Bas
 		remove = append(remove, d)
 	}
 	res.Out, _ = s.stop()
-	res.Add, res.Remove = spread(add), spread(remove)
+	res.Add, res.Remove = lifeprobe.NewSpread(add), lifeprobe.NewSpread(remove)
 	return res, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/kubevirt"
@@ -59,8 +60,8 @@ type MigrateResult struct {
 	LSPToMarked time.Duration `json:"lspToMarkedNs"`
 	// Out is guest -> peer, In is peer -> guest (marking applies to Out),
 	// over the whole migration (multi-chassis: both phases summed).
-	Out Direction `json:"out"`
-	In  Direction `json:"in"`
+	Out lifeprobe.Direction `json:"out"`
+	In  lifeprobe.Direction `json:"in"`
 	// Phases (multi-chassis only) splits the migration at the handover.
 	Phases *MigratePhases `json:"phases,omitempty"`
 	// Marking counts the guest's packets to the peer on both uplinks
@@ -130,7 +131,7 @@ func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Conte
 }
 
 // fill computes the figures from the watches and recordings.
-func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lspClock) {
+func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lifeprobe.FirstSeen) {
 	sw := r.Report.SwitchAt
 	all := ups.seen(s.vmIP)
 	r.Marking = marks.Tally(all, s.peerIP, dscp, start, time.Time{})
@@ -142,9 +143,9 @@ func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time
 	if p, ok := marks.First(target, s.peerIP, -1, sw); ok {
 		r.FirstPacketOnTarget = p.At.Sub(sw)
 	}
-	joined, left := rec.times(r.TargetLSP)
-	r.TargetInGroup, r.TargetLeftGroup = since(sw, joined), since(sw, left)
-	if at, ok := clock.at(r.TargetLSP); ok {
+	joined, left := rec.Times(r.TargetLSP)
+	r.TargetInGroup, r.TargetLeftGroup = lifeprobe.Since(sw, joined), lifeprobe.Since(sw, left)
+	if at, ok := clock.At(r.TargetLSP); ok {
 		r.TargetLSPInNB = at.Sub(sw)
 		if !r.OnTarget.FirstMarked.IsZero() {
 			r.LSPToMarked = r.OnTarget.FirstMarked.Sub(at)

@@ -6,10 +6,10 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/lifeprobe"
 
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/kubevirt"
@@ -49,37 +49,15 @@ type Ops struct {
 	tb    Testbed
 	vms   VMs
 	nb    NB
-	clock *lspClock
+	clock *lifeprobe.FirstSeen
 }
 
 // New returns the operations of a testbed. It registers a callback on nb
 // that timestamps every LSP appearing in the NB, so nb must outlive the Ops.
 func New(tb Testbed, vms VMs, nb NB) *Ops {
-	c := &lspClock{seen: map[string]time.Time{}}
-	nb.OnLogicalSwitchPortAdd(c.add)
+	c := lifeprobe.NewFirstSeen()
+	nb.OnLogicalSwitchPortAdd(c.Add)
 	return &Ops{tb: tb, vms: vms, nb: nb, clock: c}
-}
-
-// lspClock records when each LSP name first appeared in the NB cache.
-type lspClock struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-}
-
-func (c *lspClock) add(name string) {
-	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.seen[name]; !ok {
-		c.seen[name] = now
-	}
-}
-
-func (c *lspClock) at(name string) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.seen[name]
-	return t, ok
 }
 
 // ObjectRef names a NetworkQoS.

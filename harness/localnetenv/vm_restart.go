@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 )
 
@@ -30,11 +31,11 @@ type RestartResult struct {
 	MembersBefore []string `json:"membersBefore"`
 	MembersAfter  []string `json:"membersAfter"`
 	// Restart is how long the launcher restart took (new LSP up).
-	Restart       time.Duration `json:"restartNs"`
-	NewLSPInNB    time.Duration `json:"newLSPInNBNs"`
-	NewInGroup    time.Duration `json:"newInGroupNs"`
-	OldOutOfGroup time.Duration `json:"oldOutOfGroupNs"`
-	Out           Direction     `json:"out"`
+	Restart       time.Duration       `json:"restartNs"`
+	NewLSPInNB    time.Duration       `json:"newLSPInNBNs"`
+	NewInGroup    time.Duration       `json:"newInGroupNs"`
+	OldOutOfGroup time.Duration       `json:"oldOutOfGroupNs"`
+	Out           lifeprobe.Direction `json:"out"`
 	// Marking counts the guest's packets to the peer on the uplink from
 	// the start of the restart until the probe stopped.
 	Marking marks.Count `json:"marking"`
@@ -96,10 +97,10 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 		return fail(err)
 	}
 	res.Marking = marks.Tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
-	joined, _ := rec.times(res.NewLSP)
-	_, left := rec.times(res.OldLSP)
-	res.NewInGroup, res.OldOutOfGroup = since(start, joined), since(start, left)
-	if at, ok := o.clock.at(res.NewLSP); ok {
+	joined, _ := rec.Times(res.NewLSP)
+	_, left := rec.Times(res.OldLSP)
+	res.NewInGroup, res.OldOutOfGroup = lifeprobe.Since(start, joined), lifeprobe.Since(start, left)
+	if at, ok := o.clock.At(res.NewLSP); ok {
 		res.NewLSPInNB = at.Sub(start)
 	}
 	return res, nil
@@ -114,10 +115,10 @@ type IPChangeResult struct {
 	MembersAfter  []string `json:"membersAfter"`
 	// Before counts the packets from the old address, After those from
 	// the new one, on the uplink.
-	Before    marks.Count `json:"before"`
-	After     marks.Count `json:"after"`
-	OutBefore Direction   `json:"outBefore"`
-	OutAfter  Direction   `json:"outAfter"`
+	Before    marks.Count         `json:"before"`
+	After     marks.Count         `json:"after"`
+	OutBefore lifeprobe.Direction `json:"outBefore"`
+	OutAfter  lifeprobe.Direction `json:"outAfter"`
 }
 
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
@@ -166,14 +167,14 @@ func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string)
 
 // stream runs one guest -> peer probe from ip until After datagrams
 // arrived and counts its packets on the uplinks from t on.
-func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (Direction, marks.Count, error) {
+func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
 	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
 	if err != nil {
-		return Direction{}, marks.Count{}, err
+		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	defer s.stop()
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
-		return Direction{}, marks.Count{}, err
+		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	out, _ := s.stop()
 	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil

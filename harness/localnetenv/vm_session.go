@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -146,7 +146,7 @@ func (s *session) waitMore(ctx context.Context, n int) error {
 }
 
 // stop ends both probes and returns out (guest -> peer) and in.
-func (s *session) stop() (out, in Direction) {
+func (s *session) stop() (out, in lifeprobe.Direction) {
 	out = direction(s.out.Stop())
 	if s.in != nil {
 		in = direction(s.in.Stop())
@@ -157,9 +157,8 @@ func (s *session) stop() (out, in Direction) {
 // memberRecorder samples an object's port-group membership and records
 // when each LSP was first seen in it and, after that, first seen out of it.
 type memberRecorder struct {
+	*lifeprobe.Membership
 	mu     sync.Mutex
-	joined map[string]time.Time
-	left   map[string]time.Time
 	err    error // the NB read that ended the sampling
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -170,7 +169,7 @@ const memberSample = 5 * time.Millisecond
 
 func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &memberRecorder{joined: map[string]time.Time{}, left: map[string]time.Time{}, cancel: cancel, done: make(chan struct{})}
+	r := &memberRecorder{Membership: lifeprobe.NewMembership(), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		t := time.NewTicker(memberSample)
@@ -185,7 +184,7 @@ func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder 
 				}
 				return
 			}
-			r.observe(members, time.Now())
+			r.Observe(members, time.Now())
 			select {
 			case <-ctx.Done():
 				return
@@ -196,28 +195,6 @@ func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder 
 	return r
 }
 
-func (r *memberRecorder) observe(members []string, now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, m := range members {
-		if _, ok := r.joined[m]; !ok {
-			r.joined[m] = now
-		}
-	}
-	for m := range r.joined {
-		if _, gone := r.left[m]; !gone && !slices.Contains(members, m) {
-			r.left[m] = now
-		}
-	}
-}
-
-// times returns when lsp joined and left (zero when not seen).
-func (r *memberRecorder) times(lsp string) (joined, left time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.joined[lsp], r.left[lsp]
-}
-
 // stop ends the sampling; the error is the NB read that ended it early.
 func (r *memberRecorder) stop() error {
 	r.cancel()
@@ -225,4 +202,9 @@ func (r *memberRecorder) stop() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err
+}
+
+// direction is a probe's result as one direction of the session.
+func direction(r localnet.ProbeResult) lifeprobe.Direction {
+	return lifeprobe.Direction{Sent: r.Sent, Received: r.Received, Lost: r.Lost, LongestGap: r.LongestGap}
 }
