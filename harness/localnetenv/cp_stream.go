@@ -100,6 +100,9 @@ func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout 
 				return true, nil
 			}
 		}
+		if err := s.watch.Err(); err != nil {
+			return false, fmt.Errorf("stream %s: %w", s.spec.Name, err)
+		}
 		return false, nil
 	})
 	return runStart, err

@@ -63,7 +63,7 @@ type Env struct {
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
 	vms    *kubevirt.Manager
-	life   *Ops
+	life   *vmOps
 	log    *slog.Logger
 	cancel context.CancelFunc
 	ctrlWG sync.WaitGroup
@@ -223,7 +223,7 @@ func (e *Env) controllerErr() error {
 // createVMs creates the VMs that are not late.
 func (e *Env) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
-	e.life = New(e.tb, e.vms, e.nb)
+	e.life = newVMOps(e.tb, e.vms, e.nb)
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]
 		if vm.Late {

@@ -53,7 +53,7 @@ type AppearResult struct {
 // creates the LSP as ovnkube would and measures LSP creation -> first
 // marked packet on the VM node's uplink, with the controller's
 // port-group update and the binding in between.
-func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, error) {
+func (o *vmOps) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, error) {
 	ref := VMRef{spec.VM.Namespace, spec.VM.Name}
 	res := AppearResult{VM: ref, Node: spec.VM.Node}
 	fail := func(err error) (AppearResult, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
@@ -83,7 +83,7 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 		func(context.Context) (bool, error) {
 			var ok bool
 			first, ok = marks.First(ups.seen(vmIP), s.peerIP, spec.DSCP, res.CommandAt)
-			return ok, nil
+			return ok, ups.err()
 		})
 	if err != nil {
 		return fail(err)
@@ -91,7 +91,9 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
 		return fail(err)
 	}
-	res.Out, _ = s.stop()
+	if res.Out, _, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	if err := rec.stop(); err != nil {
 		return fail(err)
 	}

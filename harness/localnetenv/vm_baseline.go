@@ -43,7 +43,7 @@ const baselineTag = "vmlife-baseline"
 // PortGroupBaseline adds and removes the VM's port to and from a scratch
 // port group Samples times while the guest sends to the peer, and times
 // each change to its effect on the VM node's uplink.
-func (o *Ops) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res BaselineResult, err error) {
+func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res BaselineResult, err error) {
 	if spec.Name == "" {
 		spec.Name = "vmlife_baseline"
 	}
@@ -92,7 +92,9 @@ func (o *Ops) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res Bas
 		}
 		remove = append(remove, d)
 	}
-	res.Out, _ = s.stop()
+	if res.Out, _, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	res.Add, res.Remove = lifeprobe.NewSpread(add), lifeprobe.NewSpread(remove)
 	return res, nil
 }
@@ -100,7 +102,7 @@ func (o *Ops) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res Bas
 // timeChange runs one ovn-nbctl command and waits for the first packet
 // of the session carrying dscp (dscp >= 0) or not carrying -dscp-1
 // (dscp < 0) on the uplinks; it returns command -> that packet.
-func (o *Ops) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
+func (o *vmOps) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
 	start := time.Now()
 	if _, err := o.tb.NBCtl(ctx, args...); err != nil {
 		return 0, err
@@ -117,13 +119,13 @@ func (o *Ops) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int
 				return true, nil
 			}
 		}
-		return false, nil
+		return false, ups.err()
 	})
 	return at.Sub(start), err
 }
 
 // switchOf is the logical switch of an LSP.
-func (o *Ops) switchOf(ctx context.Context, lsp string) (string, error) {
+func (o *vmOps) switchOf(ctx context.Context, lsp string) (string, error) {
 	out, err := o.tb.NBCtl(ctx, "lsp-get-ls", lsp)
 	if err != nil {
 		return "", err
@@ -136,7 +138,7 @@ func (o *Ops) switchOf(ctx context.Context, lsp string) (string, error) {
 	return out[i+1 : j], nil
 }
 
-func (o *Ops) addScratch(ctx context.Context, sw string, spec BaselineSpec) error {
+func (o *vmOps) addScratch(ctx context.Context, sw string, spec BaselineSpec) error {
 	_, err := o.tb.NBCtl(ctx, "--", "pg-add", spec.Name,
 		"--", "--id=@q", "create", "QoS", fmt.Sprintf("priority=%d", spec.Priority), "direction=to-lport",
 		fmt.Sprintf(`match="inport == @%s"`, spec.Name), fmt.Sprintf("action:dscp=%d", spec.DSCP),
@@ -150,7 +152,7 @@ func (o *Ops) addScratch(ctx context.Context, sw string, spec BaselineSpec) erro
 
 // removeScratch deletes the scratch QoS rows and port group; it is
 // idempotent.
-func (o *Ops) removeScratch(ctx context.Context, sw, name string) error {
+func (o *vmOps) removeScratch(ctx context.Context, sw, name string) error {
 	out, err := o.tb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", "QoS", "external_ids:"+baselineTag+"="+name)
 	if err != nil {
 		return fmt.Errorf("scratch QoS rows of %s: %w", name, err)

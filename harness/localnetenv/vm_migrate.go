@@ -73,7 +73,7 @@ type MigrateResult struct {
 
 // Migrate live-migrates the VM while probes run both ways between the
 // guest and the peer and both nodes' uplinks are watched.
-func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, error) {
+func (o *vmOps) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, error) {
 	res := MigrateResult{VM: spec.VM, Mode: spec.Mode, Late: spec.LateTargetLSP}
 	fail := func(err error) (MigrateResult, error) {
 		return res, fmt.Errorf("VM %s migration to %s (%s): %w", spec.VM, spec.Target, spec.Mode, err)
@@ -105,7 +105,9 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
 		return fail(err)
 	}
-	res.Out, res.In = s.stop()
+	if res.Out, res.In, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	if err := rec.stop(); err != nil {
 		return fail(err)
 	}
@@ -119,7 +121,7 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 
 // beforeSwitch records whether the prepared target port is already in
 // the object's port group when the guest moves.
-func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
+func (o *vmOps) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
 	return func(ctx context.Context, rep kubevirt.MigrationReport) error {
 		members, err := o.Members(ctx, obj)
 		if err != nil {

@@ -37,7 +37,7 @@ func TestMembers(t *testing.T) {
 	pg := func(obj string, ports ...string) qos.PortGroup {
 		return qos.PortGroup{Name: "pg-" + obj, Ports: ports, ExternalIDs: map[string]string{qos.ObjectNameKey: obj}}
 	}
-	o := New(nil, nil, rowsNB{qos.Desired{PortGroups: []qos.PortGroup{
+	o := newVMOps(nil, nil, rowsNB{qos.Desired{PortGroups: []qos.PortGroup{
 		pg("vms:production", "p2", "p1"), pg("vms:production", "p1", "p3"), pg("vms:batch", "b1"), pg("other:production", "x"),
 	}}})
 	for _, tc := range []struct {
@@ -112,7 +112,7 @@ func TestResultJSON(t *testing.T) {
 // Bad input is refused before anything is touched, with an error naming
 // the VM and the field.
 func TestBadInput(t *testing.T) {
-	o := New(nil, nil, rowsNB{})
+	o := newVMOps(nil, nil, rowsNB{})
 	ctx := t.Context()
 	_, err := o.ChangeGuestIP(ctx, GuestSpec{VM: VMRef{"vms", "a"}}, "10.0.0.300/16")
 	if err == nil || !strings.Contains(err.Error(), "VM vms/a") || !strings.Contains(err.Error(), "new IPv4") {

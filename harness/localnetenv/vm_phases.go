@@ -49,7 +49,7 @@ const phaseStartDatagrams = 50
 // phaseSplit restarts the probes of a multi-chassis migration at the
 // handover (kubevirt's BeforeHandover).
 type phaseSplit struct {
-	o    *Ops
+	o    *vmOps
 	w    *watched
 	in   kubevirt.Instance
 	vmIP netip.Addr

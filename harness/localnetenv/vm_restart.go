@@ -44,7 +44,7 @@ type RestartResult struct {
 // RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
 // MAC) while the guest sends to the peer, and records the port-group
 // membership change and the marking on the uplink.
-func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
+func (o *vmOps) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
 	res := RestartResult{VM: spec.VM}
 	fail := func(err error) (RestartResult, error) {
 		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
@@ -89,7 +89,9 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
 		return fail(err)
 	}
-	res.Out, _ = s.stop()
+	if res.Out, _, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	if err := rec.stop(); err != nil {
 		return fail(err)
 	}
@@ -124,7 +126,7 @@ type IPChangeResult struct {
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
 // (OVN never sees it) between two probe streams to the peer and records
 // the marking of both addresses and the port-group membership.
-func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
+func (o *vmOps) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
 	res := IPChangeResult{VM: spec.VM, NewIP: newIPv4}
 	fail := func(err error) (IPChangeResult, error) {
 		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
@@ -167,7 +169,7 @@ func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string)
 
 // stream runs one guest -> peer probe from ip until After datagrams
 // arrived and counts its packets on the uplinks from t on.
-func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
+func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
 	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
 	if err != nil {
 		return lifeprobe.Direction{}, marks.Count{}, err
@@ -177,5 +179,8 @@ func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec
 		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	out, _ := s.stop()
+	if err := ups.err(); err != nil {
+		return out, marks.Count{}, err
+	}
 	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
 }

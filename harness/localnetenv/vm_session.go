@@ -60,7 +60,7 @@ type session struct {
 // pinNeighbour installs a permanent neighbour entry for the peer in the
 // guest, so the first datagrams after a (re)plug do not wait for an ARP
 // retry (1 s) that has nothing to do with QoS.
-func (o *Ops) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
+func (o *vmOps) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
 	mac, err := o.mac(ctx, peer.Netns, peer.Ifname)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (o *Ops) pinNeighbour(ctx context.Context, netns, nic string, peer localnet
 
 // startSession starts the guest -> peer probe and, with both, the
 // peer -> guest probe.
-func (o *Ops) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr Traffic, both bool) (*session, error) {
+func (o *vmOps) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr Traffic, both bool) (*session, error) {
 	tr = tr.withDefaults()
 	peer, peerIP, err := o.host(tr.Peer)
 	if err != nil {
@@ -106,7 +106,7 @@ type watched struct {
 
 // watchedSession watches the uplinks of nodes (default: the VM's node)
 // and starts the VM's probe session.
-func (o *Ops) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr Traffic, both bool, nodes ...string) (*watched, error) {
+func (o *vmOps) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr Traffic, both bool, nodes ...string) (*watched, error) {
 	if len(nodes) == 0 {
 		nodes = []string{in.Node}
 	}
@@ -126,6 +126,13 @@ func (o *Ops) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP net
 func (w *watched) close() {
 	w.stop()
 	w.ups.Close()
+}
+
+// finish stops the probes and returns out (guest -> peer) and in; it
+// fails when an uplink watch stopped recording before.
+func (w *watched) finish() (out, in lifeprobe.Direction, err error) {
+	out, in = w.stop()
+	return out, in, w.ups.err()
 }
 
 // waitMore waits until every running probe received n more datagrams
@@ -167,7 +174,7 @@ type memberRecorder struct {
 // memberSample is the sampling period of a memberRecorder.
 const memberSample = 5 * time.Millisecond
 
-func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
+func (o *vmOps) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &memberRecorder{Membership: lifeprobe.NewMembership(), cancel: cancel, done: make(chan struct{})}
 	go func() {
