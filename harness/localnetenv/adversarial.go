@@ -34,7 +34,7 @@ func vmRef(vm *scenarios.VM) VMRef {
 	return VMRef{Namespace: vm.Namespace, Name: vm.Name}
 }
 
-// Spoof runs package vmlife's spoofing operation: raw frames from the
+// Spoof runs the spoofing operation (vm_spoof.go): raw frames from the
 // spoofer's guest with its own addresses, the other VM's IP, the other
 // VM's IP and MAC, and the other VM's own frames, captured on the uplinks
 // of both VMs' nodes into <scenario dir>/spoof-<vm>/.
@@ -53,16 +53,10 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 	if err != nil {
 		return harness.SpoofResult{}, err
 	}
-	out := harness.SpoofResult{Detail: res}
-	for _, f := range res.Flows {
-		out.Flows = append(out.Flows, harness.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
-			OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps})
-	}
-	out.Verdicts = append(out.Verdicts, res.Verdicts...)
-	return out, nil
+	return res.step(), nil
 }
 
-// PortGroupBaseline runs package vmlife's port-group baseline with a
+// PortGroupBaseline runs the port-group baseline (vm_baseline.go) with a
 // harness-owned port group and QoS row (foreign to the controller).
 func (e *Env) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (harness.BaselineResult, error) {
 	res, err := e.life.PortGroupBaseline(ctx, BaselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
@@ -70,10 +64,10 @@ func (e *Env) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenar
 	if err != nil {
 		return harness.BaselineResult{}, err
 	}
-	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}, nil
+	return res.step(), nil
 }
 
-// StartVMProbed runs package vmlife's VMAppears: the launcher pod and
+// StartVMProbed runs VMAppears (vm_appear.go): the launcher pod and
 // guest first, the guest's probe to the peer, then the LSP, timed to the
 // first marked probe packet on the VM node's uplink.
 func (e *Env) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.Appearance, error) {
@@ -83,8 +77,7 @@ func (e *Env) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.
 	if err != nil {
 		return harness.Appearance{}, err
 	}
-	return harness.Appearance{LSP: res.LSP, PortUp: res.PortUp, InGroup: res.InGroup, FirstPacket: res.FirstPacket,
-		FirstMarked: res.FirstMarked, Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked, Detail: res}, nil
+	return res.step(), nil
 }
 
 // AcceptedStatus reads the NetworkQoS once: metadata.generation and the

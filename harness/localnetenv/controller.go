@@ -86,7 +86,7 @@ func (p *controllerProc) close() error {
 	return errors.Join(errs...)
 }
 
-// stopMode maps a scenario restart mode to cplife's.
+// stopMode maps a scenario restart mode to a controller StopMode.
 func stopMode(mode string) StopMode {
 	if mode == scenarios.ControllerKill9 {
 		return StopKill

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
@@ -112,4 +113,10 @@ func (o *vmOps) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, e
 	}
 	res.InGroup = joined.Sub(res.CommandAt)
 	return res, nil
+}
+
+// step is the appearance as a probed startVM step's result.
+func (res AppearResult) step() harness.Appearance {
+	return harness.Appearance{LSP: res.LSP, PortUp: res.PortUp, InGroup: res.InGroup, FirstPacket: res.FirstPacket,
+		FirstMarked: res.FirstMarked, Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked, Detail: res}
 }

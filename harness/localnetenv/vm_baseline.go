@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -17,7 +18,7 @@ import (
 // selected by any NetworkQoS that marks its traffic.
 type BaselineSpec struct {
 	VM VMRef `json:"vm"`
-	// Name of the scratch port group (default "vmlife_baseline"); it and
+	// Name of the scratch port group (default "lifecycle_baseline"); it and
 	// its QoS row are removed when the operation returns.
 	Name     string  `json:"name"`
 	DSCP     int     `json:"dscp"`
@@ -38,14 +39,14 @@ type BaselineResult struct {
 	Out    lifeprobe.Direction `json:"out"`
 }
 
-const baselineTag = "vmlife-baseline"
+const baselineTag = "nqos-sim-baseline"
 
 // PortGroupBaseline adds and removes the VM's port to and from a scratch
 // port group Samples times while the guest sends to the peer, and times
 // each change to its effect on the VM node's uplink.
 func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res BaselineResult, err error) {
 	if spec.Name == "" {
-		spec.Name = "vmlife_baseline"
+		spec.Name = "lifecycle_baseline"
 	}
 	if spec.Priority == 0 {
 		spec.Priority = 999
@@ -166,4 +167,9 @@ func (o *vmOps) removeScratch(ctx context.Context, sw, name string) error {
 		return fmt.Errorf("remove scratch port group %s: %w", name, err)
 	}
 	return nil
+}
+
+// step is the baseline as an ovnBaseline step's result.
+func (res BaselineResult) step() harness.BaselineResult {
+	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}
 }

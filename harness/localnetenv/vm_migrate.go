@@ -6,8 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/results"
 
 	"github.com/nqos/nqos/kubevirt"
 )
@@ -152,5 +154,63 @@ func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time
 		if !r.OnTarget.FirstMarked.IsZero() {
 			r.LSPToMarked = r.OnTarget.FirstMarked.Sub(at)
 		}
+	}
+}
+
+// life is the migration as a lifecycle step's result: the figures the
+// report shows, the probe counts the verdicts judge, the whole result as
+// its detail.
+func (res MigrateResult) life() harness.LifeResult {
+	return harness.LifeResult{
+		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
+		Lost: map[string]int{harness.Out: res.Out.Lost, harness.In: res.In.Lost},
+		Sent: map[string]int{harness.Out: res.Out.Sent, harness.In: res.In.Sent},
+		Measures: append([]results.Measure{
+			measure("target prepared (pod, LSP, port bound)", res.Report.Prepared),
+			measure("target LSP in its port group, relative to the switch", res.TargetInGroup),
+			measure("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
+			measure("longest gap guest → peer", res.Out.LongestGap),
+			measure("longest gap peer → guest", res.In.LongestGap),
+			counted("probe packets seen on the uplinks", res.Marking.Packets, "packets"),
+			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
+			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
+			counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
+		}, append(res.lateMeasures(), res.handoverMeasures()...)...),
+		Detail: res,
+	}
+}
+
+// lateMeasures are the figures of a VM migrated in after its NetworkQoS
+// (its target LSP created after the switch): the controller has to find
+// a port it has never seen, as for a VM that starts after its policy.
+func (res MigrateResult) lateMeasures() []results.Measure {
+	if !res.Late {
+		return nil
+	}
+	return []results.Measure{
+		measure("switch → target LSP created (late)", res.TargetLSPInNB),
+		measure("switch → target LSP in its port group", res.TargetInGroup),
+		measure("target LSP created → first marked packet on the target uplink", res.LSPToMarked),
+		counted("probe packets unmarked on the target after the switch", res.OnTarget.Unmarked, "packets"),
+	}
+}
+
+// handoverMeasures are the multi-chassis figures per phase: the switch
+// (guest moved, binding settled on the target) and the handover of the
+// LSP to the target pod (renamed in place, VIF re-pointed).
+func (res MigrateResult) handoverMeasures() []results.Measure {
+	ph, rep := res.Phases, res.Report
+	if ph == nil {
+		return nil
+	}
+	return []results.Measure{
+		measure("handover: LSP renamed to the target pod's port → bound there with flows", rep.Handover),
+		measure("handover: port in its port group under the new name, after the handover began", ph.NameInGroup),
+		counted("switch: probe datagrams lost guest → peer", ph.Switch.Out.Lost, "datagrams"),
+		counted("switch: probe datagrams lost peer → guest", ph.Switch.In.Lost, "datagrams"),
+		counted("switch: probe packets unmarked", ph.Switch.Marking.Unmarked, "packets"),
+		counted("handover: probe datagrams lost guest → peer", ph.Handover.Out.Lost, "datagrams"),
+		counted("handover: probe datagrams lost peer → guest", ph.Handover.In.Lost, "datagrams"),
+		counted("handover: probe packets unmarked", ph.Handover.Marking.Unmarked, "packets"),
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/results"
 )
 
 // GuestSpec is a lifecycle event of a running VM selected by a
@@ -183,4 +185,39 @@ func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, sp
 		return out, marks.Count{}, err
 	}
 	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
+}
+
+// life is the launcher restart as a lifecycle step's result.
+func (res RestartResult) life() harness.LifeResult {
+	return harness.LifeResult{
+		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
+		Lost: map[string]int{harness.Out: res.Out.Lost}, Sent: map[string]int{harness.Out: res.Out.Sent},
+		Measures: []results.Measure{
+			measure("launcher restart (new LSP up)", res.Restart),
+			measure("new LSP in its port group", res.NewInGroup),
+			measure("old LSP out of its port group", res.OldOutOfGroup),
+			measure("longest gap guest → peer", res.Out.LongestGap),
+			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
+			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
+		},
+		Detail: res,
+	}
+}
+
+// life is the guest IP change as a lifecycle step's result: the
+// packets of both addresses count.
+func (res IPChangeResult) life() harness.LifeResult {
+	unmarked := res.Before.Unmarked + res.After.Unmarked
+	lost := res.OutBefore.Lost + res.OutAfter.Lost
+	return harness.LifeResult{
+		Packets: res.Before.Packets + res.After.Packets, Unmarked: unmarked,
+		Lost: map[string]int{harness.Out: lost}, Sent: map[string]int{harness.Out: res.OutBefore.Sent + res.OutAfter.Sent},
+		Measures: []results.Measure{
+			counted("probe packets from the old address", res.Before.Packets, "packets"),
+			counted("probe packets from the new address", res.After.Packets, "packets"),
+			counted("probe packets unmarked", unmarked, "packets"),
+			counted("probe datagrams lost guest → peer", lost, "datagrams"),
+		},
+		Detail: res,
+	}
 }
