@@ -35,7 +35,7 @@ type Adversary interface {
 	WatchRejected(ctx context.Context, rejected func(ObjectKey) bool) (Watch, error)
 }
 
-// Spoof flow names (package harness/vmlife sends the flows under them).
+// Spoof flow names (package harness/localnetenv sends the flows under them).
 const (
 	SpoofOwn       = "spoofer-own"
 	SpoofForgedIP  = "spoofer-victim-ip"

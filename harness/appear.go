@@ -11,7 +11,7 @@ import (
 )
 
 // joinResolution is how late the port-group join may be observed:
-// package vmlife samples the NB client's cache every 5 ms, on a 2-core
+// package harness/localnetenv samples the NB client's cache every 5 ms, on a 2-core
 // machine shared with the userspace datapaths, and OVN may process the
 // LSP and its membership in one northd pass (measured: a first marked
 // packet 2.3 ms before the sampled join); a first marked packet may

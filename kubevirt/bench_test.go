@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/testenv"
@@ -57,8 +58,8 @@ func bootToMark(b *testing.B, withKube bool) {
 			b.Fatal(err)
 		}
 		ns, ifname, _ := tb.UplinkCapturePoint("node1")
-		var w *localnet.DSCPWatch
-		w, err = localnet.WatchDSCP(ns, ifname)
+		var w *capture.Watch
+		w, err = capture.StartWatch(ns, ifname)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +71,7 @@ func bootToMark(b *testing.B, withKube bool) {
 			b.Fatal(err)
 		}
 		err = poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "first DSCP 46 packet on node1's uplink", func(context.Context) (bool, error) {
-			_, ok := w.FirstMarked(netip.MustParseAddr("10.20.1.1"), qosDSCP, time.Time{})
+			_, ok := firstMarked(w, netip.MustParseAddr("10.20.1.1"), qosDSCP, time.Time{})
 			return ok, w.Err()
 		})
 		elapsed := time.Since(start)

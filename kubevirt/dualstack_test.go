@@ -3,10 +3,11 @@ package kubevirt
 import (
 	"context"
 	"errors"
-	"github.com/nqos/nqos/internal/testenv"
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/testenv"
 
 	"github.com/nqos/nqos/topo/localnet"
 )

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
@@ -39,13 +40,13 @@ func bootTestbed(t testing.TB, spec localnet.Spec) (*localnet.Testbed, kubernete
 
 // watchUplink records DSCPs on the fabric side of node's uplink until
 // the test ends.
-func watchUplink(t *testing.T, tb *localnet.Testbed, node string) *localnet.DSCPWatch {
+func watchUplink(t *testing.T, tb *localnet.Testbed, node string) *capture.Watch {
 	t.Helper()
 	ns, ifname, err := tb.UplinkCapturePoint(node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := localnet.WatchDSCP(ns, ifname)
+	w, err := capture.StartWatch(ns, ifname)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,4 +138,15 @@ func waitReceived(t *testing.T, p *localnet.Probe, n int) {
 		p.Stop()
 		t.Fatalf("%v: received %d, want %d", err, p.Received(), n)
 	}
+}
+
+// firstMarked returns the first packet from src with dscp the watch saw
+// at or after t.
+func firstMarked(w *capture.Watch, src netip.Addr, dscp int, t time.Time) (capture.Packet, bool) {
+	for _, p := range w.Packets(src) {
+		if p.DSCP == dscp && !p.At.Before(t) {
+			return p, true
+		}
+	}
+	return capture.Packet{}, false
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -200,7 +201,7 @@ func addQoSRow(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM) {
 // while watching both uplinks: every packet of the QoS VM is DSCP 46 on
 // VLAN 100, every one of the other VM unmarked.
 func checkMarking(t *testing.T, tb *localnet.Testbed, marked, unmarked, dst endpoint) {
-	watches := []*localnet.DSCPWatch{watchUplink(t, tb, "node1"), watchUplink(t, tb, "node2")}
+	watches := []*capture.Watch{watchUplink(t, tb, "node1"), watchUplink(t, tb, "node2")}
 	// Closed on return: decoding every packet of the policing flood would
 	// take CPU from the datapaths under test.
 	defer func() {
@@ -224,12 +225,12 @@ func checkMarking(t *testing.T, tb *localnet.Testbed, marked, unmarked, dst endp
 // seenTo polls until w has seen at least n packets from src to dst (the
 // capture goroutine can lag behind the receiver on a loaded machine) and
 // returns them all.
-func seenTo(t *testing.T, w *localnet.DSCPWatch, src, dst netip.Addr, n int) []localnet.Seen {
+func seenTo(t *testing.T, w *capture.Watch, src, dst netip.Addr, n int) []capture.Packet {
 	t.Helper()
-	var got []localnet.Seen
+	var got []capture.Packet
 	err := poll.Until(context.Background(), 10*time.Second, 10*time.Millisecond, "captured packets", func(context.Context) (bool, error) {
 		got = got[:0]
-		for _, s := range w.Seen(src) {
+		for _, s := range w.Packets(src) {
 			if s.Dst == dst {
 				got = append(got, s)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -62,10 +63,10 @@ func migrateAndMeasure(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM, ta
 	waitReceived(t, up, up.Received()+100)
 	waitReceived(t, down, down.Received()+100)
 	ru, rd := up.Stop(), down.Stop()
-	var first localnet.Seen
+	var first capture.Packet
 	err = poll.Until(ctx, 10*time.Second, 10*time.Millisecond, "a marked packet on the target uplink", func(context.Context) (bool, error) {
 		var ok bool
-		first, ok = w.FirstMarked(vmIP, qosDSCP, rep.SwitchAt)
+		first, ok = firstMarked(w, vmIP, qosDSCP, rep.SwitchAt)
 		return ok, w.Err()
 	})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // Spoof frames: SpoofPPS frames per second of SpoofPayload UDP bytes
-// (package harness/vmlife's defaults), so each spoofed flow offers
+// (the spoofing operation's defaults in package harness/localnetenv), so each spoofed flow offers
 // SpoofOfferedBits bit/s (whole untagged Ethernet frames) for one second.
 const (
 	SpoofPPS         = 3000

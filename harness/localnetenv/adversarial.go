@@ -3,9 +3,10 @@ package localnetenv
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
 	"os"
 	"path/filepath"
+
+	"github.com/nqos/nqos/harness/verdict"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,7 +15,6 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/nbaudit"
-	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
@@ -30,11 +30,11 @@ const baselinePriority = 32000
 // 9.52-10.05 Mbit/s through a 10 Mbit/s meter.
 const spoofBelow = 0.15
 
-func vmRef(vm *scenarios.VM) vmlife.VMRef {
-	return vmlife.VMRef{Namespace: vm.Namespace, Name: vm.Name}
+func vmRef(vm *scenarios.VM) VMRef {
+	return VMRef{Namespace: vm.Namespace, Name: vm.Name}
 }
 
-// Spoof runs package vmlife's spoofing operation: raw frames from the
+// Spoof runs the spoofing operation (vm_spoof.go): raw frames from the
 // spoofer's guest with its own addresses, the other VM's IP, the other
 // VM's IP and MAC, and the other VM's own frames, captured on the uplinks
 // of both VMs' nodes into <scenario dir>/spoof-<vm>/.
@@ -44,7 +44,7 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return harness.SpoofResult{}, fmt.Errorf("spoof capture directory: %w", err)
 	}
-	res, err := e.life.Spoof(ctx, vmlife.SpoofSpec{Spoofer: vmRef(spoofer), Victim: vmRef(as),
+	res, err := e.life.Spoof(ctx, SpoofSpec{Spoofer: vmRef(spoofer), Victim: vmRef(as),
 		SpooferDSCP: sp.DSCP, VictimDSCP: sp.AsDSCP, RateKbps: uint64(sp.RateKbps), BurstKbits: uint64(sp.BurstKbit),
 		Peer: sp.Peer, VLAN: e.sc.Network(spoofer.Network).VLAN, Frames: scenarios.SpoofPPS, PPS: scenarios.SpoofPPS,
 		Payload: scenarios.SpoofPayload, Dir: dir,
@@ -53,38 +53,31 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 	if err != nil {
 		return harness.SpoofResult{}, err
 	}
-	out := harness.SpoofResult{Detail: res}
-	for _, f := range res.Flows {
-		out.Flows = append(out.Flows, harness.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
-			OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps})
-	}
-	out.Verdicts = append(out.Verdicts, res.Verdicts...)
-	return out, nil
+	return res.step(), nil
 }
 
-// PortGroupBaseline runs package vmlife's port-group baseline with a
+// PortGroupBaseline runs the port-group baseline (vm_baseline.go) with a
 // harness-owned port group and QoS row (foreign to the controller).
 func (e *Env) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (harness.BaselineResult, error) {
-	res, err := e.life.PortGroupBaseline(ctx, vmlife.BaselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
-		Priority: baselinePriority, Samples: b.Samples, Traffic: vmlife.Traffic{Peer: b.Peer}})
+	res, err := e.life.PortGroupBaseline(ctx, BaselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
+		Priority: baselinePriority, Samples: b.Samples, Traffic: Traffic{Peer: b.Peer}})
 	if err != nil {
 		return harness.BaselineResult{}, err
 	}
-	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}, nil
+	return res.step(), nil
 }
 
-// StartVMProbed runs package vmlife's VMAppears: the launcher pod and
+// StartVMProbed runs VMAppears (vm_appear.go): the launcher pod and
 // guest first, the guest's probe to the peer, then the LSP, timed to the
 // first marked probe packet on the VM node's uplink.
 func (e *Env) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.Appearance, error) {
-	res, err := e.life.VMAppears(ctx, vmlife.AppearSpec{VM: e.kubevirtVM(vm),
-		Object: vmlife.ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
-		DSCP:   p.DSCP, Traffic: vmlife.Traffic{Peer: p.Peer}})
+	res, err := e.life.VMAppears(ctx, AppearSpec{VM: e.kubevirtVM(vm),
+		Object: ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
+		DSCP:   p.DSCP, Traffic: Traffic{Peer: p.Peer}})
 	if err != nil {
 		return harness.Appearance{}, err
 	}
-	return harness.Appearance{LSP: res.LSP, PortUp: res.PortUp, InGroup: res.InGroup, FirstPacket: res.FirstPacket,
-		FirstMarked: res.FirstMarked, Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked, Detail: res}, nil
+	return res.step(), nil
 }
 
 // AcceptedStatus reads the NetworkQoS once: metadata.generation and the

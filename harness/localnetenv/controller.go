@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/cplife"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -29,8 +30,8 @@ const (
 // subprocess (scenarios with restartController or upgrade steps), so a
 // step can SIGTERM or SIGKILL it and start a new one.
 type controllerProc struct {
-	cfg cplife.ControllerConfig
-	cur *cplife.Controller // nil while no process runs
+	cfg ControllerConfig
+	cur *Controller // nil while no process runs
 	// binDir is a directory this Env built the binary into (removed on
 	// close), "" when the binary was given.
 	binDir string
@@ -50,11 +51,11 @@ func (e *Env) startProcess(ctx context.Context) error {
 			return fmt.Errorf("controller binary: %w", err)
 		}
 		p.binDir = dir
-		if bin, err = cplife.BuildController(ctx, dir); err != nil {
+		if bin, err = BuildController(ctx, dir); err != nil {
 			return err
 		}
 	}
-	p.cfg = cplife.ControllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
+	p.cfg = ControllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
 		LogPath: filepath.Join(e.dir, "controller.log")}
 	if !e.sc.BootsController() {
 		return nil
@@ -64,8 +65,8 @@ func (e *Env) startProcess(ctx context.Context) error {
 }
 
 // startController starts a process and waits until it is synced.
-func (e *Env) startController(ctx context.Context) (*cplife.Controller, error) {
-	c, err := cplife.StartController(ctx, e.proc.cfg)
+func (e *Env) startController(ctx context.Context) (*Controller, error) {
+	c, err := StartController(ctx, e.proc.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +86,12 @@ func (p *controllerProc) close() error {
 	return errors.Join(errs...)
 }
 
-// stopMode maps a scenario restart mode to cplife's.
-func stopMode(mode string) cplife.StopMode {
+// stopMode maps a scenario restart mode to a controller StopMode.
+func stopMode(mode string) StopMode {
 	if mode == scenarios.ControllerKill9 {
-		return cplife.StopKill
+		return StopKill
 	}
-	return cplife.StopGraceful
+	return StopGraceful
 }
 
 // RestartController restarts the controller process (at the spec's kill
@@ -115,30 +116,30 @@ func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRest
 
 // restartRun is one restartController step's measurements.
 type restartRun struct {
-	restart   cplife.ControllerRestartResult
+	restart   ControllerRestartResult
 	from, end time.Time
 	marks     marks.Count
 	converged convergence
-	txs       []cplife.Transaction
-	stream    cplife.StreamResult
+	txs       []lifeprobe.Transaction
+	stream    StreamResult
 	afterTx   int
 	burst     bool
 }
 
-func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *cplife.Stream) (*restartRun, error) {
+func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *Stream) (*restartRun, error) {
 	run := &restartRun{afterTx: spec.AfterTx, burst: spec.Burst != nil}
 	steady := steadyRun(s)
 	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steady, markedTimeout); err != nil {
 		return nil, fmt.Errorf("probe before the restart: %w", err)
 	}
-	mon, err := cplife.StartNBMonitor(ctx, e.tb.NBAddress())
+	mon, err := StartNBMonitor(ctx, e.tb.NBAddress())
 	if err != nil {
 		return nil, err
 	}
 	defer mon.Close()
 	base := mon.Count()
 	run.from = time.Now()
-	next, rr, err := cplife.RestartController(ctx, e.proc.cur, cplife.ControllerRestartSpec{Mode: stopMode(spec.Mode),
+	next, rr, err := RestartController(ctx, e.proc.cur, ControllerRestartSpec{Mode: stopMode(spec.Mode),
 		Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
 	e.proc.cur = next
 	run.restart = rr
@@ -165,7 +166,7 @@ func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRest
 
 // steadyRun is how many marked probe packets in a row make marking
 // steady: half the nominal packets of steadyWindow.
-func steadyRun(s *cplife.Stream) int { return int(steadyWindow / s.Spec().Interval / 2) }
+func steadyRun(s *Stream) int { return int(steadyWindow / s.Spec().Interval / 2) }
 
 func (r *restartRun) result() harness.ControllerResult {
 	rr := r.restart
@@ -195,7 +196,7 @@ func (r *restartRun) result() harness.ControllerResult {
 	out.LifeResult = harness.LifeResult{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
 		Lost: map[string]int{harness.Out: r.stream.Lost}, Sent: map[string]int{harness.Out: r.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
-			"changes": cplife.CountChanges(r.txs), "transactions": r.txs}}
+			"changes": lifeprobe.CountChanges(r.txs), "transactions": r.txs}}
 	out.TxWhileDown = rr.TxWhileDown
 	return out
 }

@@ -7,22 +7,21 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/cplife"
 )
 
 // convergence is how the NB reached the compiler's rows for the
 // cluster's objects after a controller step, or how it failed to.
 type convergence struct {
 	at  time.Time // when the rows were first equal (zero: never)
-	res cplife.ConvergeResult
+	res ConvergeResult
 }
 
 // converge polls until the NB rows equal qos.Compile of the cluster's
 // objects and the NB audit is clean. Not converging within
 // convergeTimeout is a judged result (the difference), not an error.
 func (e *Env) converge(ctx context.Context) (convergence, error) {
-	cl := &cplife.Cluster{Kube: e.kube, Dynamic: e.dyn}
-	res, err := cplife.WaitConverged(ctx, cl, e.nb, convergeTimeout)
+	cl := &Cluster{Kube: e.kube, Dynamic: e.dyn}
+	res, err := WaitConverged(ctx, cl, e.nb, convergeTimeout)
 	c := convergence{res: res}
 	switch {
 	case err == nil:
@@ -36,7 +35,7 @@ func (e *Env) converge(ctx context.Context) (convergence, error) {
 
 // after is the time from the restarted process's synced line to
 // convergence (0 if it never converged).
-func (c convergence) after(rr cplife.ControllerRestartResult) time.Duration {
+func (c convergence) after(rr ControllerRestartResult) time.Duration {
 	if c.at.IsZero() {
 		return 0
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/harness/cplife"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -16,7 +15,7 @@ import (
 // seedLegacy derives each object's legacy rows from the compiler's rows
 // for the cluster's objects and writes them.
 func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run *upgradeRun) error {
-	in, err := (&cplife.Cluster{Kube: e.kube, Dynamic: e.dyn}).Input(ctx)
+	in, err := (&Cluster{Kube: e.kube, Dynamic: e.dyn}).Input(ctx)
 	if err != nil {
 		return err
 	}
@@ -26,7 +25,7 @@ func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run 
 		if err != nil {
 			return err
 		}
-		seeded, err := cplife.SeedLegacy(ctx, e.tb, spec)
+		seeded, err := SeedLegacy(ctx, e.tb, spec)
 		if err != nil {
 			return err
 		}
@@ -39,8 +38,8 @@ func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run 
 // legacySpec is the legacy form of one object's compiled rows: same
 // priority, action, bandwidth and classifier, the source an address set
 // of the IPv4 addresses of the scenario VMs in its port group.
-func (e *Env) legacySpec(want qos.Desired, m *scenarios.Manifest) (cplife.LegacySpec, qos.PortGroup, error) {
-	spec := cplife.LegacySpec{Namespace: m.Namespace, Name: m.Name}
+func (e *Env) legacySpec(want qos.Desired, m *scenarios.Manifest) (LegacySpec, qos.PortGroup, error) {
+	spec := LegacySpec{Namespace: m.Namespace, Name: m.Name}
 	mine := func(ids map[string]string) bool { return ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name }
 	pgs := slices.DeleteFunc(slices.Clone(want.PortGroups), func(pg qos.PortGroup) bool { return !mine(pg.ExternalIDs) })
 	switch {
@@ -66,21 +65,21 @@ func (e *Env) legacySpec(want qos.Desired, m *scenarios.Manifest) (cplife.Legacy
 		spec.Network, spec.Switch = row.ExternalIDs[qos.NetworkKey], row.Switch
 		spec.Rules = append(spec.Rules, r)
 	}
-	slices.SortFunc(spec.Rules, func(a, b cplife.LegacyRule) int { return a.Index - b.Index })
+	slices.SortFunc(spec.Rules, func(a, b LegacyRule) int { return a.Index - b.Index })
 	return spec, pg, nil
 }
 
 // legacyRule is one compiled row with its source fragment cut off.
-func legacyRule(row qos.QoSRow, pg string) (cplife.LegacyRule, error) {
+func legacyRule(row qos.QoSRow, pg string) (LegacyRule, error) {
 	rest, ok := strings.CutPrefix(row.Match, "inport == @"+pg)
 	if !ok {
-		return cplife.LegacyRule{}, fmt.Errorf("compiled match %q does not start with port group %s", row.Match, pg)
+		return LegacyRule{}, fmt.Errorf("compiled match %q does not start with port group %s", row.Match, pg)
 	}
 	i, err := strconv.Atoi(row.ExternalIDs[qos.RuleIndexKey])
 	if err != nil {
-		return cplife.LegacyRule{}, fmt.Errorf("compiled row %q: rule index: %w", row.Match, err)
+		return LegacyRule{}, fmt.Errorf("compiled row %q: rule index: %w", row.Match, err)
 	}
-	r := cplife.LegacyRule{Index: i, Priority: row.Priority, DSCP: row.Action.DSCP, Rest: rest}
+	r := LegacyRule{Index: i, Priority: row.Priority, DSCP: row.Action.DSCP, Rest: rest}
 	if row.Bandwidth != nil {
 		r.RateKbps, r.BurstKbits = row.Bandwidth.Rate, row.Bandwidth.Burst
 	}

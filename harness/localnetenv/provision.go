@@ -2,9 +2,16 @@
 // real testbed: topo/localnet (OVN central, nodes, fabric, external hosts,
 // etcd + kube-apiserver), the NetworkQoS controller of internal/controller
 // in-process against the run's NB through internal/ovnnb, VMs from
-// package kubevirt, traffic from harness/traffic and uplink captures and
-// verdicts from package capture. It implements harness.Provisioner and
-// harness.Env and nothing else.
+// package kubevirt, traffic from harness/traffic and uplink captures from
+// package capture. It also runs the lifecycle operations of the steps
+// with their measurements: the VM operations (vm_*.go: a VM after its
+// policy, the port-group baseline, live migration, launcher restart,
+// guest IP change, spoofing) and the control-plane ones (cp_*.go: the
+// controller as a process, its restarts, daemon restarts, legacy rows
+// and the raw NB transaction monitor). Probe packets are watched on the
+// uplinks by capture.Watch and counted by harness/marks; the pure
+// analyses live in harness/lifeprobe, the verdicts in harness/verdict.
+// It implements harness.Provisioner and harness.Env and nothing else.
 package localnetenv
 
 import (
@@ -23,7 +30,6 @@ import (
 
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/vmlife"
 	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/kubevirt"
@@ -64,7 +70,7 @@ type Env struct {
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
 	vms    *kubevirt.Manager
-	life   *vmlife.Ops
+	life   *vmOps
 	log    *slog.Logger
 	cancel context.CancelFunc
 	ctrlWG sync.WaitGroup
@@ -224,7 +230,7 @@ func (e *Env) controllerErr() error {
 // createVMs creates the VMs that are not late.
 func (e *Env) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
-	e.life = vmlife.New(e.tb, e.vms, e.nb)
+	e.life = newVMOps(e.tb, e.vms, e.nb)
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]
 		if vm.Late {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/cplife"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
@@ -17,10 +18,10 @@ import (
 
 // legacyObject is one NetworkQoS whose legacy rows a step seeded.
 type legacyObject struct {
-	Key    string              `json:"key"`       // "ns/name"
-	PG     string              `json:"portGroup"` // the port group the migration must create
-	Ports  int                 `json:"ports"`     // how many ports the compiler puts in it
-	Seeded cplife.SeededLegacy `json:"seeded"`
+	Key    string                 `json:"key"`       // "ns/name"
+	PG     string                 `json:"portGroup"` // the port group the migration must create
+	Ports  int                    `json:"ports"`     // how many ports the compiler puts in it
+	Seeded lifeprobe.SeededLegacy `json:"seeded"`
 }
 
 // upgradeRun is one upgrade step's measurements.
@@ -32,12 +33,12 @@ type upgradeRun struct {
 	syncedAt  time.Time
 	converged convergence
 	end       time.Time
-	txs       []cplife.Transaction
-	orders    []cplife.MigrationOrder
+	txs       []lifeprobe.Transaction
+	orders    []lifeprobe.MigrationOrder
 	errs      []string
 	marks     marks.Count // controller start to the end
 	before    marks.Count // seeding to the controller start
-	stream    cplife.StreamResult
+	stream    StreamResult
 }
 
 // Upgrade seeds legacy rows for the objects, as the address-set-based
@@ -64,13 +65,13 @@ func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *sce
 	return run.result(), nil
 }
 
-func (e *Env) upgradeUnderProbe(ctx context.Context, s *cplife.Stream, run *upgradeRun) error {
+func (e *Env) upgradeUnderProbe(ctx context.Context, s *Stream, run *upgradeRun) error {
 	steady := steadyRun(s)
 	var err error
 	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steady, markedTimeout); err != nil {
 		return fmt.Errorf("probe marked by the legacy rows: %w", err)
 	}
-	mon, err := cplife.StartNBMonitor(ctx, e.tb.NBAddress())
+	mon, err := StartNBMonitor(ctx, e.tb.NBAddress())
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func (e *Env) upgradeUnderProbe(ctx context.Context, s *cplife.Stream, run *upgr
 // the final rows.
 func (run *upgradeRun) checkOrder(final qos.Desired) {
 	for _, o := range run.objects {
-		order, err := cplife.LegacyMigrationOrder(run.txs, o.Seeded, o.PG)
+		order, err := lifeprobe.LegacyMigrationOrder(run.txs, o.Seeded, o.PG)
 		run.orders = append(run.orders, order)
 		if err != nil {
 			run.errs = append(run.errs, fmt.Sprintf("%s: %v", o.Key, err))
@@ -131,7 +132,7 @@ func (run *upgradeRun) checkOrder(final qos.Desired) {
 
 // portsAt is how many ports the port group holds once transaction seq
 // committed.
-func portsAt(txs []cplife.Transaction, pg string, seq int) int {
+func portsAt(txs []lifeprobe.Transaction, pg string, seq int) int {
 	n := 0
 	for _, tx := range txs {
 		if tx.Seq > seq {
@@ -147,7 +148,7 @@ func portsAt(txs []cplife.Transaction, pg string, seq int) int {
 }
 
 // txAt is the arrival time of transaction seq relative to t (0 if absent).
-func txAt(txs []cplife.Transaction, seq int, t time.Time) time.Duration {
+func txAt(txs []lifeprobe.Transaction, seq int, t time.Time) time.Duration {
 	for _, tx := range txs {
 		if tx.Seq == seq {
 			return tx.At.Sub(t)

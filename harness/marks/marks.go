@@ -1,5 +1,5 @@
 // Package marks is the one marked-packet counter of the lifecycle probes:
-// it counts the packets a DSCP watch on the uplinks saw from a guest to a
+// it counts the packets a capture.Watch on the uplinks saw from a guest to a
 // peer in a time window by whether they carry the expected DSCP, and
 // measures the longest time without a marked packet. Package
 // harness/verdict judges the counts.
@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nqos/nqos/topo/localnet"
+	"github.com/nqos/nqos/capture"
 )
 
 // Count is what the watched uplinks saw of one source towards one
@@ -39,7 +39,7 @@ type Count struct {
 // Tally counts the packets of seen to dst within [from, to) by whether
 // they carry dscp; a zero bound is open. Packets to other destinations
 // are ignored; seen need not be in time order.
-func Tally(seen []localnet.Seen, dst netip.Addr, dscp int, from, to time.Time) Count {
+func Tally(seen []capture.Packet, dst netip.Addr, dscp int, from, to time.Time) Count {
 	c := Count{From: from, To: to, DSCP: map[int]int{}}
 	last := from
 	for _, s := range inOrder(seen) {
@@ -79,8 +79,8 @@ func (c *Count) noteGap(a, b time.Time) {
 
 // inOrder returns seen sorted by time (seen itself when it already is:
 // one watch's log is in arrival order, a merge of several may not be).
-func inOrder(seen []localnet.Seen) []localnet.Seen {
-	before := func(a, b localnet.Seen) int { return a.At.Compare(b.At) }
+func inOrder(seen []capture.Packet) []capture.Packet {
+	before := func(a, b capture.Packet) int { return a.At.Compare(b.At) }
 	if slices.IsSortedFunc(seen, before) {
 		return seen
 	}
@@ -91,8 +91,8 @@ func inOrder(seen []localnet.Seen) []localnet.Seen {
 
 // First returns the first packet of seen to dst at or after t carrying
 // dscp, or with any DSCP when dscp < 0.
-func First(seen []localnet.Seen, dst netip.Addr, dscp int, t time.Time) (localnet.Seen, bool) {
-	var best localnet.Seen
+func First(seen []capture.Packet, dst netip.Addr, dscp int, t time.Time) (capture.Packet, bool) {
+	var best capture.Packet
 	found := false
 	for _, s := range seen {
 		if s.Dst != dst || s.At.Before(t) || (dscp >= 0 && s.DSCP != dscp) {
@@ -108,7 +108,7 @@ func First(seen []localnet.Seen, dst netip.Addr, dscp int, t time.Time) (localne
 // BitsPerSecond is the rate of the packets of seen to dst with dscp
 // within [from, to), each counted as frameBits (the untagged Ethernet
 // frame a meter counts).
-func BitsPerSecond(seen []localnet.Seen, dst netip.Addr, dscp int, frameBits float64, from, to time.Time) float64 {
+func BitsPerSecond(seen []capture.Packet, dst netip.Addr, dscp int, frameBits float64, from, to time.Time) float64 {
 	if !to.After(from) {
 		return 0
 	}

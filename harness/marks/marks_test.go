@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/topo/localnet"
+	"github.com/nqos/nqos/capture"
 )
 
 var (
@@ -17,26 +17,26 @@ var (
 
 func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 
-func pkt(at, dscp int, d netip.Addr) localnet.Seen {
-	return localnet.Seen{At: ms(at), Dst: d, DSCP: dscp}
+func pkt(at, dscp int, d netip.Addr) capture.Packet {
+	return capture.Packet{At: ms(at), Dst: d, DSCP: dscp}
 }
 
 func TestTallyClosedWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		seen []localnet.Seen
+		seen []capture.Packet
 		want Count
 	}{
-		{"all marked", []localnet.Seen{pkt(0, 46, dst), pkt(10, 46, dst), pkt(20, 46, dst)},
+		{"all marked", []capture.Packet{pkt(0, 46, dst), pkt(10, 46, dst), pkt(20, 46, dst)},
 			Count{Packets: 3, Marked: 3, DSCP: map[int]int{46: 3}, FirstMarked: ms(0), Gap: 80 * time.Millisecond, GapStart: ms(20), GapEnd: ms(100)}},
-		{"unmarked run is a gap", []localnet.Seen{pkt(0, 46, dst), pkt(10, 0, dst), pkt(20, 0, dst), pkt(90, 46, dst), pkt(95, 46, dst)},
+		{"unmarked run is a gap", []capture.Packet{pkt(0, 46, dst), pkt(10, 0, dst), pkt(20, 0, dst), pkt(90, 46, dst), pkt(95, 46, dst)},
 			Count{Packets: 5, Marked: 3, Unmarked: 2, DSCP: map[int]int{0: 2, 46: 3}, FirstMarked: ms(0), FirstUnmarked: ms(10), LastUnmarked: ms(20),
 				Gap: 90 * time.Millisecond, GapStart: ms(0), GapEnd: ms(90)}},
-		{"loss is a gap, other flows and the window ignored", []localnet.Seen{pkt(-5, 0, dst), pkt(5, 46, dst), pkt(6, 0, other), pkt(70, 46, dst), pkt(99, 46, dst), pkt(100, 0, dst)},
+		{"loss is a gap, other flows and the window ignored", []capture.Packet{pkt(-5, 0, dst), pkt(5, 46, dst), pkt(6, 0, other), pkt(70, 46, dst), pkt(99, 46, dst), pkt(100, 0, dst)},
 			Count{Packets: 3, Marked: 3, DSCP: map[int]int{46: 3}, FirstMarked: ms(5), Gap: 65 * time.Millisecond, GapStart: ms(5), GapEnd: ms(70)}},
-		{"nothing marked", []localnet.Seen{pkt(50, 10, dst)},
+		{"nothing marked", []capture.Packet{pkt(50, 10, dst)},
 			Count{Packets: 1, Unmarked: 1, DSCP: map[int]int{10: 1}, FirstUnmarked: ms(50), LastUnmarked: ms(50), Gap: 100 * time.Millisecond, GapStart: ms(0), GapEnd: ms(100)}},
-		{"merged uplinks out of order", []localnet.Seen{pkt(20, 46, dst), pkt(0, 46, dst), pkt(10, 46, dst)},
+		{"merged uplinks out of order", []capture.Packet{pkt(20, 46, dst), pkt(0, 46, dst), pkt(10, 46, dst)},
 			Count{Packets: 3, Marked: 3, DSCP: map[int]int{46: 3}, FirstMarked: ms(0), Gap: 80 * time.Millisecond, GapStart: ms(20), GapEnd: ms(100)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestTallyClosedWindow(t *testing.T) {
 }
 
 func TestTallyOpenBounds(t *testing.T) {
-	seen := []localnet.Seen{pkt(0, 0, dst), pkt(10, 46, dst), pkt(20, 0, dst), pkt(30, 46, dst), pkt(40, 46, other), pkt(50, 18, dst)}
+	seen := []capture.Packet{pkt(0, 0, dst), pkt(10, 46, dst), pkt(20, 0, dst), pkt(30, 46, dst), pkt(40, 46, other), pkt(50, 18, dst)}
 	for _, tc := range []struct {
 		name     string
 		from, to time.Time
@@ -75,7 +75,7 @@ func TestTallyOpenBounds(t *testing.T) {
 
 func TestFirst(t *testing.T) {
 	// out of time order on purpose: several uplinks are merged
-	seen := []localnet.Seen{pkt(30, 46, dst), pkt(5, 46, dst), pkt(20, 0, dst), pkt(25, 46, other)}
+	seen := []capture.Packet{pkt(30, 46, dst), pkt(5, 46, dst), pkt(20, 0, dst), pkt(25, 46, other)}
 	for _, tc := range []struct {
 		name   string
 		dscp   int
@@ -100,9 +100,9 @@ func TestFirst(t *testing.T) {
 }
 
 func TestBitsPerSecond(t *testing.T) {
-	var seen []localnet.Seen
+	var seen []capture.Packet
 	for i := range 200 { // 100 marked packets in [0,1s), plus unmarked ones
-		seen = append(seen, localnet.Seen{At: t0.Add(time.Duration(i) * 5 * time.Millisecond), Dst: other, DSCP: 10 * (i % 2)})
+		seen = append(seen, capture.Packet{At: t0.Add(time.Duration(i) * 5 * time.Millisecond), Dst: other, DSCP: 10 * (i % 2)})
 	}
 	if got := BitsPerSecond(seen, other, 10, 8000, t0, t0.Add(time.Second)); got != 100*8000 {
 		t.Errorf("got %v bit/s, want %v", got, 100*8000)
@@ -115,13 +115,13 @@ func TestBitsPerSecond(t *testing.T) {
 // BenchmarkTally: one minute of a 500/s stream plus a 1500/s policed
 // flow, the log size a daemon restart step analyses per window.
 func BenchmarkTally(b *testing.B) {
-	var seen []localnet.Seen
+	var seen []capture.Packet
 	for i := range 120000 {
 		d, dscp := dst, 46
 		if i%4 != 0 {
 			d, dscp = other, 10
 		}
-		seen = append(seen, localnet.Seen{At: t0.Add(time.Duration(i) * 500 * time.Microsecond), Dst: d, DSCP: dscp})
+		seen = append(seen, capture.Packet{At: t0.Add(time.Duration(i) * 500 * time.Microsecond), Dst: d, DSCP: dscp})
 	}
 	b.ReportAllocs()
 	for b.Loop() {

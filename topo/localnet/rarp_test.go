@@ -1,18 +1,13 @@
 package localnet
 
 import (
-	"context"
 	"net"
-	"net/netip"
 	"testing"
-	"time"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
-	"golang.org/x/sys/unix"
 
 	"github.com/nqos/nqos/internal/netns"
-	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/testenv"
 )
 
@@ -49,57 +44,4 @@ func testNetns(t *testing.T, role string) string {
 		}
 	})
 	return name
-}
-
-// TestWatchDSCPOnLoopback: a watch inside a namespace records the DSCP
-// of datagrams sent there with IP_TOS set, and reports no error.
-func TestWatchDSCPOnLoopback(t *testing.T) {
-	ns := testNetns(t, "watch")
-	w, err := WatchDSCP(ns, "lo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	dst := netip.MustParseAddrPort("127.0.0.1:7300")
-	recv, err := udpSocket(ns, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer recv.Close()
-	send, err := udpSocket(ns, netip.MustParseAddrPort("127.0.0.1:7301"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer send.Close()
-	raw, err := send.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var serr error
-	if err := raw.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, 46<<2) }); err != nil || serr != nil {
-		t.Fatalf("IP_TOS: %v %v", err, serr)
-	}
-	start := time.Now()
-	src := netip.MustParseAddr("127.0.0.1")
-	err = poll.Until(context.Background(), 5*time.Second, pollEvery, "a DSCP 46 datagram on lo", func(context.Context) (bool, error) {
-		if _, err := send.WriteToUDP([]byte("x"), net.UDPAddrFromAddrPort(dst)); err != nil {
-			return false, err
-		}
-		_, ok := w.FirstMarked(src, 46, start)
-		return ok, w.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range w.Seen(src) {
-		if s.DSCP != 46 {
-			t.Errorf("packet %v -> %v with DSCP %d, only DSCP 46 was sent", s.Src, s.Dst, s.DSCP)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := w.Err(); err != nil {
-		t.Errorf("Err after Close: %v", err)
-	}
 }

@@ -1,11 +1,11 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/internal/poll"
-	"slices"
 	"time"
+
+	"github.com/nqos/nqos/internal/poll"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -26,19 +26,6 @@ import (
 type Cluster struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
-}
-
-// NewCluster connects to the API server of cfg.
-func NewCluster(cfg *rest.Config) (*Cluster, error) {
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("dynamic client: %w", err)
-	}
-	return &Cluster{Kube: kube, Dynamic: dyn}, nil
 }
 
 // Input lists every object the compiler reads (NetworkQoS, Namespace,
@@ -97,50 +84,6 @@ func fromUnstructured(u *unstructured.Unstructured, obj any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// unstructuredOf is the inverse, for objects this package writes.
-func unstructuredOf(obj any) (*unstructured.Unstructured, error) {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	return &unstructured.Unstructured{Object: m}, nil
-}
-
-// NBDiff is the difference between the rows the compiler wants and the
-// rows the Northbound has, each row as one canonical JSON line. A row
-// present twice in the NB but once in the compile appears in Extra once.
-type NBDiff struct {
-	Missing []string `json:"missing"`
-	Extra   []string `json:"extra"`
-}
-
-// Empty reports whether the two sides are identical.
-func (d NBDiff) Empty() bool { return len(d.Missing) == 0 && len(d.Extra) == 0 }
-
-func (d NBDiff) String() string {
-	return fmt.Sprintf("%d missing %v, %d extra %v", len(d.Missing), d.Missing, len(d.Extra), d.Extra)
-}
-
-// DiffRows compares the port groups, address sets and QoS rows of want
-// and got as multisets (orphans and duplicates show as Extra).
-func DiffRows(want, got qos.Desired) NBDiff {
-	w, g := want.RowLines(), got.RowLines()
-	var d NBDiff
-	for line, n := range w {
-		for range n - g[line] {
-			d.Missing = append(d.Missing, line)
-		}
-	}
-	for line, n := range g {
-		for range n - w[line] {
-			d.Extra = append(d.Extra, line)
-		}
-	}
-	slices.Sort(d.Missing)
-	slices.Sort(d.Extra)
-	return d
-}
-
 // RowSource is the Northbound view compared with the compiler;
 // *ovnnb.Client implements it.
 type RowSource interface {
@@ -153,10 +96,10 @@ type ConvergeResult struct {
 	// Took is from the call until the rows matched.
 	Took time.Duration `json:"tookNs"`
 	// QoSRows, PortGroups and AddressSets are the counts at the end.
-	QoSRows     int    `json:"qosRows"`
-	PortGroups  int    `json:"portGroups"`
-	AddressSets int    `json:"addressSets"`
-	Diff        NBDiff `json:"diff"`
+	QoSRows     int              `json:"qosRows"`
+	PortGroups  int              `json:"portGroups"`
+	AddressSets int              `json:"addressSets"`
+	Diff        lifeprobe.NBDiff `json:"diff"`
 	// Violations are Audit's findings at the end (duplicate ids, rows
 	// off every switch, dangling references).
 	Violations []nbaudit.Violation `json:"violations"`
@@ -182,7 +125,7 @@ func WaitConverged(ctx context.Context, c *Cluster, nb RowSource, timeout time.D
 			return false, err
 		}
 		want := qos.Compile(in)
-		res = ConvergeResult{Diff: DiffRows(want, got), Violations: violations,
+		res = ConvergeResult{Diff: lifeprobe.DiffRows(want, got), Violations: violations,
 			QoSRows: len(got.QoS), PortGroups: len(got.PortGroups), AddressSets: len(got.AddressSets)}
 		return res.Diff.Empty() && len(res.Violations) == 0, nil
 	})

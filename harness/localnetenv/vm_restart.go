@@ -1,11 +1,15 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/results"
 )
 
 // GuestSpec is a lifecycle event of a running VM selected by a
@@ -29,11 +33,11 @@ type RestartResult struct {
 	MembersBefore []string `json:"membersBefore"`
 	MembersAfter  []string `json:"membersAfter"`
 	// Restart is how long the launcher restart took (new LSP up).
-	Restart       time.Duration `json:"restartNs"`
-	NewLSPInNB    time.Duration `json:"newLSPInNBNs"`
-	NewInGroup    time.Duration `json:"newInGroupNs"`
-	OldOutOfGroup time.Duration `json:"oldOutOfGroupNs"`
-	Out           Direction     `json:"out"`
+	Restart       time.Duration       `json:"restartNs"`
+	NewLSPInNB    time.Duration       `json:"newLSPInNBNs"`
+	NewInGroup    time.Duration       `json:"newInGroupNs"`
+	OldOutOfGroup time.Duration       `json:"oldOutOfGroupNs"`
+	Out           lifeprobe.Direction `json:"out"`
 	// Marking counts the guest's packets to the peer on the uplink from
 	// the start of the restart until the probe stopped.
 	Marking marks.Count `json:"marking"`
@@ -42,7 +46,7 @@ type RestartResult struct {
 // RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
 // MAC) while the guest sends to the peer, and records the port-group
 // membership change and the marking on the uplink.
-func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
+func (o *vmOps) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
 	res := RestartResult{VM: spec.VM}
 	fail := func(err error) (RestartResult, error) {
 		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
@@ -87,7 +91,9 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
 		return fail(err)
 	}
-	res.Out, _ = s.stop()
+	if res.Out, _, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	if err := rec.stop(); err != nil {
 		return fail(err)
 	}
@@ -95,10 +101,10 @@ func (o *Ops) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResul
 		return fail(err)
 	}
 	res.Marking = marks.Tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
-	joined, _ := rec.times(res.NewLSP)
-	_, left := rec.times(res.OldLSP)
-	res.NewInGroup, res.OldOutOfGroup = since(start, joined), since(start, left)
-	if at, ok := o.clock.at(res.NewLSP); ok {
+	joined, _ := rec.Times(res.NewLSP)
+	_, left := rec.Times(res.OldLSP)
+	res.NewInGroup, res.OldOutOfGroup = lifeprobe.Since(start, joined), lifeprobe.Since(start, left)
+	if at, ok := o.clock.At(res.NewLSP); ok {
 		res.NewLSPInNB = at.Sub(start)
 	}
 	return res, nil
@@ -113,16 +119,16 @@ type IPChangeResult struct {
 	MembersAfter  []string `json:"membersAfter"`
 	// Before counts the packets from the old address, After those from
 	// the new one, on the uplink.
-	Before    marks.Count `json:"before"`
-	After     marks.Count `json:"after"`
-	OutBefore Direction   `json:"outBefore"`
-	OutAfter  Direction   `json:"outAfter"`
+	Before    marks.Count         `json:"before"`
+	After     marks.Count         `json:"after"`
+	OutBefore lifeprobe.Direction `json:"outBefore"`
+	OutAfter  lifeprobe.Direction `json:"outAfter"`
 }
 
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
 // (OVN never sees it) between two probe streams to the peer and records
 // the marking of both addresses and the port-group membership.
-func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
+func (o *vmOps) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
 	res := IPChangeResult{VM: spec.VM, NewIP: newIPv4}
 	fail := func(err error) (IPChangeResult, error) {
 		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
@@ -165,15 +171,53 @@ func (o *Ops) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string)
 
 // stream runs one guest -> peer probe from ip until After datagrams
 // arrived and counts its packets on the uplinks from t on.
-func (o *Ops) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (Direction, marks.Count, error) {
+func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
 	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
 	if err != nil {
-		return Direction{}, marks.Count{}, err
+		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	defer s.stop()
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
-		return Direction{}, marks.Count{}, err
+		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	out, _ := s.stop()
+	if err := ups.err(); err != nil {
+		return out, marks.Count{}, err
+	}
 	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
+}
+
+// life is the launcher restart as a lifecycle step's result.
+func (res RestartResult) life() harness.LifeResult {
+	return harness.LifeResult{
+		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
+		Lost: map[string]int{harness.Out: res.Out.Lost}, Sent: map[string]int{harness.Out: res.Out.Sent},
+		Measures: []results.Measure{
+			measure("launcher restart (new LSP up)", res.Restart),
+			measure("new LSP in its port group", res.NewInGroup),
+			measure("old LSP out of its port group", res.OldOutOfGroup),
+			measure("longest gap guest → peer", res.Out.LongestGap),
+			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
+			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
+		},
+		Detail: res,
+	}
+}
+
+// life is the guest IP change as a lifecycle step's result: the
+// packets of both addresses count.
+func (res IPChangeResult) life() harness.LifeResult {
+	unmarked := res.Before.Unmarked + res.After.Unmarked
+	lost := res.OutBefore.Lost + res.OutAfter.Lost
+	return harness.LifeResult{
+		Packets: res.Before.Packets + res.After.Packets, Unmarked: unmarked,
+		Lost: map[string]int{harness.Out: lost}, Sent: map[string]int{harness.Out: res.OutBefore.Sent + res.OutAfter.Sent},
+		Measures: []results.Measure{
+			counted("probe packets from the old address", res.Before.Packets, "packets"),
+			counted("probe packets from the new address", res.After.Packets, "packets"),
+			counted("probe packets unmarked", unmarked, "packets"),
+			counted("probe datagrams lost guest → peer", lost, "datagrams"),
+		},
+		Detail: res,
+	}
 }

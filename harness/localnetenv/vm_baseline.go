@@ -1,4 +1,4 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -16,7 +18,7 @@ import (
 // selected by any NetworkQoS that marks its traffic.
 type BaselineSpec struct {
 	VM VMRef `json:"vm"`
-	// Name of the scratch port group (default "vmlife_baseline"); it and
+	// Name of the scratch port group (default "lifecycle_baseline"); it and
 	// its QoS row are removed when the operation returns.
 	Name     string  `json:"name"`
 	DSCP     int     `json:"dscp"`
@@ -31,20 +33,20 @@ type BaselineResult struct {
 	LSP       string `json:"lsp"`
 	PortGroup string `json:"portGroup"`
 	// Add: `ovn-nbctl pg-set-ports` command -> first marked packet.
-	Add Spread `json:"add"`
+	Add lifeprobe.Spread `json:"add"`
 	// Remove: port-group clear command -> first unmarked packet.
-	Remove Spread    `json:"remove"`
-	Out    Direction `json:"out"`
+	Remove lifeprobe.Spread    `json:"remove"`
+	Out    lifeprobe.Direction `json:"out"`
 }
 
-const baselineTag = "vmlife-baseline"
+const baselineTag = "nqos-sim-baseline"
 
 // PortGroupBaseline adds and removes the VM's port to and from a scratch
 // port group Samples times while the guest sends to the peer, and times
 // each change to its effect on the VM node's uplink.
-func (o *Ops) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res BaselineResult, err error) {
+func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res BaselineResult, err error) {
 	if spec.Name == "" {
-		spec.Name = "vmlife_baseline"
+		spec.Name = "lifecycle_baseline"
 	}
 	if spec.Priority == 0 {
 		spec.Priority = 999
@@ -91,15 +93,17 @@ func (o *Ops) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res Bas
 		}
 		remove = append(remove, d)
 	}
-	res.Out, _ = s.stop()
-	res.Add, res.Remove = spread(add), spread(remove)
+	if res.Out, _, err = s.finish(); err != nil {
+		return fail(err)
+	}
+	res.Add, res.Remove = lifeprobe.NewSpread(add), lifeprobe.NewSpread(remove)
 	return res, nil
 }
 
 // timeChange runs one ovn-nbctl command and waits for the first packet
 // of the session carrying dscp (dscp >= 0) or not carrying -dscp-1
 // (dscp < 0) on the uplinks; it returns command -> that packet.
-func (o *Ops) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
+func (o *vmOps) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
 	start := time.Now()
 	if _, err := o.tb.NBCtl(ctx, args...); err != nil {
 		return 0, err
@@ -116,13 +120,13 @@ func (o *Ops) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int
 				return true, nil
 			}
 		}
-		return false, nil
+		return false, ups.err()
 	})
 	return at.Sub(start), err
 }
 
 // switchOf is the logical switch of an LSP.
-func (o *Ops) switchOf(ctx context.Context, lsp string) (string, error) {
+func (o *vmOps) switchOf(ctx context.Context, lsp string) (string, error) {
 	out, err := o.tb.NBCtl(ctx, "lsp-get-ls", lsp)
 	if err != nil {
 		return "", err
@@ -135,7 +139,7 @@ func (o *Ops) switchOf(ctx context.Context, lsp string) (string, error) {
 	return out[i+1 : j], nil
 }
 
-func (o *Ops) addScratch(ctx context.Context, sw string, spec BaselineSpec) error {
+func (o *vmOps) addScratch(ctx context.Context, sw string, spec BaselineSpec) error {
 	_, err := o.tb.NBCtl(ctx, "--", "pg-add", spec.Name,
 		"--", "--id=@q", "create", "QoS", fmt.Sprintf("priority=%d", spec.Priority), "direction=to-lport",
 		fmt.Sprintf(`match="inport == @%s"`, spec.Name), fmt.Sprintf("action:dscp=%d", spec.DSCP),
@@ -149,7 +153,7 @@ func (o *Ops) addScratch(ctx context.Context, sw string, spec BaselineSpec) erro
 
 // removeScratch deletes the scratch QoS rows and port group; it is
 // idempotent.
-func (o *Ops) removeScratch(ctx context.Context, sw, name string) error {
+func (o *vmOps) removeScratch(ctx context.Context, sw, name string) error {
 	out, err := o.tb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", "QoS", "external_ids:"+baselineTag+"="+name)
 	if err != nil {
 		return fmt.Errorf("scratch QoS rows of %s: %w", name, err)
@@ -163,4 +167,9 @@ func (o *Ops) removeScratch(ctx context.Context, sw, name string) error {
 		return fmt.Errorf("remove scratch port group %s: %w", name, err)
 	}
 	return nil
+}
+
+// step is the baseline as an ovnBaseline step's result.
+func (res BaselineResult) step() harness.BaselineResult {
+	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}
 }

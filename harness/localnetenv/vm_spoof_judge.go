@@ -1,4 +1,4 @@
-package vmlife
+package localnetenv
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/harness/verdict"
 )
@@ -84,4 +85,16 @@ func (r *SpoofResult) portSecurityVerdict(spec SpoofSpec) verdict.Verdict {
 	detail := fmt.Sprintf("%d sent, %d seen (%d dropped by OVN), %d with another DSCP than %d (%d with the victim's %d)",
 		f.Sent, f.Seen, f.Dropped, other, spec.SpooferDSCP, f.MisClassified, spec.VictimDSCP)
 	return verdict.Count(FlowSpooferVictimMAC, verdict.ForeignMAC, other, 0, 0, detail)
+}
+
+// step is the spoofing as a spoof step's result: each flow's counts and
+// rates, the verdicts made here, the whole result as its detail.
+func (res SpoofResult) step() harness.SpoofResult {
+	out := harness.SpoofResult{Detail: res}
+	for _, f := range res.Flows {
+		out.Flows = append(out.Flows, harness.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
+			OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps})
+	}
+	out.Verdicts = append(out.Verdicts, res.Verdicts...)
+	return out
 }

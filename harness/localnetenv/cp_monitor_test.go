@@ -1,4 +1,4 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 )
 
@@ -21,7 +22,7 @@ func TestNBMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Close)
-	if init := m.Initial(); len(init) != 1 || init[0].Name != "before" || init[0].Op != OpInsert {
+	if init := m.Initial(); len(init) != 1 || init[0].Name != "before" || init[0].Op != lifeprobe.OpInsert {
 		t.Fatalf("initial = %+v, want the port group 'before'", init)
 	}
 	fired := make(chan int, 1)
@@ -50,11 +51,11 @@ func TestNBMonitor(t *testing.T) {
 	if len(txs) != 4 {
 		t.Fatalf("%d transactions, want 4: %+v", len(txs), txs)
 	}
-	want := [][]RowChange{
-		{{Table: "Address_Set", Op: OpInsert, Name: "as1"}, {Table: "Port_Group", Op: OpInsert, Name: "pg1"}, {Table: "QoS", Op: OpInsert, Match: "ip4.src == {$as1}"}},
-		{{Table: "QoS", Op: OpModify, Match: "inport == @pg1", OldMatch: "ip4.src == {$as1}"}},
-		{{Table: "Address_Set", Op: OpDelete, Name: "as1"}},
-		{{Table: "QoS", Op: OpModify, Match: "inport == @pg1"}},
+	want := [][]lifeprobe.RowChange{
+		{{Table: "Address_Set", Op: lifeprobe.OpInsert, Name: "as1"}, {Table: "Port_Group", Op: lifeprobe.OpInsert, Name: "pg1"}, {Table: "QoS", Op: lifeprobe.OpInsert, Match: "ip4.src == {$as1}"}},
+		{{Table: "QoS", Op: lifeprobe.OpModify, Match: "inport == @pg1", OldMatch: "ip4.src == {$as1}"}},
+		{{Table: "Address_Set", Op: lifeprobe.OpDelete, Name: "as1"}},
+		{{Table: "QoS", Op: lifeprobe.OpModify, Match: "inport == @pg1"}},
 	}
 	for i, tx := range txs {
 		if tx.Seq != i+1 || len(tx.Changes) != len(want[i]) {

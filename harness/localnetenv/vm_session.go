@@ -1,13 +1,13 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -60,7 +60,7 @@ type session struct {
 // pinNeighbour installs a permanent neighbour entry for the peer in the
 // guest, so the first datagrams after a (re)plug do not wait for an ARP
 // retry (1 s) that has nothing to do with QoS.
-func (o *Ops) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
+func (o *vmOps) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
 	mac, err := o.mac(ctx, peer.Netns, peer.Ifname)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (o *Ops) pinNeighbour(ctx context.Context, netns, nic string, peer localnet
 
 // startSession starts the guest -> peer probe and, with both, the
 // peer -> guest probe.
-func (o *Ops) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr Traffic, both bool) (*session, error) {
+func (o *vmOps) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr Traffic, both bool) (*session, error) {
 	tr = tr.withDefaults()
 	peer, peerIP, err := o.host(tr.Peer)
 	if err != nil {
@@ -106,7 +106,7 @@ type watched struct {
 
 // watchedSession watches the uplinks of nodes (default: the VM's node)
 // and starts the VM's probe session.
-func (o *Ops) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr Traffic, both bool, nodes ...string) (*watched, error) {
+func (o *vmOps) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr Traffic, both bool, nodes ...string) (*watched, error) {
 	if len(nodes) == 0 {
 		nodes = []string{in.Node}
 	}
@@ -128,6 +128,13 @@ func (w *watched) close() {
 	w.ups.Close()
 }
 
+// finish stops the probes and returns out (guest -> peer) and in; it
+// fails when an uplink watch stopped recording before.
+func (w *watched) finish() (out, in lifeprobe.Direction, err error) {
+	out, in = w.stop()
+	return out, in, w.ups.err()
+}
+
 // waitMore waits until every running probe received n more datagrams
 // than it had when called.
 func (s *session) waitMore(ctx context.Context, n int) error {
@@ -146,7 +153,7 @@ func (s *session) waitMore(ctx context.Context, n int) error {
 }
 
 // stop ends both probes and returns out (guest -> peer) and in.
-func (s *session) stop() (out, in Direction) {
+func (s *session) stop() (out, in lifeprobe.Direction) {
 	out = direction(s.out.Stop())
 	if s.in != nil {
 		in = direction(s.in.Stop())
@@ -157,9 +164,8 @@ func (s *session) stop() (out, in Direction) {
 // memberRecorder samples an object's port-group membership and records
 // when each LSP was first seen in it and, after that, first seen out of it.
 type memberRecorder struct {
+	*lifeprobe.Membership
 	mu     sync.Mutex
-	joined map[string]time.Time
-	left   map[string]time.Time
 	err    error // the NB read that ended the sampling
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -168,9 +174,9 @@ type memberRecorder struct {
 // memberSample is the sampling period of a memberRecorder.
 const memberSample = 5 * time.Millisecond
 
-func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
+func (o *vmOps) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
 	ctx, cancel := context.WithCancel(ctx)
-	r := &memberRecorder{joined: map[string]time.Time{}, left: map[string]time.Time{}, cancel: cancel, done: make(chan struct{})}
+	r := &memberRecorder{Membership: lifeprobe.NewMembership(), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		t := time.NewTicker(memberSample)
@@ -185,7 +191,7 @@ func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder 
 				}
 				return
 			}
-			r.observe(members, time.Now())
+			r.Observe(members, time.Now())
 			select {
 			case <-ctx.Done():
 				return
@@ -196,28 +202,6 @@ func (o *Ops) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder 
 	return r
 }
 
-func (r *memberRecorder) observe(members []string, now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, m := range members {
-		if _, ok := r.joined[m]; !ok {
-			r.joined[m] = now
-		}
-	}
-	for m := range r.joined {
-		if _, gone := r.left[m]; !gone && !slices.Contains(members, m) {
-			r.left[m] = now
-		}
-	}
-}
-
-// times returns when lsp joined and left (zero when not seen).
-func (r *memberRecorder) times(lsp string) (joined, left time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.joined[lsp], r.left[lsp]
-}
-
 // stop ends the sampling; the error is the NB read that ended it early.
 func (r *memberRecorder) stop() error {
 	r.cancel()
@@ -225,4 +209,9 @@ func (r *memberRecorder) stop() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err
+}
+
+// direction is a probe's result as one direction of the session.
+func direction(r localnet.ProbeResult) lifeprobe.Direction {
+	return lifeprobe.Direction{Sent: r.Sent, Received: r.Received, Lost: r.Lost, LongestGap: r.LongestGap}
 }

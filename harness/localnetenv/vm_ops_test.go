@@ -1,10 +1,9 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"encoding/json"
 	"flag"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -13,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+
 	"github.com/nqos/nqos/internal/qos"
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -22,61 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 var (
 	t0   = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	peer = netip.MustParseAddr("10.20.0.10")
-	far  = netip.MustParseAddr("10.20.0.20")
 )
 
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-
-func seenAt(ms, dscp int, dst netip.Addr) localnet.Seen {
-	return localnet.Seen{At: at(ms), Dst: dst, DSCP: dscp}
-}
-
-func TestSpread(t *testing.T) {
-	ms := func(v ...int) []time.Duration {
-		var out []time.Duration
-		for _, x := range v {
-			out = append(out, time.Duration(x)*time.Millisecond)
-		}
-		return out
-	}
-	for _, tc := range []struct {
-		name             string
-		in               []time.Duration
-		min, median, max time.Duration
-	}{
-		{"none", nil, 0, 0, 0},
-		{"one", ms(7), 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond},
-		{"odd", ms(30, 10, 20), 10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond},
-		{"even", ms(40, 10, 20, 30), 10 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := spread(tc.in)
-			if s.Min != tc.min || s.Median != tc.median || s.Max != tc.max || !slices.Equal(s.Samples, tc.in) {
-				t.Errorf("spread(%v) = %+v, want min %v median %v max %v", tc.in, s, tc.min, tc.median, tc.max)
-			}
-		})
-	}
-}
-
-func TestMemberRecorder(t *testing.T) {
-	r := &memberRecorder{joined: map[string]time.Time{}, left: map[string]time.Time{}}
-	steps := []struct {
-		at      time.Time
-		members []string
-	}{{at(0), []string{"a"}}, {at(5), []string{"a", "b"}}, {at(10), []string{"b"}}, {at(15), []string{"a", "b"}}, {at(20), nil}}
-	for _, s := range steps {
-		r.observe(s.members, s.at)
-	}
-	for _, tc := range []struct {
-		lsp          string
-		joined, left time.Time
-	}{{"a", at(0), at(10)}, {"b", at(5), at(20)}, {"c", time.Time{}, time.Time{}}} {
-		j, l := r.times(tc.lsp)
-		if !j.Equal(tc.joined) || !l.Equal(tc.left) {
-			t.Errorf("%s: joined %v left %v, want %v and %v", tc.lsp, j, l, tc.joined, tc.left)
-		}
-	}
-}
 
 // rowsNB serves fixed rows; the operations only read them.
 type rowsNB struct{ d qos.Desired }
@@ -88,7 +37,7 @@ func TestMembers(t *testing.T) {
 	pg := func(obj string, ports ...string) qos.PortGroup {
 		return qos.PortGroup{Name: "pg-" + obj, Ports: ports, ExternalIDs: map[string]string{qos.ObjectNameKey: obj}}
 	}
-	o := New(nil, nil, rowsNB{qos.Desired{PortGroups: []qos.PortGroup{
+	o := newVMOps(nil, nil, rowsNB{qos.Desired{PortGroups: []qos.PortGroup{
 		pg("vms:production", "p2", "p1"), pg("vms:production", "p1", "p3"), pg("vms:batch", "b1"), pg("other:production", "x"),
 	}}})
 	for _, tc := range []struct {
@@ -98,19 +47,6 @@ func TestMembers(t *testing.T) {
 		if got, err := o.Members(context.Background(), tc.obj); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("Members(%s) = %v, %v, want %v", tc.obj, got, err, tc.want)
 		}
-	}
-}
-
-func TestLSPClockKeepsFirstSighting(t *testing.T) {
-	c := &lspClock{seen: map[string]time.Time{}}
-	c.add("a")
-	first, _ := c.at("a")
-	c.add("a") // re-announced after a reconnect
-	if again, _ := c.at("a"); !again.Equal(first) {
-		t.Errorf("second sighting moved the time from %v to %v", first, again)
-	}
-	if _, ok := c.at("b"); ok {
-		t.Error("unseen LSP has a time")
 	}
 }
 
@@ -142,11 +78,11 @@ func TestPortSecurityVerdict(t *testing.T) {
 func TestResultJSON(t *testing.T) {
 	results := map[string]any{
 		"appear":   AppearResult{VM: VMRef{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: marks.Tally(nil, peer, 46, time.Time{}, time.Time{})},
-		"baseline": BaselineResult{Add: spread([]time.Duration{time.Millisecond})},
-		"migrate":  MigrateResult{Mode: "per-pod-lsp", Out: Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
-		"migrateMultiChassis": MigrateResult{Mode: "multi-chassis", Out: sum(Direction{Sent: 4, Lost: 1}, Direction{Sent: 6, Lost: 2}),
+		"baseline": BaselineResult{Add: lifeprobe.NewSpread([]time.Duration{time.Millisecond})},
+		"migrate":  MigrateResult{Mode: "per-pod-lsp", Out: lifeprobe.Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
+		"migrateMultiChassis": MigrateResult{Mode: "multi-chassis", Out: lifeprobe.Sum(lifeprobe.Direction{Sent: 4, Lost: 1}, lifeprobe.Direction{Sent: 6, Lost: 2}),
 			Phases: &MigratePhases{SplitAt: t0, NameInGroup: time.Millisecond,
-				Switch: Phase{Out: Direction{Sent: 4, Lost: 1}}, Handover: Phase{Out: Direction{Sent: 6, Lost: 2}}}},
+				Switch: Phase{Out: lifeprobe.Direction{Sent: 4, Lost: 1}}, Handover: Phase{Out: lifeprobe.Direction{Sent: 6, Lost: 2}}}},
 		"restart":  RestartResult{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
 		"ipchange": IPChangeResult{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
 		"spoof":    SpoofResult{Flows: []SpoofFlow{{Name: FlowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
@@ -155,7 +91,7 @@ func TestResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "results.golden")
+	path := filepath.Join("testdata", "lifecycle-results.golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
@@ -173,23 +109,10 @@ func TestResultJSON(t *testing.T) {
 	}
 }
 
-func equalJSON(t *testing.T, a, b any) bool {
-	t.Helper()
-	x, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := json.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(x) == string(y)
-}
-
 // Bad input is refused before anything is touched, with an error naming
 // the VM and the field.
 func TestBadInput(t *testing.T) {
-	o := New(nil, nil, rowsNB{})
+	o := newVMOps(nil, nil, rowsNB{})
 	ctx := t.Context()
 	_, err := o.ChangeGuestIP(ctx, GuestSpec{VM: VMRef{"vms", "a"}}, "10.0.0.300/16")
 	if err == nil || !strings.Contains(err.Error(), "VM vms/a") || !strings.Contains(err.Error(), "new IPv4") {

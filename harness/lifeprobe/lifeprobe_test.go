@@ -1,17 +1,14 @@
-package cplife
+package lifeprobe
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nqos/nqos/internal/qos"
 )
-
-var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-func ms(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 
 func TestDiffRows(t *testing.T) {
 	row := func(dscp int) qos.QoSRow {
@@ -80,5 +77,69 @@ func TestCountChanges(t *testing.T) {
 	want := ChangeCounts{"QoS insert": 2, "QoS delete": 1, "Port_Group insert": 1}
 	if got := CountChanges(txs); !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func TestSpread(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range v {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name             string
+		in               []time.Duration
+		min, median, max time.Duration
+	}{
+		{"none", nil, 0, 0, 0},
+		{"one", ms(7), 7 * time.Millisecond, 7 * time.Millisecond, 7 * time.Millisecond},
+		{"odd", ms(30, 10, 20), 10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond},
+		{"even", ms(40, 10, 20, 30), 10 * time.Millisecond, 25 * time.Millisecond, 40 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSpread(tc.in)
+			if s.Min != tc.min || s.Median != tc.median || s.Max != tc.max || !slices.Equal(s.Samples, tc.in) {
+				t.Errorf("NewSpread(%v) = %+v, want min %v median %v max %v", tc.in, s, tc.min, tc.median, tc.max)
+			}
+		})
+	}
+}
+
+func TestMemberRecorder(t *testing.T) {
+	r := NewMembership()
+	steps := []struct {
+		at      time.Time
+		members []string
+	}{{at(0), []string{"a"}}, {at(5), []string{"a", "b"}}, {at(10), []string{"b"}}, {at(15), []string{"a", "b"}}, {at(20), nil}}
+	for _, s := range steps {
+		r.Observe(s.members, s.at)
+	}
+	for _, tc := range []struct {
+		lsp          string
+		joined, left time.Time
+	}{{"a", at(0), at(10)}, {"b", at(5), at(20)}, {"c", time.Time{}, time.Time{}}} {
+		j, l := r.Times(tc.lsp)
+		if !j.Equal(tc.joined) || !l.Equal(tc.left) {
+			t.Errorf("%s: joined %v left %v, want %v and %v", tc.lsp, j, l, tc.joined, tc.left)
+		}
+	}
+}
+
+func TestLSPClockKeepsFirstSighting(t *testing.T) {
+	c := NewFirstSeen()
+	c.AddAt("a", at(0))
+	first, _ := c.At("a")
+	c.AddAt("a", at(5)) // re-announced after a reconnect
+	if again, _ := c.At("a"); !again.Equal(first) {
+		t.Errorf("second sighting moved the time from %v to %v", first, again)
+	}
+	if _, ok := c.At("b"); ok {
+		t.Error("unseen LSP has a time")
 	}
 }

@@ -1,4 +1,4 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
@@ -114,7 +114,7 @@ type spoofFlow struct {
 // with the victim's IP, frames with the victim's IP and MAC, and the
 // victim's own frames (control), captures the uplinks of both VMs' nodes
 // and classifies what arrived.
-func (o *Ops) Spoof(ctx context.Context, spec SpoofSpec) (SpoofResult, error) {
+func (o *vmOps) Spoof(ctx context.Context, spec SpoofSpec) (SpoofResult, error) {
 	spec = spec.withDefaults()
 	var res SpoofResult
 	fail := func(err error) (SpoofResult, error) {
@@ -158,7 +158,7 @@ func (o *Ops) Spoof(ctx context.Context, spec SpoofSpec) (SpoofResult, error) {
 }
 
 // planSpoof builds the four flows.
-func (o *Ops) planSpoof(ctx context.Context, spec SpoofSpec) ([]spoofFlow, error) {
+func (o *vmOps) planSpoof(ctx context.Context, spec SpoofSpec) ([]spoofFlow, error) {
 	peer, peerIP, err := o.host(spec.Peer)
 	if err != nil {
 		return nil, err
@@ -222,7 +222,7 @@ func (f spoofFlow) wireSpec(vlan int) flow.Spec {
 	return s
 }
 
-func (o *Ops) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*capture.Capture, error) {
+func (o *vmOps) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*capture.Capture, error) {
 	caps := map[string]*capture.Capture{}
 	for _, f := range plan {
 		if caps[f.node] != nil {

@@ -1,4 +1,4 @@
-package cplife
+package localnetenv
 
 import (
 	"context"

@@ -1,11 +1,15 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"slices"
 	"time"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/results"
 
 	"github.com/nqos/nqos/kubevirt"
 )
@@ -58,8 +62,8 @@ type MigrateResult struct {
 	LSPToMarked time.Duration `json:"lspToMarkedNs"`
 	// Out is guest -> peer, In is peer -> guest (marking applies to Out),
 	// over the whole migration (multi-chassis: both phases summed).
-	Out Direction `json:"out"`
-	In  Direction `json:"in"`
+	Out lifeprobe.Direction `json:"out"`
+	In  lifeprobe.Direction `json:"in"`
 	// Phases (multi-chassis only) splits the migration at the handover.
 	Phases *MigratePhases `json:"phases,omitempty"`
 	// Marking counts the guest's packets to the peer on both uplinks
@@ -71,7 +75,7 @@ type MigrateResult struct {
 
 // Migrate live-migrates the VM while probes run both ways between the
 // guest and the peer and both nodes' uplinks are watched.
-func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, error) {
+func (o *vmOps) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, error) {
 	res := MigrateResult{VM: spec.VM, Mode: spec.Mode, Late: spec.LateTargetLSP}
 	fail := func(err error) (MigrateResult, error) {
 		return res, fmt.Errorf("VM %s migration to %s (%s): %w", spec.VM, spec.Target, spec.Mode, err)
@@ -103,7 +107,9 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
 		return fail(err)
 	}
-	res.Out, res.In = s.stop()
+	if res.Out, res.In, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	if err := rec.stop(); err != nil {
 		return fail(err)
 	}
@@ -117,7 +123,7 @@ func (o *Ops) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, err
 
 // beforeSwitch records whether the prepared target port is already in
 // the object's port group when the guest moves.
-func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
+func (o *vmOps) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
 	return func(ctx context.Context, rep kubevirt.MigrationReport) error {
 		members, err := o.Members(ctx, obj)
 		if err != nil {
@@ -129,7 +135,7 @@ func (o *Ops) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Conte
 }
 
 // fill computes the figures from the watches and recordings.
-func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lspClock) {
+func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lifeprobe.FirstSeen) {
 	sw := r.Report.SwitchAt
 	all := ups.seen(s.vmIP)
 	r.Marking = marks.Tally(all, s.peerIP, dscp, start, time.Time{})
@@ -141,12 +147,70 @@ func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time
 	if p, ok := marks.First(target, s.peerIP, -1, sw); ok {
 		r.FirstPacketOnTarget = p.At.Sub(sw)
 	}
-	joined, left := rec.times(r.TargetLSP)
-	r.TargetInGroup, r.TargetLeftGroup = since(sw, joined), since(sw, left)
-	if at, ok := clock.at(r.TargetLSP); ok {
+	joined, left := rec.Times(r.TargetLSP)
+	r.TargetInGroup, r.TargetLeftGroup = lifeprobe.Since(sw, joined), lifeprobe.Since(sw, left)
+	if at, ok := clock.At(r.TargetLSP); ok {
 		r.TargetLSPInNB = at.Sub(sw)
 		if !r.OnTarget.FirstMarked.IsZero() {
 			r.LSPToMarked = r.OnTarget.FirstMarked.Sub(at)
 		}
+	}
+}
+
+// life is the migration as a lifecycle step's result: the figures the
+// report shows, the probe counts the verdicts judge, the whole result as
+// its detail.
+func (res MigrateResult) life() harness.LifeResult {
+	return harness.LifeResult{
+		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
+		Lost: map[string]int{harness.Out: res.Out.Lost, harness.In: res.In.Lost},
+		Sent: map[string]int{harness.Out: res.Out.Sent, harness.In: res.In.Sent},
+		Measures: append([]results.Measure{
+			measure("target prepared (pod, LSP, port bound)", res.Report.Prepared),
+			measure("target LSP in its port group, relative to the switch", res.TargetInGroup),
+			measure("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
+			measure("longest gap guest → peer", res.Out.LongestGap),
+			measure("longest gap peer → guest", res.In.LongestGap),
+			counted("probe packets seen on the uplinks", res.Marking.Packets, "packets"),
+			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
+			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
+			counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
+		}, append(res.lateMeasures(), res.handoverMeasures()...)...),
+		Detail: res,
+	}
+}
+
+// lateMeasures are the figures of a VM migrated in after its NetworkQoS
+// (its target LSP created after the switch): the controller has to find
+// a port it has never seen, as for a VM that starts after its policy.
+func (res MigrateResult) lateMeasures() []results.Measure {
+	if !res.Late {
+		return nil
+	}
+	return []results.Measure{
+		measure("switch → target LSP created (late)", res.TargetLSPInNB),
+		measure("switch → target LSP in its port group", res.TargetInGroup),
+		measure("target LSP created → first marked packet on the target uplink", res.LSPToMarked),
+		counted("probe packets unmarked on the target after the switch", res.OnTarget.Unmarked, "packets"),
+	}
+}
+
+// handoverMeasures are the multi-chassis figures per phase: the switch
+// (guest moved, binding settled on the target) and the handover of the
+// LSP to the target pod (renamed in place, VIF re-pointed).
+func (res MigrateResult) handoverMeasures() []results.Measure {
+	ph, rep := res.Phases, res.Report
+	if ph == nil {
+		return nil
+	}
+	return []results.Measure{
+		measure("handover: LSP renamed to the target pod's port → bound there with flows", rep.Handover),
+		measure("handover: port in its port group under the new name, after the handover began", ph.NameInGroup),
+		counted("switch: probe datagrams lost guest → peer", ph.Switch.Out.Lost, "datagrams"),
+		counted("switch: probe datagrams lost peer → guest", ph.Switch.In.Lost, "datagrams"),
+		counted("switch: probe packets unmarked", ph.Switch.Marking.Unmarked, "packets"),
+		counted("handover: probe datagrams lost guest → peer", ph.Handover.Out.Lost, "datagrams"),
+		counted("handover: probe datagrams lost peer → guest", ph.Handover.In.Lost, "datagrams"),
+		counted("handover: probe packets unmarked", ph.Handover.Marking.Unmarked, "packets"),
 	}
 }

@@ -1,4 +1,4 @@
-package cplife
+package localnetenv
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/internal/poll"
 	"io"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // syncedMessage is the log message the controller (internal/controller)

@@ -1,10 +1,8 @@
-package vmlife
+package lifeprobe
 
 import (
 	"slices"
 	"time"
-
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 // Direction is one direction of a UDP probe stream.
@@ -15,8 +13,10 @@ type Direction struct {
 	LongestGap time.Duration `json:"longestGapNs"`
 }
 
-func direction(r localnet.ProbeResult) Direction {
-	return Direction{Sent: r.Sent, Received: r.Received, Lost: r.Lost, LongestGap: r.LongestGap}
+// Sum adds two stretches of one direction.
+func Sum(a, b Direction) Direction {
+	return Direction{Sent: a.Sent + b.Sent, Received: a.Received + b.Received, Lost: a.Lost + b.Lost,
+		LongestGap: max(a.LongestGap, b.LongestGap)}
 }
 
 // Spread summarises repeated duration samples.
@@ -27,7 +27,8 @@ type Spread struct {
 	Max     time.Duration   `json:"maxNs"`
 }
 
-func spread(samples []time.Duration) Spread {
+// NewSpread summarises samples (zero figures for none).
+func NewSpread(samples []time.Duration) Spread {
 	s := Spread{Samples: slices.Clone(samples)}
 	if len(samples) == 0 {
 		return s
@@ -43,8 +44,8 @@ func spread(samples []time.Duration) Spread {
 	return s
 }
 
-// since is t - origin, or 0 when t is zero.
-func since(origin, t time.Time) time.Duration {
+// Since is t - origin, or 0 when t is zero (never seen).
+func Since(origin, t time.Time) time.Duration {
 	if t.IsZero() {
 		return 0
 	}

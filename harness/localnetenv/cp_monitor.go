@@ -1,4 +1,4 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
@@ -8,40 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/internal/ovsdbmon"
 	"github.com/nqos/nqos/internal/poll"
 )
-
-// Row change operations of a Transaction.
-const (
-	OpInsert = "insert"
-	OpModify = "modify"
-	OpDelete = "delete"
-)
-
-// RowChange is one row a committed Northbound transaction touched.
-type RowChange struct {
-	Table string `json:"table"`
-	UUID  string `json:"uuid"`
-	Op    string `json:"op"`
-	// Name is the name column (Port_Group, Address_Set).
-	Name string `json:"name,omitempty"`
-	// Match is the QoS match after the change (before it, on delete);
-	// OldMatch is set when a modify changed it.
-	Match    string `json:"match,omitempty"`
-	OldMatch string `json:"oldMatch,omitempty"`
-	// Ports is how many ports a Port_Group row holds after the change.
-	Ports int `json:"ports,omitempty"`
-}
-
-// Transaction is one update notification of the monitor: ovsdb-server
-// sends exactly one per committed transaction touching the monitored
-// tables. Seq counts from 1; the initial contents are not a transaction.
-type Transaction struct {
-	Seq     int         `json:"seq"`
-	At      time.Time   `json:"at"`
-	Changes []RowChange `json:"changes"`
-}
 
 // NBMonitor records every committed transaction on the Northbound's QoS,
 // Port_Group and Address_Set tables with its arrival time, on the raw
@@ -51,8 +21,8 @@ type NBMonitor struct {
 	mon *ovsdbmon.Monitor
 
 	mu      sync.Mutex
-	txs     []Transaction
-	initial []RowChange
+	txs     []lifeprobe.Transaction
+	initial []lifeprobe.RowChange
 	err     error
 	hooks   []countHook
 }
@@ -95,7 +65,7 @@ func (m *NBMonitor) record(n ovsdbmon.Notification) {
 		m.initial = changes
 		return
 	}
-	m.txs = append(m.txs, Transaction{Seq: len(m.txs) + 1, At: n.At, Changes: changes})
+	m.txs = append(m.txs, lifeprobe.Transaction{Seq: len(m.txs) + 1, At: n.At, Changes: changes})
 	m.hooks = slices.DeleteFunc(m.hooks, func(h countHook) bool {
 		if h.n <= len(m.txs) {
 			h.fn()
@@ -120,8 +90,8 @@ func (m *NBMonitor) OnCount(n int, fn func()) {
 }
 
 // decodeChanges turns an update into sorted row changes.
-func decodeChanges(u ovsdbmon.Update) ([]RowChange, error) {
-	var out []RowChange
+func decodeChanges(u ovsdbmon.Update) ([]lifeprobe.RowChange, error) {
+	var out []lifeprobe.RowChange
 	for table, rows := range u {
 		for uuid, ru := range rows {
 			c, err := rowChange(table, uuid, ru)
@@ -135,16 +105,16 @@ func decodeChanges(u ovsdbmon.Update) ([]RowChange, error) {
 	return out, nil
 }
 
-func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (RowChange, error) {
-	c := RowChange{Table: table, UUID: uuid}
+func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (lifeprobe.RowChange, error) {
+	c := lifeprobe.RowChange{Table: table, UUID: uuid}
 	img := ru.New
 	switch {
 	case ru.New == nil:
-		c.Op, img = OpDelete, ru.Old
+		c.Op, img = lifeprobe.OpDelete, ru.Old
 	case ru.Old == nil:
-		c.Op = OpInsert
+		c.Op = lifeprobe.OpInsert
 	default:
-		c.Op = OpModify
+		c.Op = lifeprobe.OpModify
 		old, err := optString(ru.Old, "match")
 		if err != nil {
 			return c, fmt.Errorf("%s %s: %w", table, uuid, err)
@@ -155,7 +125,7 @@ func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (RowChange, error) {
 	if c.Name, err = optString(img, "name"); err == nil {
 		c.Match, err = optString(img, "match")
 	}
-	if err == nil && table == "Port_Group" && c.Op != OpDelete {
+	if err == nil && table == "Port_Group" && c.Op != lifeprobe.OpDelete {
 		c.Ports, err = setSize(img["ports"])
 	}
 	if err != nil {
@@ -207,20 +177,20 @@ func (m *NBMonitor) Count() int {
 }
 
 // Initial returns the rows present when the monitor started (as inserts).
-func (m *NBMonitor) Initial() []RowChange {
+func (m *NBMonitor) Initial() []lifeprobe.RowChange {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]RowChange(nil), m.initial...)
+	return append([]lifeprobe.RowChange(nil), m.initial...)
 }
 
 // Transactions returns the recorded transactions with Seq > after.
-func (m *NBMonitor) Transactions(after int) []Transaction {
+func (m *NBMonitor) Transactions(after int) []lifeprobe.Transaction {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if after >= len(m.txs) {
 		return nil
 	}
-	return append([]Transaction(nil), m.txs[max(after, 0):]...)
+	return append([]lifeprobe.Transaction(nil), m.txs[max(after, 0):]...)
 }
 
 // Err is the error that ended or disturbed the monitor, if any: a
@@ -249,20 +219,6 @@ func (m *NBMonitor) WaitCount(ctx context.Context, n int, timeout time.Duration)
 
 // Close ends the monitor connection.
 func (m *NBMonitor) Close() { _ = m.mon.Close() }
-
-// ChangeCounts counts row changes per "<table> <op>" (e.g. "QoS insert").
-type ChangeCounts map[string]int
-
-// CountChanges tallies the row changes of txs.
-func CountChanges(txs []Transaction) ChangeCounts {
-	out := ChangeCounts{}
-	for _, tx := range txs {
-		for _, c := range tx.Changes {
-			out[c.Table+" "+c.Op]++
-		}
-	}
-	return out
-}
 
 // countLocked is Count for hooks, which run with the lock held.
 func (m *NBMonitor) countLocked() int { return len(m.txs) }

@@ -1,11 +1,14 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/results"
 
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -116,4 +119,21 @@ func RestartDaemonUnderTraffic(ctx context.Context, tb DaemonRestarter, spec Dae
 		res.PolicedAfter = marks.BitsPerSecond(seen, p.Dst, p.DSCP, p.FrameBits, afterFrom, end)
 	}
 	return res, nil
+}
+
+// life is the daemon restart as a lifecycle step's result, with the
+// whole stream's loss.
+func (res DaemonRestartResult) life(sr StreamResult) harness.LifeResult {
+	return harness.LifeResult{
+		Packets: res.Marks.Packets, Unmarked: res.Marks.Unmarked, Gap: res.Marks.Gap,
+		Lost: map[string]int{harness.Out: sr.Lost}, Sent: map[string]int{harness.Out: sr.Sent},
+		Measures: []results.Measure{
+			measure("restart (stop + start)", res.Restart),
+			measure("restart → steady marking again", res.Recovered),
+			measure("marking gap (longest time without a marked packet)", res.Marks.Gap),
+			counted("probe packets unmarked around the restart", res.Marks.Unmarked, "packets"),
+			counted("probe datagrams lost over the whole stream", sr.Lost, "datagrams"),
+		},
+		Detail: map[string]any{"restart": res, "stream": sr},
+	}
 }

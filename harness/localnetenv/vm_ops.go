@@ -1,13 +1,16 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
-	"sync"
 	"time"
+
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/lifeprobe"
 
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/kubevirt"
@@ -42,42 +45,20 @@ type NB interface {
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 }
 
-// Ops performs lifecycle operations on one testbed.
-type Ops struct {
+// vmOps performs lifecycle operations on one testbed.
+type vmOps struct {
 	tb    Testbed
 	vms   VMs
 	nb    NB
-	clock *lspClock
+	clock *lifeprobe.FirstSeen
 }
 
-// New returns the operations of a testbed. It registers a callback on nb
+// newVMOps returns the operations of a testbed. It registers a callback on nb
 // that timestamps every LSP appearing in the NB, so nb must outlive the Ops.
-func New(tb Testbed, vms VMs, nb NB) *Ops {
-	c := &lspClock{seen: map[string]time.Time{}}
-	nb.OnLogicalSwitchPortAdd(c.add)
-	return &Ops{tb: tb, vms: vms, nb: nb, clock: c}
-}
-
-// lspClock records when each LSP name first appeared in the NB cache.
-type lspClock struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-}
-
-func (c *lspClock) add(name string) {
-	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.seen[name]; !ok {
-		c.seen[name] = now
-	}
-}
-
-func (c *lspClock) at(name string) (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, ok := c.seen[name]
-	return t, ok
+func newVMOps(tb Testbed, vms VMs, nb NB) *vmOps {
+	c := lifeprobe.NewFirstSeen()
+	nb.OnLogicalSwitchPortAdd(c.Add)
+	return &vmOps{tb: tb, vms: vms, nb: nb, clock: c}
 }
 
 // ObjectRef names a NetworkQoS.
@@ -90,7 +71,7 @@ func (r ObjectRef) String() string { return r.Namespace + "/" + r.Name }
 
 // Members are the LSPs in the port groups the NB holds for the object,
 // sorted; a failed NB read is an error.
-func (o *Ops) Members(ctx context.Context, obj ObjectRef) ([]string, error) {
+func (o *vmOps) Members(ctx context.Context, obj ObjectRef) ([]string, error) {
 	rows, err := o.nb.Rows(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("port-group members of NetworkQoS %s: %w", obj, err)
@@ -107,7 +88,7 @@ func (o *Ops) Members(ctx context.Context, obj ObjectRef) ([]string, error) {
 
 // waitMember polls until lsp is (in=true) or is not (in=false) a member
 // of the object's port groups and returns when that was first seen.
-func (o *Ops) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bool, timeout time.Duration) (time.Time, error) {
+func (o *vmOps) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bool, timeout time.Duration) (time.Time, error) {
 	var at time.Time
 	what := fmt.Sprintf("LSP %s in port group of NetworkQoS %s = %v", lsp, obj, in)
 	err := localnet.Poll(ctx, timeout, what, func(context.Context) (bool, error) {
@@ -125,7 +106,7 @@ func (o *Ops) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bool
 }
 
 // instance returns the running VM and its first interface's IPv4 address.
-func (o *Ops) instance(vm VMRef) (kubevirt.Instance, netip.Addr, error) {
+func (o *vmOps) instance(vm VMRef) (kubevirt.Instance, netip.Addr, error) {
 	in, err := o.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return in, netip.Addr{}, err
@@ -149,7 +130,7 @@ type VMRef struct {
 func (r VMRef) String() string { return r.Namespace + "/" + r.Name }
 
 // host returns an external host and its IPv4 address.
-func (o *Ops) host(name string) (localnet.Host, netip.Addr, error) {
+func (o *vmOps) host(name string) (localnet.Host, netip.Addr, error) {
 	h, ok := o.tb.Host(name)
 	if !ok {
 		return h, netip.Addr{}, fmt.Errorf("no host %q on the testbed", name)
@@ -166,18 +147,18 @@ func (o *Ops) host(name string) (localnet.Host, netip.Addr, error) {
 }
 
 // mac reads the MAC address of ifname inside netns.
-func (o *Ops) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
+func (o *vmOps) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
 	return o.tb.LinkMAC(netns, ifname)
 }
 
 // watchUplinks starts a DSCP watch on the uplink of every node given.
-func (o *Ops) watchUplinks(nodes ...string) (*uplinks, error) {
-	u := &uplinks{ws: map[string]*localnet.DSCPWatch{}}
+func (o *vmOps) watchUplinks(nodes ...string) (*uplinks, error) {
+	u := &uplinks{ws: map[string]*capture.Watch{}}
 	for _, n := range nodes {
 		ns, ifname, err := o.tb.UplinkCapturePoint(n)
 		if err == nil {
-			var w *localnet.DSCPWatch
-			if w, err = localnet.WatchDSCP(ns, ifname); err == nil {
+			var w *capture.Watch
+			if w, err = capture.StartWatch(ns, ifname); err == nil {
 				u.ws[n] = w
 				continue
 			}
@@ -190,26 +171,37 @@ func (o *Ops) watchUplinks(nodes ...string) (*uplinks, error) {
 
 // uplinks are DSCP watches on node uplinks, by node.
 type uplinks struct {
-	ws map[string]*localnet.DSCPWatch
+	ws map[string]*capture.Watch
 }
 
 // seen is what every watched uplink saw from src, in time order.
-func (u *uplinks) seen(src netip.Addr) []localnet.Seen {
-	var out []localnet.Seen
+func (u *uplinks) seen(src netip.Addr) []capture.Packet {
+	var out []capture.Packet
 	for _, w := range u.ws {
-		out = append(out, w.Seen(src)...)
+		out = append(out, w.Packets(src)...)
 	}
-	slices.SortStableFunc(out, func(a, b localnet.Seen) int { return a.At.Compare(b.At) })
+	slices.SortStableFunc(out, func(a, b capture.Packet) int { return a.At.Compare(b.At) })
 	return out
 }
 
 // onNode is what one node's uplink saw from src (nil if not watched).
-func (u *uplinks) onNode(node string, src netip.Addr) []localnet.Seen {
+func (u *uplinks) onNode(node string, src netip.Addr) []capture.Packet {
 	w, ok := u.ws[node]
 	if !ok {
 		return nil
 	}
-	return w.Seen(src)
+	return w.Packets(src)
+}
+
+// err is why a watch stopped recording early (nil while all record):
+// what a dead watch did not see must never count as unmarked or lost.
+func (u *uplinks) err() error {
+	for _, node := range slices.Sorted(maps.Keys(u.ws)) {
+		if err := u.ws[node].Err(); err != nil {
+			return fmt.Errorf("uplink of %s: %w", node, err)
+		}
+	}
+	return nil
 }
 
 // Close stops every watch.

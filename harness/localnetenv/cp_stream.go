@@ -1,12 +1,14 @@
-package cplife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
-	"github.com/nqos/nqos/internal/poll"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/internal/poll"
 
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -32,7 +34,7 @@ type StreamSpec struct {
 type Stream struct {
 	spec  StreamSpec
 	probe *localnet.Probe
-	watch *localnet.DSCPWatch
+	watch *capture.Watch
 	start time.Time
 }
 
@@ -53,7 +55,7 @@ func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
 	if spec.Interval == 0 {
 		spec.Interval = 2 * time.Millisecond
 	}
-	w, err := localnet.WatchDSCP(spec.WatchNetns, spec.WatchIf)
+	w, err := capture.StartWatch(spec.WatchNetns, spec.WatchIf)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
 	}
@@ -69,23 +71,11 @@ func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
 func (s *Stream) Spec() StreamSpec { return s.spec }
 
 // Seen returns every packet of the stream's source seen on the uplink.
-func (s *Stream) Seen() []localnet.Seen { return s.watch.Seen(s.spec.Src.Addr()) }
+func (s *Stream) Seen() []capture.Packet { return s.watch.Packets(s.spec.Src.Addr()) }
 
 // Marks analyses the stream's packets in [from, to).
 func (s *Stream) Marks(from, to time.Time) marks.Count {
 	return marks.Tally(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, from, to)
-}
-
-// FirstMarked waits until a marked packet at or after t was seen and
-// returns its time.
-func (s *Stream) FirstMarked(ctx context.Context, t time.Time, timeout time.Duration) (time.Time, error) {
-	var at time.Time
-	err := poll.Until(ctx, timeout, 10*time.Millisecond, fmt.Sprintf("stream %s marked with DSCP %d", s.spec.Name, s.spec.DSCP), func(context.Context) (bool, error) {
-		p, ok := marks.First(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, t)
-		at = p.At
-		return ok, nil
-	})
-	return at, err
 }
 
 // WaitMarkedRun waits until the stream has a run of n consecutive marked
@@ -109,6 +99,9 @@ func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout 
 			if run++; run >= n {
 				return true, nil
 			}
+		}
+		if err := s.watch.Err(); err != nil {
+			return false, fmt.Errorf("stream %s: %w", s.spec.Name, err)
 		}
 		return false, nil
 	})

@@ -1,10 +1,14 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/marks"
 	"time"
+
+	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/topo/localnet"
@@ -41,8 +45,8 @@ type AppearResult struct {
 	// Marking counts every packet of the VM to the peer on the uplink
 	// from CommandAt until the probe stopped; Marking.Unmarked are the
 	// packets that left before marking started.
-	Marking marks.Count `json:"marking"`
-	Out     Direction   `json:"out"`
+	Marking marks.Count         `json:"marking"`
+	Out     lifeprobe.Direction `json:"out"`
 }
 
 // VMAppears creates the VM without its LSP, starts the guest's probe to
@@ -50,7 +54,7 @@ type AppearResult struct {
 // creates the LSP as ovnkube would and measures LSP creation -> first
 // marked packet on the VM node's uplink, with the controller's
 // port-group update and the binding in between.
-func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, error) {
+func (o *vmOps) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, error) {
 	ref := VMRef{spec.VM.Namespace, spec.VM.Name}
 	res := AppearResult{VM: ref, Node: spec.VM.Node}
 	fail := func(err error) (AppearResult, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
@@ -75,12 +79,12 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 		return fail(err)
 	}
 	res.PortUp = time.Since(res.CommandAt)
-	var first localnet.Seen
+	var first capture.Packet
 	err = localnet.Poll(ctx, s.tr.Timeout, fmt.Sprintf("DSCP %d from %s on %s's uplink", spec.DSCP, vmIP, in.Node),
 		func(context.Context) (bool, error) {
 			var ok bool
 			first, ok = marks.First(ups.seen(vmIP), s.peerIP, spec.DSCP, res.CommandAt)
-			return ok, nil
+			return ok, ups.err()
 		})
 	if err != nil {
 		return fail(err)
@@ -88,7 +92,9 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 	if err := s.waitMore(ctx, s.tr.After); err != nil {
 		return fail(err)
 	}
-	res.Out, _ = s.stop()
+	if res.Out, _, err = s.finish(); err != nil {
+		return fail(err)
+	}
 	if err := rec.stop(); err != nil {
 		return fail(err)
 	}
@@ -98,13 +104,19 @@ func (o *Ops) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, err
 	if p, ok := marks.First(seen, s.peerIP, -1, res.CommandAt); ok {
 		res.FirstPacket = p.At.Sub(res.CommandAt)
 	}
-	if at, ok := o.clock.at(res.LSP); ok {
+	if at, ok := o.clock.At(res.LSP); ok {
 		res.LSPInNB = at.Sub(res.CommandAt)
 	}
-	joined, _ := rec.times(res.LSP)
+	joined, _ := rec.Times(res.LSP)
 	if joined.IsZero() {
 		return fail(fmt.Errorf("LSP %s never seen in the port group of NetworkQoS %s", res.LSP, spec.Object))
 	}
 	res.InGroup = joined.Sub(res.CommandAt)
 	return res, nil
+}
+
+// step is the appearance as a probed startVM step's result.
+func (res AppearResult) step() harness.Appearance {
+	return harness.Appearance{LSP: res.LSP, PortUp: res.PortUp, InGroup: res.InGroup, FirstPacket: res.FirstPacket,
+		FirstMarked: res.FirstMarked, Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked, Detail: res}
 }

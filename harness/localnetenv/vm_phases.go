@@ -1,10 +1,12 @@
-package vmlife
+package localnetenv
 
 import (
 	"context"
-	"github.com/nqos/nqos/harness/marks"
 	"net/netip"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/kubevirt"
 )
@@ -32,8 +34,8 @@ type MigratePhases struct {
 
 // Phase is what the probes and the uplink watches saw in one phase.
 type Phase struct {
-	Out Direction `json:"out"`
-	In  Direction `json:"in"`
+	Out lifeprobe.Direction `json:"out"`
+	In  lifeprobe.Direction `json:"in"`
 	// Marking counts the guest's packets to the peer on both uplinks.
 	Marking marks.Count `json:"marking"`
 }
@@ -47,7 +49,7 @@ const phaseStartDatagrams = 50
 // phaseSplit restarts the probes of a multi-chassis migration at the
 // handover (kubevirt's BeforeHandover).
 type phaseSplit struct {
-	o    *Ops
+	o    *vmOps
 	w    *watched
 	in   kubevirt.Instance
 	vmIP netip.Addr
@@ -55,7 +57,7 @@ type phaseSplit struct {
 
 	split   bool
 	at      time.Time
-	out, rx Direction // first phase
+	out, rx lifeprobe.Direction // first phase
 }
 
 // atHandover ends the first phase's probes and starts the second's.
@@ -84,20 +86,14 @@ func (p *phaseSplit) fill(r *MigrateResult, dscp int, start time.Time, rec *memb
 	ph := &MigratePhases{SplitAt: p.at,
 		Switch:   Phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},
 		Handover: Phase{Out: r.Out, In: r.In, Marking: marks.Tally(all, peer, dscp, p.at, time.Time{})}}
-	srcJoined, srcLeft := rec.times(r.SourceLSP)
-	dstJoined, _ := rec.times(r.TargetLSP)
-	ph.NameInGroup = since(r.Report.HandoverAt, dstJoined)
+	srcJoined, srcLeft := rec.Times(r.SourceLSP)
+	dstJoined, _ := rec.Times(r.TargetLSP)
+	ph.NameInGroup = lifeprobe.Since(r.Report.HandoverAt, dstJoined)
 	if !dstJoined.IsZero() && !srcLeft.IsZero() {
 		ph.GroupGap = dstJoined.Sub(srcLeft)
 	}
 	// The shared row was in the group under the source pod's name first.
-	r.TargetInGroup = since(r.Report.SwitchAt, srcJoined)
-	r.Out, r.In = sum(p.out, r.Out), sum(p.rx, r.In)
+	r.TargetInGroup = lifeprobe.Since(r.Report.SwitchAt, srcJoined)
+	r.Out, r.In = lifeprobe.Sum(p.out, r.Out), lifeprobe.Sum(p.rx, r.In)
 	r.Phases = ph
-}
-
-// sum adds two stretches of one direction.
-func sum(a, b Direction) Direction {
-	return Direction{Sent: a.Sent + b.Sent, Received: a.Received + b.Received, Lost: a.Lost + b.Lost,
-		LongestGap: max(a.LongestGap, b.LongestGap)}
 }
