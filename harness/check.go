@@ -185,14 +185,27 @@ func (ex *execution) rows(all qos.Desired, oc *scenarios.ObjectCheck) ([]string,
 	return mism, nil
 }
 
+// members compares the object's port group members with the ports the
+// VMs have on each port group's network (a VM with several NICs is a
+// member through its NIC on that network); a listed VM with no NIC on
+// any of them is a mismatch.
 func (ex *execution) members(got qos.Desired, vms []string) ([]string, error) {
-	var want []string
+	var want, out []string
 	for _, name := range vms {
-		p, err := ex.env.PortName(ex.sc.VM(name))
+		vm := ex.sc.VM(name)
+		ports, err := ex.env.Ports(vm)
 		if err != nil {
-			return nil, fmt.Errorf("port of VM %s: %w", name, err)
+			return nil, fmt.Errorf("ports of VM %s: %w", name, err)
 		}
-		want = append(want, p)
+		n := 0
+		for _, pg := range got.PortGroups {
+			if i, _, ok := vm.NIC(pg.ExternalIDs[qos.NetworkKey]); ok && i < len(ports) {
+				want, n = append(want, ports[i]), n+1
+			}
+		}
+		if n == 0 {
+			out = append(out, fmt.Sprintf("VM %s has no NIC on the networks of the object's port groups", name))
+		}
 	}
 	var have []string
 	for _, pg := range got.PortGroups {
@@ -202,9 +215,9 @@ func (ex *execution) members(got qos.Desired, vms []string) ([]string, error) {
 	slices.Sort(have)
 	have = slices.Compact(have)
 	if !slices.Equal(want, have) {
-		return []string{fmt.Sprintf("port group members %v, want %v (VMs %v)", have, want, vms)}, nil
+		out = append(out, fmt.Sprintf("port group members %v, want %v (VMs %v)", have, want, vms))
 	}
-	return nil, nil
+	return out, nil
 }
 
 // qosMismatches compares the object's QoS rows with the exact expected set.

@@ -37,8 +37,10 @@ type Cluster interface {
 	Conditions(ctx context.Context, namespace, name string) ([]qos.Condition, error)
 	// SetLabels changes the labels of a VM's pod.
 	SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error
-	// PortName is the logical switch port name of the VM's NIC.
+	// PortName is the logical switch port name of the VM's first NIC.
 	PortName(vm *scenarios.VM) (string, error)
+	// Ports are the logical switch ports of the VM's NICs, in NIC order.
+	Ports(vm *scenarios.VM) ([]string, error)
 	// StartVM creates a late VM's launcher pod and plugs its guest, but
 	// not yet its logical switch port (ovnkube's pod handler lags behind
 	// the pod); it returns the port's name.
@@ -110,6 +112,10 @@ type FlowRun struct {
 	Node   int     // sending node index: capture on its uplink
 	Floor  float64 // policed steady-state floor as a fraction of the rate
 	Pcap   string  // capture file of the sending node's uplink, shared by the runs of one start step on that node
+	// Network is the network the flow crosses; FromNIC and ToNIC (a VM
+	// peer only) index the sender's and the peer's NIC on it (0: first).
+	Network        string
+	FromNIC, ToNIC int
 }
 
 // Measured is what the capture saw of one flow; package harness/verdict

@@ -166,12 +166,18 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 	if err != nil {
 		return FlowRun{}, nil, false, err
 	}
+	network := ex.sc.FlowNetwork(f)
 	spec := flow.Spec{
 		Name: f.Name + "/" + string(fam), From: f.From, To: f.To,
 		SrcIP: src, DstIP: dst,
 		Protocol: flow.Protocol(f.Protocol), DstPort: uint16(f.Port),
-		Family: flowFamily(fam), VLAN: ex.sc.Network(from.Network).VLAN,
+		Family: flowFamily(fam), VLAN: ex.sc.Network(network).VLAN,
 		Rate: uint64(f.Rate), Duration: f.Duration,
+	}
+	fromNIC, _, _ := from.NIC(network)
+	var toNIC int
+	if peer := ex.sc.VM(f.To); peer != nil {
+		toNIC, _, _ = peer.NIC(network)
 	}
 	node := ex.world.node[from.Name] // where the VM runs now
 	exp, p, floor, err := ex.expectation(f, fam, node)
@@ -179,6 +185,7 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 		return FlowRun{}, nil, false, err
 	}
 	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: node, Floor: floor,
+		Network: network, FromNIC: fromNIC, ToNIC: toNIC,
 		Pcap: filepath.Join(ex.dir, fmt.Sprintf("step%02d-node%d-%s.pcap", step+1, node, fam))}, p, true, nil
 }
 

@@ -35,13 +35,29 @@ func (ex *execution) addresses(name string) (scenarios.Addresses, error) {
 	return a, nil
 }
 
-// runAddrs are the source and destination addresses of flow f in fam.
+// addressesOn are the addresses of a VM's NIC on network (a host's own
+// addresses for a host): a VM's first NIC through addresses (its lease).
+func (ex *execution) addressesOn(name, network string) (scenarios.Addresses, error) {
+	vm := ex.sc.VM(name)
+	if vm == nil || vm.Network == network {
+		return ex.addresses(name)
+	}
+	_, nic, ok := vm.NIC(network)
+	if !ok {
+		return scenarios.Addresses{}, fmt.Errorf("VM %s has no NIC on network %s", name, network)
+	}
+	return nic.Addresses, nil
+}
+
+// runAddrs are the source and destination addresses of flow f in fam, on
+// the network it crosses.
 func (ex *execution) runAddrs(f *scenarios.Flow, fam scenarios.Family) (src, dst netip.Addr, err error) {
-	from, err := ex.addresses(f.From)
+	network := ex.sc.FlowNetwork(f)
+	from, err := ex.addressesOn(f.From, network)
 	if err != nil {
 		return src, dst, fmt.Errorf("flow %s: %w", f.Name, err)
 	}
-	to, err := ex.addresses(f.To)
+	to, err := ex.addressesOn(f.To, network)
 	if err != nil {
 		return src, dst, fmt.Errorf("flow %s: %w", f.Name, err)
 	}

@@ -144,6 +144,16 @@ func (s *simEnv) RestartDaemon(_ context.Context, _ *scenarios.RestartDaemon, vm
 	return s.lifeResult("restartDaemon", vm)
 }
 
+func (s *simEnv) Ports(vm *scenarios.VM) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, n := range vm.Networks() {
+		out = append(out, s.world.portOn(vm, n))
+	}
+	return out, nil
+}
+
 func (s *simEnv) PortName(vm *scenarios.VM) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

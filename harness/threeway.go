@@ -69,7 +69,7 @@ func (ex *execution) intent(run FlowRun, datapath string) (ovntrace.Intent, []st
 		return ovntrace.Intent{}, nil, err
 	}
 	vm := ex.sc.VM(run.Spec.From)
-	p := packet{inport: ex.world.port(vm), src: run.Spec.SrcIP, dst: run.Spec.DstIP,
+	p := packet{inport: ex.world.portOn(vm, run.Network), src: run.Spec.SrcIP, dst: run.Spec.DstIP,
 		proto: string(run.Spec.Protocol), dstPort: int(run.Spec.DstPort)}
 	mark, meter, err := winners(d, datapath, p)
 	if err != nil {

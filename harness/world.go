@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,19 +68,23 @@ func (w *world) relabel(vm string, set map[string]string, remove []string) {
 // name it differently; the world only needs to be self-consistent).
 func podName(vm *scenarios.VM) string { return "virt-launcher-" + vm.Name }
 
-// nad is the namespace and name of the NAD a VM attaches through: the
-// network's NAD, or for a CUDN the NAD it renders in the VM's namespace.
-func (w *world) nad(vm *scenarios.VM) (string, string) {
-	m := w.sc.NetworkManifest(vm.Network)
+// nad is the namespace and name of the NAD a VM attaches to network
+// through: the network's NAD, or for a CUDN the NAD it renders in the
+// VM's namespace.
+func (w *world) nad(vm *scenarios.VM, network string) (string, string) {
+	m := w.sc.NetworkManifest(network)
 	if m.Kind == udnv1.Kind {
 		return vm.Namespace, m.Name
 	}
 	return m.Namespace, m.Name
 }
 
-// port is the VM's logical switch port in the world.
-func (w *world) port(vm *scenarios.VM) string {
-	ns, name := w.nad(vm)
+// port is the logical switch port of the VM's first NIC in the world.
+func (w *world) port(vm *scenarios.VM) string { return w.portOn(vm, vm.Network) }
+
+// portOn is the logical switch port of the VM's NIC on network.
+func (w *world) portOn(vm *scenarios.VM, network string) string {
+	ns, name := w.nad(vm, network)
 	return qos.LogicalPortName(ns, name, vm.Namespace, podName(vm))
 }
 
@@ -102,8 +107,15 @@ func (w *world) compile() (qos.Desired, error) {
 		if w.absent[vm.Name] || w.applied[w.sc.NetworkManifest(vm.Network).ID] == nil {
 			continue
 		}
-		ns, name := w.nad(&vm)
-		ann := map[string]string{nadv1.NetworksAnnotation: ns + "/" + name}
+		ns, name := w.nad(&vm, vm.Network)
+		nads := []string{ns + "/" + name}
+		for _, n := range vm.More {
+			if w.applied[w.sc.NetworkManifest(n.Network).ID] != nil {
+				mns, mname := w.nad(&vm, n.Network)
+				nads = append(nads, mns+"/"+mname)
+			}
+		}
+		ann := map[string]string{nadv1.NetworksAnnotation: strings.Join(nads, ",")}
 		if pn := w.podNetworks(&vm, ns, name); pn != "" {
 			ann["k8s.ovn.org/pod-networks"] = pn
 		}

@@ -55,6 +55,15 @@ func dhcpRange(h *Host) error {
 
 // hasAddress reports whether a VM or host has an address of the family
 // at run time: a DHCP VM's IPv4 address is its lease.
+// nicAddress is hasAddress for a VM's NIC on network (a DHCP lease is
+// only ever on the first NIC).
+func (v *validator) nicAddress(name, network string, a Addresses, fam Family) bool {
+	if vm, ok := v.vms[name]; ok && vm.Network != network {
+		return a.Address(fam) != ""
+	}
+	return v.hasAddress(name, a, fam)
+}
+
 func (v *validator) hasAddress(name string, a Addresses, fam Family) bool {
 	if vm, ok := v.vms[name]; ok && vm.DHCP && fam == V4 {
 		return true

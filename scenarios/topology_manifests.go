@@ -137,13 +137,20 @@ func (v *validator) manifestVMs() error {
 		switch {
 		case r.Why != "":
 			return v.d.errAt(path, "%s would not start: %s", r.VM.Object.Ref(), r.Why)
-		case len(r.VM.NICs) != 1:
-			return v.d.errAt(path+".spec.template.spec.networks", "%s has %d multus NICs; a scenario VM has one (nqos-sim up -f runs several)", r.VM.Object.Ref(), len(r.VM.NICs))
+		case len(r.VM.NICs) == 0:
+			return v.d.errAt(path+".spec.template.spec.networks", "%s has no multus NIC on a localnet network", r.VM.Object.Ref())
 		}
 		nic := r.VM.NICs[0]
 		vm := VM{Name: r.VM.Name, Namespace: r.VM.Namespace, Node: index[r.Node], Network: r.Networks[0].Name,
 			Labels: r.VM.Labels, MAC: nic.MAC, DHCP: nic.DHCP, Late: !r.VM.Running, Manifest: id,
 			Addresses: Addresses{V4: nic.IPv4, V6: nic.IPv6}}
+		for i, n := range r.VM.NICs[1:] {
+			if n.DHCP {
+				return v.d.errAt(fmt.Sprintf("%s.spec.template.spec.networks[%d]", path, i+1),
+					"%s: NIC %d takes DHCP; the testbed runs DHCP on a VM's first NIC only", r.VM.Object.Ref(), i+1)
+			}
+			vm.More = append(vm.More, NIC{Network: r.Networks[i+1].Name, MAC: n.MAC, Addresses: Addresses{V4: n.IPv4, V6: n.IPv6}})
+		}
 		v.sc.Topology.VMs = append(v.sc.Topology.VMs, vm)
 	}
 	return nil

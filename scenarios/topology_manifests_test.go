@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -112,9 +113,9 @@ func TestManifestTopologyErrors(t *testing.T) {
 			`manifests.vm-a.spec.runStrategy: VirtualMachine vms/vm-a: "Sometimes", want Always`},
 		{"vm-unknown-nad", "networks: [{name: nic, multus: {networkName: blue}}]\n          volumes", "networks: [{name: nic, multus: {networkName: red}}]\n          volumes",
 			"manifests.vm-a.spec.template.spec.networks[0].multus.networkName: VirtualMachine vms/vm-a: NAD vms/red"},
-		{"vm-two-nics", "interfaces: [{name: nic, bridge: {}, macAddress: \"02:00:00:00:00:0a\"}]}}\n          networks: [{name: nic, multus: {networkName: blue}}]",
+		{"vm-second-nic-dhcp", "interfaces: [{name: nic, bridge: {}, macAddress: \"02:00:00:00:00:0a\"}]}}\n          networks: [{name: nic, multus: {networkName: blue}}]",
 			"interfaces: [{name: nic, bridge: {}}, {name: nic2, bridge: {}}]}}\n          networks: [{name: nic, multus: {networkName: blue}}, {name: nic2, multus: {networkName: blue}}]",
-			"manifests.vm-a.spec.template.spec.networks: VirtualMachine vms/vm-a has 2 multus NICs"},
+			"manifests.vm-a.spec.template.spec.networks[1]: VirtualMachine vms/vm-a: NIC 1 takes DHCP; the testbed runs DHCP on a VM's first NIC only"},
 		{"cudn-bad-vlan", "access: {id: 100}", "access: {id: 0}",
 			"manifests.blue.spec.network.localnet.vlan.access.id: ClusterUserDefinedNetwork blue: 0 out of range 1..4094"},
 		{"nncp-bad-state", "bridge: br1}", "bridge: br1, state: maybe}",
@@ -140,4 +141,40 @@ func TestManifestTopologyErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMultiNICVM: a VirtualMachine with two multus NICs becomes one VM
+// with a NIC per network; flows leave through the NIC on their peer's
+// network, or the one they name.
+func TestMultiNICVM(t *testing.T) {
+	sc, err := Load(os.DirFS("."), "19-multi-nic-vm.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sc.VM("db-1")
+	if db == nil || db.Network != "tenant-blue" || len(db.More) != 1 || db.More[0].Network != "storage" ||
+		db.More[0].Addresses != (Addresses{V4: "10.60.0.11/16", V6: "fd00:60::11/64"}) {
+		t.Fatalf("db-1: %+v", db)
+	}
+	for flow, want := range map[string]string{"tenant-nic": "tenant-blue", "storage-nic": "storage", "vm-to-vm-storage": "storage"} {
+		if got := sc.FlowNetwork(sc.Flow(flow)); got != want {
+			t.Errorf("flow %s crosses %q, want %q", flow, got, want)
+		}
+	}
+	if i, _, ok := db.NIC("storage"); !ok || i != 1 {
+		t.Errorf("db-1's storage NIC: %d %v, want 1", i, ok)
+	}
+	bad := strings.Replace(string(mustRead(t, "19-multi-nic-vm.yaml")), "    network: storage\n", "    network: tenant-green\n", 1)
+	if _, err := Parse([]byte(bad), "bad.yaml"); err == nil || !strings.Contains(err.Error(), `flows[3].network: "db-1" and "app-1" do not both have a NIC on network "tenant-green"`) {
+		t.Errorf("flow over a network the VMs do not share: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -89,6 +89,41 @@ type VM struct {
 
 	// Manifest is the id of the VirtualMachine manifest it came from.
 	Manifest string `yaml:"-"`
+	// More are the NICs after the first (Network, MAC, Addresses, DHCP),
+	// each on another network: a VirtualMachine manifest with several
+	// multus networks. A flow leaves through the NIC on its peer's
+	// network.
+	More []NIC `yaml:"-"`
+}
+
+// NIC is one guest NIC of a VM beyond its first.
+type NIC struct {
+	Network   string
+	MAC       string
+	Addresses Addresses
+}
+
+// NIC returns the VM's NIC on network: index 0 is the first (the VM's
+// own Network, MAC and Addresses), ok false when it has none there.
+func (vm *VM) NIC(network string) (idx int, n NIC, ok bool) {
+	if vm.Network == network {
+		return 0, NIC{Network: vm.Network, MAC: vm.MAC, Addresses: vm.Addresses}, true
+	}
+	for i, m := range vm.More {
+		if m.Network == network {
+			return i + 1, m, true
+		}
+	}
+	return 0, NIC{}, false
+}
+
+// Networks are the networks of the VM's NICs, in NIC order.
+func (vm *VM) Networks() []string {
+	out := []string{vm.Network}
+	for _, m := range vm.More {
+		out = append(out, m.Network)
+	}
+	return out
 }
 
 // Host is an external host on the physical fabric, on a network's VLAN.
@@ -120,6 +155,9 @@ type Flow struct {
 	Duration time.Duration `yaml:"duration"` // default 5s
 	Families []Family      `yaml:"ipFamilies"`
 	Expect   []FlowExpect  `yaml:"expect,required"`
+	// Network picks the network between two VMs with several NICs in
+	// common (default: the first of the sender's NICs the peer shares).
+	Network string `yaml:"network"`
 }
 
 // FlowExpect is one expectation on a flow, optionally conditional on the
@@ -403,4 +441,45 @@ func (sc *Scenario) Flow(name string) *Flow {
 		}
 	}
 	return nil
+}
+
+// FlowNetwork is the network a flow crosses: its host's, or for a flow
+// between VMs its Network or else the first network of the sender's NICs
+// the peer also has; "" when the endpoints share none.
+func (sc *Scenario) FlowNetwork(f *Flow) string {
+	from := sc.VM(f.From)
+	if from == nil {
+		return ""
+	}
+	if h := sc.Host(f.To); h != nil {
+		return h.Network
+	}
+	peer := sc.VM(f.To)
+	if peer == nil {
+		return ""
+	}
+	if f.Network != "" {
+		_, _, a := from.NIC(f.Network)
+		_, _, b := peer.NIC(f.Network)
+		if a && b {
+			return f.Network
+		}
+		return ""
+	}
+	for _, n := range from.Networks() {
+		if _, _, ok := peer.NIC(n); ok {
+			return n
+		}
+	}
+	return ""
+}
+
+// addressesOr are the host's addresses, or (h nil) those of the VM's NIC
+// on network.
+func (h *Host) addressesOr(vm *VM, network string) Addresses {
+	if h != nil {
+		return h.Addresses
+	}
+	_, n, _ := vm.NIC(network)
+	return n.Addresses
 }

@@ -179,6 +179,9 @@ func (v *validator) endpoints() error {
 		if err := v.vmNIC(vm, path); err != nil {
 			return err
 		}
+		if err := v.moreNICs(vm, path); err != nil {
+			return err
+		}
 		if vm.Node < 0 || vm.Node >= t.Nodes {
 			return v.d.errAt(path+".node", "VM %q on node %d, but the topology has nodes 0..%d", vm.Name, vm.Node, t.Nodes-1)
 		}
@@ -202,6 +205,11 @@ func (v *validator) endpoint(path, name, network string, a Addresses, taken map[
 		return v.d.errAt(path+".name", "duplicate VM/host name %q", name)
 	}
 	taken[name] = true
+	return v.nicEndpoint(path, network, a)
+}
+
+// nicEndpoint checks one NIC's network and addresses.
+func (v *validator) nicEndpoint(path, network string, a Addresses) error {
 	if v.networks[network] == nil {
 		return v.d.errAt(path+".network", "unknown network %q", network)
 	}
@@ -215,6 +223,23 @@ func (v *validator) endpoint(path, name, network string, a Addresses, taken map[
 		p, err := netip.ParsePrefix(f.value)
 		if err != nil || p.Addr().Is4() != f.v4 {
 			return v.d.errAt(path+".addresses."+f.field, "invalid %s address %q (want an address with prefix length, e.g. 10.10.0.11/8 or fd00:10::11/64)", f.field, f.value)
+		}
+	}
+	return nil
+}
+
+// moreNICs checks a VM's NICs after the first: each on a network of its
+// own, with its addresses.
+func (v *validator) moreNICs(vm *VM, path string) error {
+	seen := map[string]bool{vm.Network: true}
+	for i, n := range vm.More {
+		p := fmt.Sprintf("%s.nics[%d]", path, i+1)
+		if seen[n.Network] {
+			return v.d.errAt(p+".network", "VM %q has two NICs on network %q", vm.Name, n.Network)
+		}
+		seen[n.Network] = true
+		if err := v.nicEndpoint(p, n.Network, n.Addresses); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -61,15 +61,31 @@ func (v *validator) flowEnds(f *Flow, path string) error {
 	if !ok {
 		return v.d.errAt(path+".from", "unknown VM %q (flows leave a VM: QoS applies to VM egress)", f.From)
 	}
-	toNet, toAddrs, ok := v.peer(f.To)
+	_, _, ok = v.peer(f.To)
 	switch {
 	case !ok:
 		return v.d.errAt(path+".to", "unknown VM or host %q", f.To)
 	case f.To == f.From:
 		return v.d.errAt(path+".to", "flow from %q to itself", f.From)
-	case toNet != from.Network:
-		return v.d.errAt(path+".to", "%q is on network %q, %q on %q", f.To, toNet, f.From, from.Network)
 	}
+	if f.Network != "" && v.hosts[f.To] != nil {
+		return v.d.errAt(path+".network", "only a flow between two VMs picks its network (%q is a host)", f.To)
+	}
+	network := v.sc.FlowNetwork(f)
+	if network == "" && f.Network != "" {
+		return v.d.errAt(path+".network", "%q and %q do not both have a NIC on network %q", f.From, f.To, f.Network)
+	}
+	if network == "" {
+		toNets := []string{}
+		if h := v.hosts[f.To]; h != nil {
+			toNets = append(toNets, h.Network)
+		} else {
+			toNets = v.vms[f.To].Networks()
+		}
+		return v.d.errAt(path+".to", "%q is on networks %v, %q on %v: no NIC of %q on them", f.To, toNets, f.From, from.Networks(), f.From)
+	}
+	_, fromNIC, _ := from.NIC(network)
+	toAddrs := v.sc.Host(f.To).addressesOr(v.sc.VM(f.To), network)
 	if err := v.noDuplicateFamilies(path+".ipFamilies", f.Families); err != nil {
 		return err
 	}
@@ -78,7 +94,7 @@ func (v *validator) flowEnds(f *Flow, path string) error {
 		return v.d.errAt(path+".ipFamilies", "flow runs in %v but the scenario only in %v", f.Families, v.sc.Families)
 	}
 	for _, fam := range fams {
-		if !v.hasAddress(f.From, from.Addresses, fam) || !v.hasAddress(f.To, toAddrs, fam) {
+		if !v.nicAddress(f.From, network, fromNIC.Addresses, fam) || !v.nicAddress(f.To, network, toAddrs, fam) {
 			return v.d.errAt(path, "flow runs in %s but %q or %q has no %s address", fam, f.From, f.To, fam)
 		}
 	}

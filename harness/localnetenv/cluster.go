@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -127,16 +128,25 @@ func (e *Env) SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]st
 	return err
 }
 
-// PortName is the LSP of the VM's (only) NIC.
+// Ports are the LSPs of the VM's NICs, in NIC order.
+func (e *Env) Ports(vm *scenarios.VM) ([]string, error) {
+	in, err := e.vms.Get(vm.Namespace, vm.Name)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(in.LSPs), nil
+}
+
+// PortName is the LSP of the VM's first NIC.
 func (e *Env) PortName(vm *scenarios.VM) (string, error) {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return "", err
 	}
-	if len(in.LSPs) != 1 {
-		return "", fmt.Errorf("VM %s/%s has %d ports, want 1", vm.Namespace, vm.Name, len(in.LSPs))
+	if len(in.LSPs) == 0 {
+		return "", fmt.Errorf("VM %s/%s has no port", vm.Namespace, vm.Name)
 	}
-	return in.LSPs[0], nil
+	return in.LSPs[0], nil // the first NIC's
 }
 
 // RunVM creates a late VM with its LSP (kubevirt writes the launcher pod

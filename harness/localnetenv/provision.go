@@ -247,15 +247,27 @@ func (e *Env) createVMs(ctx context.Context) error {
 func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 	i := slices.IndexFunc(e.sc.Topology.VMs, func(v scenarios.VM) bool { return v.Name == vm.Name })
 	// locally administered unicast MAC, unique within the testbed
-	ifc := kubevirt.Interface{NAD: e.nadKey(vm), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP}
-	if slices.Contains(e.fams, scenarios.V4) {
-		ifc.IPv4 = vm.Addresses.V4
-	}
-	if slices.Contains(e.fams, scenarios.V6) {
-		ifc.IPv6 = vm.Addresses.V6
+	ifc := kubevirt.Interface{NAD: e.nadKey(vm, vm.Network), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP}
+	e.familyAddrs(&ifc, vm.Addresses)
+	ifcs := []kubevirt.Interface{ifc}
+	for j, n := range vm.More {
+		// a further NIC without a MAC gets one past every first NIC's
+		more := kubevirt.Interface{NAD: e.nadKey(vm, n.Network), MAC: kubevirt.MACOr(n.MAC, i+(j+1)*len(e.sc.Topology.VMs))}
+		e.familyAddrs(&more, n.Addresses)
+		ifcs = append(ifcs, more)
 	}
 	return kubevirt.VM{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Labels, Node: e.nodeName(vm.Node),
-		Interfaces: []kubevirt.Interface{ifc}}
+		Interfaces: ifcs}
+}
+
+// familyAddrs gives the interface the addresses of the run's families.
+func (e *Env) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
+	if slices.Contains(e.fams, scenarios.V4) {
+		ifc.IPv4 = a.V4
+	}
+	if slices.Contains(e.fams, scenarios.V6) {
+		ifc.IPv6 = a.V6
+	}
 }
 
 // StartVM creates a late VM's launcher pod and plugs its guest without
@@ -276,10 +288,10 @@ func (e *Env) CreatePort(ctx context.Context, vm *scenarios.VM) error {
 // nodeName is the testbed node of scenario node index i (0-based).
 func (e *Env) nodeName(i int) string { return e.tb.Nodes()[i].Name }
 
-// nadKey is "ns/name" of the NAD a VM attaches through: the network's NAD,
-// or for a CUDN the NAD it renders in the VM's namespace.
-func (e *Env) nadKey(vm *scenarios.VM) string {
-	m := e.sc.NetworkManifest(vm.Network)
+// nadKey is "ns/name" of the NAD a VM attaches to network through: the
+// network's NAD, or for a CUDN the NAD it renders in the VM's namespace.
+func (e *Env) nadKey(vm *scenarios.VM, network string) string {
+	m := e.sc.NetworkManifest(network)
 	if m.Kind == udnv1.Kind {
 		return vm.Namespace + "/" + m.Name
 	}

@@ -30,14 +30,15 @@ func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Micr
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
-	if len(in.LSPs) != 1 || len(in.NICs) != 1 {
-		return ovntrace.Microflow{}, fmt.Errorf("VM %s/%s has %d ports, want 1", vm.Namespace, vm.Name, len(in.LSPs))
+	if i := run.FromNIC; i >= len(in.LSPs) || i >= len(in.NICs) {
+		return ovntrace.Microflow{}, fmt.Errorf("VM %s/%s has %d ports and %d NICs, not NIC %d", vm.Namespace, vm.Name, len(in.LSPs), len(in.NICs), i)
 	}
-	src, err := e.mac(ctx, in.Netns, in.NICs[0])
+	lsp := in.LSPs[run.FromNIC]
+	src, err := e.mac(ctx, in.Netns, in.NICs[run.FromNIC])
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
-	dstNetns, dstIf, err := e.endpoint(run.Spec.To)
+	dstNetns, dstIf, err := e.endpoint(run.Spec.To, run.ToNIC)
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
@@ -45,7 +46,7 @@ func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Micr
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
-	sw, err := e.switchOf(ctx, in.LSPs[0])
+	sw, err := e.switchOf(ctx, lsp)
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
@@ -53,7 +54,7 @@ func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Micr
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
-	mf := ovntrace.Microflow{Datapath: sw, InPort: in.LSPs[0], EthSrc: src, EthDst: dst,
+	mf := ovntrace.Microflow{Datapath: sw, InPort: lsp, EthSrc: src, EthDst: dst,
 		Src: run.Spec.SrcIP, Dst: run.Spec.DstIP, Proto: proto}
 	if proto != ovntrace.ProtoICMP {
 		mf.DstPort = run.Spec.DstPort

@@ -118,7 +118,7 @@ func (e *Env) resolvePeers(ctx context.Context, runs []harness.FlowRun) ([]strin
 		if run.Expect.Undelivered {
 			timeout = unresolvedTimeout
 		}
-		err = awaitNeighbour(ctx, in.Netns, in.NICs[0], run.Spec.SrcIP, run.Spec.DstIP, timeout)
+		err = awaitNeighbour(ctx, in.Netns, in.NICs[run.FromNIC], run.Spec.SrcIP, run.Spec.DstIP, timeout)
 		switch {
 		case err != nil && run.Expect.Undelivered && errors.Is(err, poll.ErrTimeout):
 			unresolved[i] = err.Error()
@@ -151,7 +151,7 @@ func (e *Env) sender(ctx context.Context, r *running, i int, run harness.FlowRun
 	wire := run.Spec
 	wire.VLAN = 0 // the guest sends untagged; OVN's localnet port tags
 	if run.Tool == scenarios.ToolPackets {
-		return e.injector(ctx, run, wire, in.Netns, in.NICs[0])
+		return e.injector(ctx, run, wire, in.Netns, in.NICs[run.FromNIC])
 	}
 	restart := func(context.Context) error { return nil } // a host's server outlives a test
 	if peer := e.sc.VM(run.Spec.To); peer != nil {
@@ -206,7 +206,7 @@ func (e *Env) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec,
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
-	dstNetns, dstIf, err := e.endpoint(run.Spec.To)
+	dstNetns, dstIf, err := e.endpoint(run.Spec.To, run.ToNIC)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
@@ -221,14 +221,18 @@ func (e *Env) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec,
 	}, nil
 }
 
-// endpoint is the namespace and interface of a VM's NIC or a host's port.
-func (e *Env) endpoint(name string) (netns, ifname string, err error) {
+// endpoint is the namespace and interface of a VM's NIC nic or a host's
+// port.
+func (e *Env) endpoint(name string, nic int) (netns, ifname string, err error) {
 	if vm := e.sc.VM(name); vm != nil {
 		in, err := e.vms.Get(vm.Namespace, vm.Name)
 		if err != nil {
 			return "", "", err
 		}
-		return in.Netns, in.NICs[0], nil
+		if nic >= len(in.NICs) {
+			return "", "", fmt.Errorf("VM %s/%s has %d NICs, not NIC %d", vm.Namespace, vm.Name, len(in.NICs), nic)
+		}
+		return in.Netns, in.NICs[nic], nil
 	}
 	h, ok := e.tb.Host(name)
 	if !ok {
