@@ -36,12 +36,12 @@ func TestBuildOKEP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pr := range p.Probes {
-		t.Logf("%s %s %s %s/%d -> %v %v %v %s", pr.VM, pr.Family, pr.Dst, pr.Protocol, pr.Port, deref(pr.Intent.DSCP), deref(pr.Intent.MeterKbps), deref(pr.Intent.Rule), pr.Overload)
+		t.Logf("%s %s %s %s/%d -> %v %v %v %s", pr.VM, pr.Family, pr.Dst, pr.Protocol, pr.Port, show(pr.Intent.DSCP), show(pr.Intent.MeterKbps), show(pr.Intent.Rule), pr.Overload)
 	}
 	t.Logf("shadowed %v", p.Shadowed)
 }
 
-func deref[T any](p *T) any {
+func show[T any](p *T) any {
 	if p == nil {
 		return nil
 	}
