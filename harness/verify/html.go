@@ -15,7 +15,7 @@ func Page(source string, reps []*Report, runReports []string) reports.FabricPage
 			v.RunReport = runReports[i]
 		}
 		for _, s := range r.Shadowed {
-			v.Shadowed = append(v.Shadowed, s.VM+": "+s.Rule+" is shadowed by "+s.By)
+			v.Shadowed = append(v.Shadowed, s.VM+": "+s.Rule+" is shadowed by "+s.By+": "+s.Consequence)
 		}
 		for _, pr := range r.Probes {
 			v.Rows = append(v.Rows, reports.FabricRow{VM: pr.VM, Family: string(pr.Family), Class: pr.Dst + " " + protoPort(pr),

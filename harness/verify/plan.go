@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/scenarios/manifests"
@@ -74,6 +75,10 @@ func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
+	split, err := ovntrace.SplitQoSStages(opts.OVN)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{OVN: opts.OVN}
 	taken := takenAddrs(base)
 	for _, v := range sortedVMs(base) {
@@ -85,7 +90,7 @@ func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 		if err != nil {
 			return nil, &InputError{Err: err}
 		}
-		p.Shadowed = append(p.Shadowed, Shadows(vm.Ref, rules)...)
+		p.Shadowed = append(p.Shadowed, Shadows(vm.Ref, rules, split)...)
 		classes, err := Classes(vm, rules, opts.Families, taken)
 		if err != nil {
 			return nil, &InputError{Err: err}

@@ -63,13 +63,20 @@ type Full struct {
 	Failures []string `json:"failures"`
 	Why      []string `json:"why"`   // per probe
 	Notes    []string `json:"notes"` // per probe
+	// MeterRules are the probes' meter rules, Consequences the shadowed
+	// rules' consequences.
+	MeterRules   []string `json:"meterRules"`
+	Consequences []string `json:"consequences"`
 }
 
 // Full is r with the fields its JSON form leaves out.
 func (r *Report) Full() Full {
 	f := Full{Report: *r, Failures: r.Failures}
 	for _, p := range r.Probes {
-		f.Why, f.Notes = append(f.Why, p.Why), append(f.Notes, p.Note)
+		f.Why, f.Notes, f.MeterRules = append(f.Why, p.Why), append(f.Notes, p.Note), append(f.MeterRules, p.Intent.MeterRule)
+	}
+	for _, s := range r.Shadowed {
+		f.Consequences = append(f.Consequences, s.Consequence)
 	}
 	return f
 }
@@ -78,9 +85,15 @@ func (r *Report) Full() Full {
 func (f Full) Restore() *Report {
 	r := f.Report
 	r.Failures = f.Failures
+	r.Probes, r.Shadowed = slices.Clone(r.Probes), slices.Clone(r.Shadowed)
 	for i := range r.Probes {
-		if i < len(f.Why) && i < len(f.Notes) {
-			r.Probes[i].Why, r.Probes[i].Note = f.Why[i], f.Notes[i]
+		if i < len(f.Why) && i < len(f.Notes) && i < len(f.MeterRules) {
+			r.Probes[i].Why, r.Probes[i].Note, r.Probes[i].Intent.MeterRule = f.Why[i], f.Notes[i], f.MeterRules[i]
+		}
+	}
+	for i := range r.Shadowed {
+		if i < len(f.Consequences) {
+			r.Shadowed[i].Consequence = f.Consequences[i]
 		}
 	}
 	return &r

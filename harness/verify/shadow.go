@@ -2,6 +2,7 @@ package verify
 
 import (
 	"cmp"
+	"fmt"
 	"net/netip"
 	"slices"
 )
@@ -13,18 +14,24 @@ type Shadowed struct {
 	VM   string `json:"vm"`
 	Rule string `json:"rule"`
 	By   string `json:"by"`
+	// Consequence is what the rule loses on the OVN version: its mark
+	// always; its meter too unless OVN meters in a stage of its own.
+	Consequence string `json:"-"`
 }
 
 // Shadows lists, for one VM, each rule covered by a rule of strictly
 // higher priority (the highest such rule is the one named), sorted.
-func Shadows(vm string, rules []Rule) []Shadowed {
+// splitStages says the OVN version marks and meters in separate stages
+// (before 24.09), where a shadowed rule's meter still applies unless a
+// higher-priority metered rule covers it too.
+func Shadows(vm string, rules []Rule, splitStages bool) []Shadowed {
 	byPrio := slices.Clone(rules)
 	slices.SortStableFunc(byPrio, func(a, b Rule) int { return cmp.Compare(b.Priority, a.Priority) })
 	var out []Shadowed
 	for i, r := range byPrio {
 		for _, s := range byPrio[:i] {
 			if s.Priority > r.Priority && covers(s, r) {
-				out = append(out, Shadowed{VM: vm, Rule: r.Ref, By: s.Ref})
+				out = append(out, Shadowed{VM: vm, Rule: r.Ref, By: s.Ref, Consequence: consequence(r, byPrio[:i], splitStages)})
 				break
 			}
 		}
@@ -83,4 +90,21 @@ func coversPorts(s, r []Port) bool {
 	return !slices.ContainsFunc(r, func(p Port) bool {
 		return !slices.ContainsFunc(s, func(q Port) bool { return q.Protocol == p.Protocol && (q.Port == 0 || q.Port == p.Port) })
 	})
+}
+
+// consequence says what shadowed rule r loses given the rules above it.
+func consequence(r Rule, above []Rule, splitStages bool) string {
+	mark := fmt.Sprintf("mark (DSCP %d) lost", r.DSCP)
+	switch {
+	case r.RateKbps == 0:
+		return mark
+	case !splitStages:
+		return mark + fmt.Sprintf(", cap (%d kbps) lost: one QoS stage, the winning row marks and meters", r.RateKbps)
+	}
+	for _, s := range above {
+		if s.RateKbps > 0 && s.Priority > r.Priority && covers(s, r) {
+			return mark + fmt.Sprintf(", cap (%d kbps) lost to %s's meter", r.RateKbps, s.Ref)
+		}
+	}
+	return mark + fmt.Sprintf(", cap (%d kbps) kept: the meter is a stage of its own", r.RateKbps)
 }

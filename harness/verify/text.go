@@ -27,7 +27,7 @@ func WriteText(w io.Writer, r *Report) error {
 	if len(r.Shadowed) > 0 {
 		fmt.Fprintln(w, "\nshadowed rules (select the VM, never win a packet):")
 		for _, s := range r.Shadowed {
-			fmt.Fprintf(w, "  %s: %s is shadowed by %s\n", s.VM, s.Rule, s.By)
+			fmt.Fprintf(w, "  %s: %s is shadowed by %s: %s\n", s.VM, s.Rule, s.By, s.Consequence)
 		}
 	}
 	for _, f := range r.Failures {
