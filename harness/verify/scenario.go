@@ -125,7 +125,7 @@ func (d *document) userError(err error) error {
 	if !ok {
 		return &InputError{Err: err}
 	}
-	msg := strings.TrimPrefix(fe.Msg, s.obj.Ref()+": ")
+	msg := strings.TrimPrefix(strings.TrimPrefix(fe.Msg, s.obj.Ref()+": "), s.obj.Namespace+"/"+s.obj.Name+": ")
 	if field != "" {
 		msg = "field " + field + ": " + msg
 	}
