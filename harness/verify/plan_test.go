@@ -9,7 +9,7 @@ import (
 )
 
 // readDir decodes every manifest file of dir, sorted by name.
-func readDir(t *testing.T, dir string) []*manifests.Object {
+func readDir(t testing.TB, dir string) []*manifests.Object {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
