@@ -109,4 +109,3 @@ func TestVerifyExitCodes(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
-

@@ -137,7 +137,7 @@ func TestShadows(t *testing.T) {
 			rules: []Rule{{Ref: "u#0", Priority: 10700, Ports: []Port{{"tcp", 0}}}, {Ref: "l#0", Priority: 10500, Ports: []Port{{"tcp", 2049}, {"udp", 2049}}}}},
 		{name: "ports: a protocol-wide entry covers a port",
 			rules: []Rule{{Ref: "u#0", Priority: 10700, Ports: []Port{{"tcp", 0}, {"udp", 2049}}}, {Ref: "l#0", Priority: 10500, DSCP: 3, Ports: []Port{{"tcp", 2049}, {"udp", 2049}}}},
-			want: []string{"l#0 u#0: mark (DSCP 3) lost"}},
+			want:  []string{"l#0 u#0: mark (DSCP 3) lost"}},
 		{name: "a selector destination is never covered by blocks, never covers",
 			rules: []Rule{{Ref: "s#0", Priority: 10700, Selectors: true}, {Ref: "b#0", Priority: 10600, Blocks: []Block{block("10.0.0.0/8")}}, {Ref: "t#0", Priority: 10500, Selectors: true}}},
 		{name: "a v4 block does not cover a v6 block",
