@@ -19,7 +19,7 @@ const (
 	probeDuration = "2s"
 	// overloadFactor times a meter's rate is what a UDP overload offers.
 	overloadFactor   = 2.5
-	overloadDuration = "4s"
+	overloadDuration = "2s"
 	waitTimeout      = "60s"
 )
 
