@@ -69,7 +69,7 @@ type Class struct {
 const unlistedPort = 5201
 
 // probeProtocols are the protocols a probe flow can carry.
-var probeProtocols = []string{"tcp", "udp"}
+func probeProtocols() []string { return []string{"tcp", "udp"} }
 
 // Classes derives the classes of vm under rules (the rules selecting it),
 // for the families it has among fams: a destination inside each ipBlock,
@@ -118,7 +118,7 @@ func portClasses(rules []Rule) []portClass {
 	listed := map[string][]int{}
 	for _, r := range rules {
 		for _, p := range r.Ports {
-			if slices.Contains(probeProtocols, p.Protocol) {
+			if slices.Contains(probeProtocols(), p.Protocol) {
 				listed[p.Protocol] = append(listed[p.Protocol], p.Port)
 			}
 		}
@@ -127,7 +127,7 @@ func portClasses(rules []Rule) []portClass {
 		return []portClass{{"udp", unlistedPort, "any port"}}
 	}
 	var out []portClass
-	for _, proto := range probeProtocols {
+	for _, proto := range probeProtocols() {
 		ps, ok := listed[proto]
 		if !ok {
 			out = append(out, portClass{proto, unlistedPort, "protocol no rule lists"})

@@ -144,7 +144,9 @@ func (d *document) addProbes(sc *scenarios.Scenario, c *harness.Compiled, p *Pla
 			"ipFamilies": []Family{pr.Family}, "expect": []map[string]any{markExpect(pr.Intent)}})
 	}
 	d.Topology.Hosts = hosts.list()
-	d.Steps = append(d.Steps, map[string]any{"name": "the controller's rows are the compiled rows", "wait": waitCheck(sc, c)})
+	if w := waitCheck(sc, c); w != nil {
+		d.Steps = append(d.Steps, map[string]any{"name": "the controller's rows are the compiled rows", "wait": w})
+	}
 	d.Steps = append(d.Steps, map[string]any{"start": probes}, map[string]any{"stop": probes})
 	for i := range p.Probes {
 		pr := &p.Probes[i]
@@ -212,8 +214,8 @@ func onLink(vm *scenarios.VM, dst netip.Addr) bool {
 	return err == nil && p.Masked().Contains(dst)
 }
 
-// waitCheck waits for every NetworkQoS object's compiled condition and,
-// for accepted ones, its compiled QoS rows and port-group members.
+// waitCheck waits for every NetworkQoS object's compiled condition and
+// its compiled QoS rows and port-group members (nil without objects).
 func waitCheck(sc *scenarios.Scenario, c *harness.Compiled) map[string]any {
 	var objs []map[string]any
 	for _, m := range sc.Manifests {
@@ -227,6 +229,9 @@ func waitCheck(sc *scenarios.Scenario, c *harness.Compiled) map[string]any {
 		}
 		oc["rows"] = rowsCheck(sc, c, owner)
 		objs = append(objs, oc)
+	}
+	if len(objs) == 0 {
+		return nil
 	}
 	return map[string]any{"timeout": waitTimeout, "objects": objs}
 }
