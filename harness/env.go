@@ -110,6 +110,8 @@ type FlowRun struct {
 	Node   int     // sending node index: capture on its uplink
 	Floor  float64 // policed steady-state floor as a fraction of the rate
 	Pcap   string  // capture file of the sending node's uplink, shared by the runs of one start step on that node
+	// Payload is a raw flow's L4 payload per frame (0: the injector's default).
+	Payload int
 }
 
 // Measured is what the capture saw of one flow; package harness/verdict

@@ -20,7 +20,7 @@ func Page(source string, reps []*Report, runReports []string) reports.FabricPage
 		for _, pr := range r.Probes {
 			v.Rows = append(v.Rows, reports.FabricRow{VM: pr.VM, Family: string(pr.Family), Class: pr.Dst + " " + protoPort(pr),
 				DSCP: dscpText(pr.Intent.DSCP), Meter: meterText(pr.Intent), Rule: ruleText(pr.Intent), Trace: traceText(pr.Trace),
-				Wire: wireText(pr.Wire), Policed: policedText(pr.Wire.Policed, pr.Note), Note: pr.Why, Agree: pr.Agree})
+				Wire: wireText(pr.Wire), Policed: policedText(pr.Wire.Policed), Note: pr.Why, Agree: pr.Agree})
 		}
 		p.Views = append(p.Views, v)
 	}

@@ -3,7 +3,6 @@ package verify
 import (
 	"cmp"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,9 +27,7 @@ type Probe struct {
 	Class
 	Flow     string // the raw probe flow
 	Overload string // the overload flow of a metered class ("" otherwise)
-	// OverloadNote says why a metered class has no overload.
-	OverloadNote string
-	Intent       Intent
+	Intent   Intent
 }
 
 // Intent is the compiled intent of a class on the plan's OVN version.
@@ -128,7 +125,8 @@ func sortedVMs(sc *scenarios.Scenario) []*scenarios.VM {
 }
 
 // addProbes adds the destination hosts, one raw probe flow per class,
-// an overload flow per metered class, the wait for the compiled rows and
+// a raw overload flow per metered class (no congestion control, whatever
+// the protocol: a TCP-only rule is overloaded with raw TCP segments), the wait for the compiled rows and
 // the steps that send them.
 func (d *document) addProbes(sc *scenarios.Scenario, c *harness.Compiled, p *Plan) {
 	hosts := newHostSet(sc)
@@ -154,20 +152,14 @@ func (d *document) addProbes(sc *scenarios.Scenario, c *harness.Compiled, p *Pla
 			continue
 		}
 		vm := vmByRef(sc, pr.VM)
-		if !onLink(vm, pr.Dst) {
-			pr.OverloadNote = fmt.Sprintf("no overload: %s is not on %s's subnet (iperf3 needs a route)", pr.Dst, pr.VM)
-			continue
-		}
 		pr.Overload = fmt.Sprintf("o%03d", i+1)
 		e := markExpect(pr.Intent)
 		id, rule := d.meterSource(pr.Intent.MeterRule)
 		e["policedBy"] = map[string]any{"manifest": id, "rule": rule}
-		f := map[string]any{"name": pr.Overload, "from": vm.Name, "to": hosts.host(vm, pr.Dst), "protocol": pr.Protocol,
-			"port": pr.Port, "duration": overloadDuration, "ipFamilies": []Family{pr.Family}, "expect": []map[string]any{e}}
-		if pr.Protocol == "udp" {
-			f["rate"] = strconv.FormatFloat(float64(*pr.Intent.MeterKbps)*overloadFactor, 'f', 0, 64) + "k"
-		}
-		d.Flows = append(d.Flows, f)
+		d.Flows = append(d.Flows, map[string]any{"name": pr.Overload, "from": vm.Name, "to": hosts.host(vm, pr.Dst),
+			"protocol": pr.Protocol, "port": pr.Port, "tool": scenarios.ToolPackets, "payload": overloadPayload,
+			"rate":     strconv.FormatFloat(float64(*pr.Intent.MeterKbps)*overloadFactor, 'f', 0, 64) + "k",
+			"duration": overloadDuration, "ipFamilies": []Family{pr.Family}, "expect": []map[string]any{e}})
 		d.Steps = append(d.Steps, map[string]any{"start": []string{pr.Overload}}, map[string]any{"stop": []string{pr.Overload}})
 	}
 }
@@ -202,16 +194,6 @@ func namespaceOr(ns string) string {
 func vmByRef(sc *scenarios.Scenario, ref string) *scenarios.VM {
 	_, name, _ := strings.Cut(ref, "/")
 	return sc.VM(name)
-}
-
-// onLink reports whether dst is in the subnet of vm's address of its family.
-func onLink(vm *scenarios.VM, dst netip.Addr) bool {
-	a := vm.Addresses.V4
-	if dst.Is6() {
-		a = vm.Addresses.V6
-	}
-	p, err := netip.ParsePrefix(a)
-	return err == nil && p.Masked().Contains(dst)
 }
 
 // waitCheck waits for every NetworkQoS object's compiled condition and

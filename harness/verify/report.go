@@ -33,7 +33,6 @@ type ProbeResult struct {
 	Wire     Wire   `json:"wire"`
 	Agree    bool   `json:"agree"`
 	Why      string `json:"-"`
-	Note     string `json:"-"`
 }
 
 // Trace is ovn-trace's prediction for the class's first packet.
@@ -49,20 +48,19 @@ type Wire struct {
 	Policed *Policed          `json:"policed,omitempty"`
 }
 
-// Policed is a metered class's overload: offered (nil for TCP, which
-// offers what the meter lets through) and delivered on the uplink.
+// Policed is a metered class's overload: offered (nil when the sender
+// had no fixed rate) and delivered on the uplink (steady state).
 type Policed struct {
 	OfferedKbps   *float64 `json:"offeredKbps"`
 	DeliveredKbps float64  `json:"deliveredKbps"`
 }
 
-// Full is a report with its disagreement reasons and per-probe notes, as
+// Full is a report with its disagreement reasons and per-probe details, as
 // one OVN version's run hands it to a run over several versions.
 type Full struct {
 	Report
 	Failures []string `json:"failures"`
-	Why      []string `json:"why"`   // per probe
-	Notes    []string `json:"notes"` // per probe
+	Why      []string `json:"why"` // per probe
 	// MeterRules are the probes' meter rules, Consequences the shadowed
 	// rules' consequences.
 	MeterRules   []string `json:"meterRules"`
@@ -73,7 +71,7 @@ type Full struct {
 func (r *Report) Full() Full {
 	f := Full{Report: *r, Failures: r.Failures}
 	for _, p := range r.Probes {
-		f.Why, f.Notes, f.MeterRules = append(f.Why, p.Why), append(f.Notes, p.Note), append(f.MeterRules, p.Intent.MeterRule)
+		f.Why, f.MeterRules = append(f.Why, p.Why), append(f.MeterRules, p.Intent.MeterRule)
 	}
 	for _, s := range r.Shadowed {
 		f.Consequences = append(f.Consequences, s.Consequence)
@@ -87,8 +85,8 @@ func (f Full) Restore() *Report {
 	r.Failures = f.Failures
 	r.Probes, r.Shadowed = slices.Clone(r.Probes), slices.Clone(r.Shadowed)
 	for i := range r.Probes {
-		if i < len(f.Why) && i < len(f.Notes) && i < len(f.MeterRules) {
-			r.Probes[i].Why, r.Probes[i].Note, r.Probes[i].Intent.MeterRule = f.Why[i], f.Notes[i], f.MeterRules[i]
+		if i < len(f.Why) && i < len(f.MeterRules) {
+			r.Probes[i].Why, r.Probes[i].Intent.MeterRule = f.Why[i], f.MeterRules[i]
 		}
 	}
 	for i := range r.Shadowed {
@@ -159,7 +157,7 @@ func deref(p *int) int {
 
 func probeResult(p Probe, flows map[string]results.Flow) (ProbeResult, string) {
 	pr := ProbeResult{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol, Intent: p.Intent,
-		Wire: Wire{DSCP: map[string]uint64{}}, Why: p.Why, Note: p.OverloadNote}
+		Wire: Wire{DSCP: map[string]uint64{}}, Why: p.Why}
 	if p.Protocol != "icmp" {
 		port := p.Port
 		pr.Port = &port
@@ -213,7 +211,7 @@ func judged(f results.Flow) string {
 func policed(f results.Flow) *Policed {
 	steady, _ := verdict.SteadyRate(f.Rate)
 	p := &Policed{DeliveredKbps: math.Round(steady/100) / 10}
-	if f.Protocol == "udp" && f.OfferedBps > 0 {
+	if f.OfferedBps > 0 {
 		o := f.OfferedBps / 1000
 		p.OfferedKbps = &o
 	}

@@ -20,7 +20,10 @@ const (
 	// overloadFactor times a meter's rate is what a UDP overload offers.
 	overloadFactor   = 2.5
 	overloadDuration = "2s"
-	waitTimeout      = "60s"
+	// overloadPayload makes the overload's frames large enough that the
+	// injector reaches the rate at a few ten thousand frames per second.
+	overloadPayload = 1400
+	waitTimeout     = "60s"
 )
 
 // Options shape a verify run.

@@ -19,7 +19,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, p := range r.Probes {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.VM, p.Family, p.Dst, protoPort(p),
 			dscpText(p.Intent.DSCP), meterText(p.Intent), ruleText(p.Intent), traceText(p.Trace), wireText(p.Wire),
-			policedText(p.Wire.Policed, p.Note), yesNo(p.Agree))
+			policedText(p.Wire.Policed), yesNo(p.Agree))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -89,14 +89,12 @@ func atoi(s string) int {
 	return n
 }
 
-func policedText(p *Policed, note string) string {
+func policedText(p *Policed) string {
 	switch {
-	case p == nil && note != "":
-		return note
 	case p == nil:
 		return "-"
 	case p.OfferedKbps == nil:
-		return fmt.Sprintf("TCP -> %.0f kbps", p.DeliveredKbps)
+		return fmt.Sprintf("-> %.0f kbps", p.DeliveredKbps)
 	}
 	return fmt.Sprintf("%.0f -> %.0f kbps", *p.OfferedKbps, p.DeliveredKbps)
 }
