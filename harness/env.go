@@ -116,6 +116,8 @@ type FlowRun struct {
 	// peer only) index the sender's and the peer's NIC on it (0: first).
 	Network        string
 	FromNIC, ToNIC int
+	// Payload is a raw flow's L4 payload per frame (0: the injector's default).
+	Payload int
 }
 
 // Measured is what the capture saw of one flow; package harness/verdict

@@ -184,7 +184,7 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 	if err != nil {
 		return FlowRun{}, nil, false, err
 	}
-	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: node, Floor: floor,
+	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: node, Floor: floor, Payload: f.Payload,
 		Network: network, FromNIC: fromNIC, ToNIC: toNIC,
 		Pcap: filepath.Join(ex.dir, fmt.Sprintf("step%02d-node%d-%s.pcap", step+1, node, fam))}, p, true, nil
 }

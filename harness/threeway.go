@@ -34,7 +34,7 @@ func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*re
 	if err != nil {
 		return fail("no ovn-trace prediction: %v", err)
 	}
-	tw.Trace = describePrediction(pred)
+	tw.Trace, tw.Predicted = describePrediction(pred), predicted(pred)
 	intent, rows, err := ex.intent(run, pred.Flow.Datapath)
 	if err != nil {
 		return fail("no compiled intent: %v", err)
@@ -71,20 +71,11 @@ func (ex *execution) intent(run FlowRun, datapath string) (ovntrace.Intent, []st
 	vm := ex.sc.VM(run.Spec.From)
 	p := packet{inport: ex.world.portOn(vm, run.Network), src: run.Spec.SrcIP, dst: run.Spec.DstIP,
 		proto: string(run.Spec.Protocol), dstPort: int(run.Spec.DstPort)}
-	mark, meter, err := winners(d, datapath, p)
+	wn, err := stageWinners(d, datapath, p, ex.res.OVNVersion)
 	if err != nil {
 		return ovntrace.Intent{}, nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
-	split, err := ovntrace.SplitQoSStages(ex.res.OVNVersion)
-	if err != nil {
-		return ovntrace.Intent{}, nil, err
-	}
-	if !split {
-		meter = nil
-		if mark != nil && mark.Bandwidth != nil && mark.Bandwidth.Rate > 0 {
-			meter = mark
-		}
-	}
+	mark, meter := wn.Mark, wn.Meter
 	in, err := ovntrace.IntentFromRow(mark)
 	if err != nil {
 		return in, nil, err

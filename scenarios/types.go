@@ -154,7 +154,10 @@ type Flow struct {
 	Rate     Bitrate       `yaml:"rate"`     // offered; 0 = as fast as TCP goes
 	Duration time.Duration `yaml:"duration"` // default 5s
 	Families []Family      `yaml:"ipFamilies"`
-	Expect   []FlowExpect  `yaml:"expect,required"`
+	// Payload is the L4 payload of each raw frame (packets tool;
+	// 0 = the injector's default, 64 bytes).
+	Payload int          `yaml:"payload"`
+	Expect  []FlowExpect `yaml:"expect,required"`
 	// Network picks the network between two VMs with several NICs in
 	// common (default: the first of the sender's NICs the peer shares).
 	Network string `yaml:"network"`

@@ -132,6 +132,8 @@ func (v *validator) flowShape(f *Flow, path string) error {
 		return v.d.errAt(path+".rate", "a UDP flow needs an offered rate")
 	case f.Tool == ToolPackets && f.Rate <= 0:
 		return v.d.errAt(path+".rate", "a packets flow needs an offered rate")
+	case f.Payload != 0 && (f.Tool != ToolPackets || f.Payload < 64 || f.Payload > 1400):
+		return v.d.errAt(path+".payload", "payload %d: only for tool packets, 64..1400 bytes", f.Payload)
 	case len(f.Expect) == 0:
 		return v.d.errAt(path+".expect", "a flow needs at least one expectation")
 	}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -27,6 +28,7 @@ func commands() map[string]command {
 		"down":       {"tear a testbed down (works after a crash)", runDown},
 		"exec":       {"run a command inside a VM guest: exec VM -- CMD", runExec},
 		"run":        {"run scenarios on the testbed and write a report", runScenarios},
+		"verify":     {"show what the fabric sees from every VM of a manifest set", runVerify},
 	}
 }
 
@@ -50,6 +52,10 @@ func realMain(ctx context.Context, args []string) int {
 	}
 	if err := c.run(ctx, args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "nqos-sim %s: %v\n", args[0], err)
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) {
+			return ec.ExitCode()
+		}
 		return 1
 	}
 	return 0

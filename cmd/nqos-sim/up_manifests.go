@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -30,26 +29,20 @@ type manifestDir struct {
 	set  *manifests.Set
 }
 
-// loadManifests reads a file, or every *.yaml, *.yml and *.json file of a
-// directory (sorted by name), and decodes the objects.
-func loadManifests(path string) (*manifestDir, error) {
-	files := []string{path}
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if st.IsDir() {
-		files = nil
-		ents, err := os.ReadDir(path)
+// loadManifests reads each path, a file or every *.yaml, *.yml and
+// *.json file of a directory (sorted by name), and decodes the objects
+// as one set.
+func loadManifests(paths ...string) (*manifestDir, error) {
+	var files []string
+	for _, path := range paths {
+		fs, err := manifestFiles(path)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range ents {
-			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
-				files = append(files, filepath.Join(path, e.Name()))
-			}
-		}
-		if len(files) == 0 {
+		if len(fs) == 0 {
 			return nil, fmt.Errorf("%s: no *.yaml, *.yml or *.json file", path)
 		}
+		files = append(files, fs...)
 	}
 	d := &manifestDir{}
 	for _, f := range files {

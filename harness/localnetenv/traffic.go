@@ -214,7 +214,7 @@ func (e *Env) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec,
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
-	raw := traffic.RawSpec{Flow: wire, SrcMAC: src, DstMAC: dst}
+	raw := traffic.RawSpec{Flow: wire, SrcMAC: src, DstMAC: dst, PayloadSize: run.Payload}
 	return func(ctx context.Context) error {
 		_, err := traffic.Inject(ctx, netns, nic, raw)
 		return err

@@ -152,6 +152,16 @@ type ThreeWay struct {
 	Capture   string   `json:"capture"`
 	Agree     bool     `json:"agree"`
 	Detail    string   `json:"detail,omitempty"` // the disagreement or why a leg is missing
+	// Predicted is the trace leg in typed form: nil when ovn-trace gave
+	// no single egress delivery.
+	Predicted *Predicted `json:"predicted,omitempty"`
+}
+
+// Predicted is what ovn-trace predicts on the egress delivery: the DSCP
+// (nil: unmarked) and whether a meter polices it.
+type Predicted struct {
+	DSCP    *int `json:"dscp"`
+	Metered bool `json:"metered"`
 }
 
 // Pass reports whether every verdict of the flow passed.

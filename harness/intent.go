@@ -1,0 +1,114 @@
+package harness
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// Packet is a flow's first packet as the compiled intent sees it.
+type Packet struct {
+	Src, Dst netip.Addr
+	Protocol string // tcp, udp, sctp or icmp
+	DstPort  int
+}
+
+// Winners are the compiled rows that decide one packet: Mark is the row
+// whose DSCP it carries, Meter the row whose meter polices it; nil where
+// none applies.
+type Winners struct {
+	Mark, Meter *qos.QoSRow
+}
+
+// Compiled is the compiler's output for a scenario's manifests as
+// written (every applied kind in force, one launcher pod per VM that
+// starts with the topology): the rows the three-way judge compares with
+// ovn-trace.
+type Compiled struct {
+	Desired qos.Desired
+	sc      *scenarios.Scenario
+	ports   map[string]string // VM -> its logical switch port
+}
+
+// Compile runs the compiler over sc's manifests as written.
+func Compile(sc *scenarios.Scenario) (*Compiled, error) {
+	w := newWorld(sc)
+	for _, m := range sc.Manifests {
+		if m.Revision == 0 && !m.Ignored && !m.Topological() {
+			w.apply(m)
+		}
+	}
+	d, err := w.compile()
+	if err != nil {
+		return nil, err
+	}
+	c := &Compiled{Desired: d, sc: sc, ports: map[string]string{}}
+	for i := range sc.Topology.VMs {
+		vm := &sc.Topology.VMs[i]
+		c.ports[vm.Name] = w.port(vm)
+	}
+	return c, nil
+}
+
+// Port is the logical switch port of VM vm ("" for an unknown VM).
+func (c *Compiled) Port(vm string) string { return c.ports[vm] }
+
+// Switch is the logical switch of VM vm's network.
+func (c *Compiled) Switch(vm string) string {
+	if v := c.sc.VM(vm); v != nil {
+		return qos.SwitchName(v.Network, qos.TopologyLocalnet)
+	}
+	return ""
+}
+
+// Intent is the compiled intent for packet p sent by VM vm on OVN
+// release ovn ("23.03.1").
+func (c *Compiled) Intent(ovn, vm string, p Packet) (Winners, error) {
+	port := c.ports[vm]
+	if port == "" {
+		return Winners{}, fmt.Errorf("scenario %s: no VM %q", c.sc.Name, vm)
+	}
+	pk := packet{inport: port, src: p.Src, dst: p.Dst, proto: p.Protocol, dstPort: p.DstPort}
+	return stageWinners(c.Desired, c.Switch(vm), pk, ovn)
+}
+
+// stageWinners applies OVN's QoS stages to the rows matching p on
+// datapath: before 24.09 marking and metering are separate stages, so the
+// DSCP comes from the highest-priority matching row and the meter from
+// the highest-priority matching row with a bandwidth; from 24.09 one row
+// decides both.
+func stageWinners(d qos.Desired, datapath string, p packet, ovn string) (Winners, error) {
+	mark, meter, err := winners(d, datapath, p)
+	if err != nil {
+		return Winners{}, err
+	}
+	split, err := ovntrace.SplitQoSStages(ovn)
+	if err != nil {
+		return Winners{}, err
+	}
+	if !split {
+		meter = nil
+		if mark != nil && mark.Bandwidth != nil && mark.Bandwidth.Rate > 0 {
+			meter = mark
+		}
+	}
+	return Winners{Mark: mark, Meter: meter}, nil
+}
+
+// predicted is the typed trace leg of p: nil without a single egress.
+func predicted(p ovntrace.Prediction) *results.Predicted {
+	d, ok := p.Egress()
+	if !ok {
+		return nil
+	}
+	out := &results.Predicted{Metered: len(d.Meters) > 0}
+	if d.DSCP.Set {
+		v := int(d.DSCP.Value)
+		out.DSCP = &v
+	}
+	return out
+}

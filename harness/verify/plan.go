@@ -1,0 +1,267 @@
+package verify
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/scenarios/manifests"
+)
+
+// Plan is one verify run: the scenario it runs and what it expects.
+type Plan struct {
+	Scenario *scenarios.Scenario
+	Probes   []Probe
+	Shadowed []Shadowed
+	OVN      string
+}
+
+// Probe is one class with the flows that probe it and its intent.
+type Probe struct {
+	Class
+	Flow     string // the raw probe flow
+	Overload string // the overload flow of a metered class ("" otherwise)
+	Intent   Intent
+}
+
+// Intent is the compiled intent of a class on the plan's OVN version.
+type Intent struct {
+	DSCP      *int    `json:"dscp"`
+	MeterKbps *uint32 `json:"meterKbps"`
+	Rule      *string `json:"rule"`
+	// MeterRule is the rule whose meter applies (another rule than Rule
+	// on OVN before 24.09).
+	MeterRule string `json:"-"`
+	BurstKbit uint32 `json:"-"`
+}
+
+func intentOf(w harness.Winners) Intent {
+	var in Intent
+	if w.Mark != nil {
+		d, ref := w.Mark.Action.DSCP, rowRef(w.Mark)
+		in.DSCP, in.Rule = &d, &ref
+	}
+	if w.Meter != nil && w.Meter.Bandwidth != nil {
+		r := w.Meter.Bandwidth.Rate
+		in.MeterKbps, in.MeterRule, in.BurstKbit = &r, rowRef(w.Meter), w.Meter.Bandwidth.Burst
+		if in.Rule == nil {
+			in.Rule = &in.MeterRule
+		}
+	}
+	return in
+}
+
+// Build plans the verification of a decoded manifest set; file names the
+// set in messages. Errors about the set are *InputError.
+func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
+	if opts.Nodes == 0 {
+		opts.Nodes = 2
+	}
+	d := baseDocument(sources(objs), opts)
+	base, err := d.parse(file)
+	if err != nil {
+		return nil, err
+	}
+	c, err := harness.Compile(base)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	split, err := ovntrace.SplitQoSStages(opts.OVN)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{OVN: opts.OVN}
+	taken := takenAddrs(base)
+	for _, v := range sortedVMs(base) {
+		vm, err := vmOf(v)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		rules, err := selecting(base, c, v.Name)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		p.Shadowed = append(p.Shadowed, Shadows(vm.Ref, rules, split)...)
+		classes, err := Classes(vm, rules, opts.Families, taken)
+		if err != nil {
+			return nil, &InputError{Err: err}
+		}
+		for _, cl := range classes {
+			w, err := c.Intent(opts.OVN, v.Name, harness.Packet{Src: cl.Src, Dst: cl.Dst, Protocol: cl.Protocol, DstPort: cl.Port})
+			if err != nil {
+				return nil, err
+			}
+			p.Probes = append(p.Probes, Probe{Class: cl, Intent: intentOf(w)})
+		}
+	}
+	if len(p.Probes) == 0 {
+		return nil, &InputError{Err: fmt.Errorf("%s: no running VM with an address in %v to probe", file, opts.Families)}
+	}
+	d.addProbes(base, c, p)
+	if p.Scenario, err = d.parse(file); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// sortedVMs are the VMs that start with the topology, by ns/name.
+func sortedVMs(sc *scenarios.Scenario) []*scenarios.VM {
+	var out []*scenarios.VM
+	for i := range sc.Topology.VMs {
+		if v := &sc.Topology.VMs[i]; !v.Late {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, func(a, b *scenarios.VM) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// addProbes adds the destination hosts, one raw probe flow per class,
+// a raw overload flow per metered class (no congestion control, whatever
+// the protocol: a TCP-only rule is overloaded with raw TCP segments), the wait for the compiled rows and
+// the steps that send them.
+func (d *document) addProbes(sc *scenarios.Scenario, c *harness.Compiled, p *Plan) {
+	hosts := newHostSet(sc)
+	var probes []string
+	for i := range p.Probes {
+		pr := &p.Probes[i]
+		vm := vmByRef(sc, pr.VM)
+		host := hosts.host(vm, pr.Dst)
+		pr.Flow = fmt.Sprintf("p%03d", i+1)
+		probes = append(probes, pr.Flow)
+		d.Flows = append(d.Flows, map[string]any{"name": pr.Flow, "from": vm.Name, "to": host, "protocol": pr.Protocol,
+			"port": pr.Port, "tool": scenarios.ToolPackets, "rate": probeRate, "duration": probeDuration,
+			"ipFamilies": []Family{pr.Family}, "expect": []map[string]any{markExpect(pr.Intent)}})
+	}
+	d.Topology.Hosts = hosts.list()
+	if w := waitCheck(sc, c); w != nil {
+		d.Steps = append(d.Steps, map[string]any{"name": "the controller's rows are the compiled rows", "wait": w})
+	}
+	d.Steps = append(d.Steps, map[string]any{"start": probes}, map[string]any{"stop": probes})
+	for i := range p.Probes {
+		pr := &p.Probes[i]
+		if pr.Intent.MeterKbps == nil {
+			continue
+		}
+		vm := vmByRef(sc, pr.VM)
+		pr.Overload = fmt.Sprintf("o%03d", i+1)
+		e := markExpect(pr.Intent)
+		id, rule := d.meterSource(pr.Intent.MeterRule)
+		e["policedBy"] = map[string]any{"manifest": id, "rule": rule}
+		d.Flows = append(d.Flows, map[string]any{"name": pr.Overload, "from": vm.Name, "to": hosts.host(vm, pr.Dst),
+			"protocol": pr.Protocol, "port": pr.Port, "tool": scenarios.ToolPackets, "payload": overloadPayload,
+			"rate":     strconv.FormatFloat(float64(*pr.Intent.MeterKbps)*overloadFactor, 'f', 0, 64) + "k",
+			"duration": overloadDuration, "ipFamilies": []Family{pr.Family}, "expect": []map[string]any{e}})
+		d.Steps = append(d.Steps, map[string]any{"start": []string{pr.Overload}}, map[string]any{"stop": []string{pr.Overload}})
+	}
+}
+
+func markExpect(in Intent) map[string]any {
+	if in.DSCP == nil {
+		return map[string]any{"unmarked": true}
+	}
+	return map[string]any{"dscp": *in.DSCP}
+}
+
+// meterSource is the manifest id and rule index of a rule reference.
+func (d *document) meterSource(ref string) (string, int) {
+	obj, idx, _ := strings.Cut(ref, "#")
+	ns, name, _ := strings.Cut(obj, "/")
+	i, _ := strconv.Atoi(idx)
+	for id, s := range d.ids {
+		if s.obj.Kind == "NetworkQoS" && s.obj.Name == name && namespaceOr(s.obj.Namespace) == ns {
+			return id, i
+		}
+	}
+	return "", i
+}
+
+func namespaceOr(ns string) string {
+	if ns == "" {
+		return "default"
+	}
+	return ns
+}
+
+func vmByRef(sc *scenarios.Scenario, ref string) *scenarios.VM {
+	_, name, _ := strings.Cut(ref, "/")
+	return sc.VM(name)
+}
+
+// waitCheck waits for every NetworkQoS object's compiled condition and
+// its compiled QoS rows and port-group members (nil without objects).
+func waitCheck(sc *scenarios.Scenario, c *harness.Compiled) map[string]any {
+	var objs []map[string]any
+	for _, m := range sc.Manifests {
+		if m.Revision != 0 || m.QoS == nil {
+			continue
+		}
+		owner := objectKey(m.QoS)
+		oc := map[string]any{"manifest": m.ID}
+		if cond, ok := accepted(c.Desired, m.QoS.Namespace, m.QoS.Name); ok {
+			oc["condition"] = map[string]any{"status": cond.Status, "reason": cond.Reason}
+		}
+		oc["rows"] = rowsCheck(sc, c, owner)
+		objs = append(objs, oc)
+	}
+	if len(objs) == 0 {
+		return nil
+	}
+	return map[string]any{"timeout": waitTimeout, "objects": objs}
+}
+
+func accepted(d qos.Desired, ns, name string) (qos.Condition, bool) {
+	for _, st := range d.NetworkQoS {
+		if st.Namespace == namespaceOr(ns) && st.Name == name {
+			for _, c := range st.Conditions {
+				if c.Type == "Accepted" {
+					return c, true
+				}
+			}
+		}
+	}
+	return qos.Condition{}, false
+}
+
+// rowsCheck is the exact set of compiled QoS rows of owner, with its
+// port group written @$pg, and the VMs in its port groups.
+func rowsCheck(sc *scenarios.Scenario, c *harness.Compiled, owner string) map[string]any {
+	var qosRows []map[string]any
+	pgs := map[string]bool{}
+	var members []string
+	for _, pg := range c.Desired.PortGroups {
+		if pg.ExternalIDs[qos.ObjectNameKey] != owner {
+			continue
+		}
+		pgs[pg.Name] = true
+		for _, v := range sc.Topology.VMs {
+			if slices.Contains(pg.Ports, c.Port(v.Name)) && !slices.Contains(members, v.Name) {
+				members = append(members, v.Name)
+			}
+		}
+	}
+	for _, r := range c.Desired.QoS {
+		if r.ExternalIDs[qos.ObjectNameKey] != owner {
+			continue
+		}
+		match := r.Match
+		for pg := range pgs {
+			match = strings.ReplaceAll(match, "@"+pg, "@$pg")
+		}
+		i, _ := strconv.Atoi(r.ExternalIDs[qos.RuleIndexKey])
+		qosRows = append(qosRows, map[string]any{"rule": i, "network": r.ExternalIDs[qos.NetworkKey], "match": match})
+	}
+	if len(qosRows) == 0 {
+		return map[string]any{"none": true}
+	}
+	slices.Sort(members)
+	return map[string]any{"qos": qosRows, "portGroupMembers": members}
+}
