@@ -1,10 +1,11 @@
 package reports
 
 import (
-	"github.com/nqos/nqos/harness/results"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/harness/results"
 )
 
 // TestWriteFabric: the page opens with the fabric view, escapes what it
