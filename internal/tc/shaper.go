@@ -70,6 +70,7 @@ type ClassStats struct {
 	Bytes   uint64 `json:"bytes"`
 	Packets uint64 `json:"packets"`
 	Drops   uint64 `json:"drops"`
+	Queued  uint64 `json:"queued"` // packets waiting in the class's queue
 }
 
 // Stats reads every leaf class's counters, in the hierarchy's order; a
@@ -92,7 +93,7 @@ func (s *Shaper) Stats() ([]ClassStats, error) {
 			return nil, fmt.Errorf("%s: link %s: class %s (%s): no statistics", s.ns, s.dev, c.Name, netlink.HandleStr(handle(uint16(firstLeaf+i))))
 		}
 		st := hc.Statistics
-		out[i] = ClassStats{Name: c.Name, Bytes: st.Basic.Bytes, Packets: uint64(st.Basic.Packets), Drops: uint64(st.Queue.Drops)}
+		out[i] = ClassStats{Name: c.Name, Bytes: st.Basic.Bytes, Packets: uint64(st.Basic.Packets), Drops: uint64(st.Queue.Drops), Queued: uint64(st.Queue.Qlen)}
 	}
 	return out, nil
 }
