@@ -12,6 +12,11 @@ type Egress struct {
 	Clear   bool          `yaml:"clear"`
 	Ceil    Bitrate       `yaml:"ceil"` // the root class: the emulated link rate
 	Classes []EgressClass `yaml:"classes"`
+	// QueueLen is every class's queue length in packets (0: the link's
+	// txqueuelen, 1000 on the testbed's veths). The fabric's OVS sends
+	// through an AF_PACKET socket whose buffer holds about a hundred
+	// frames: queues shorter than that put the drops in the classes.
+	QueueLen int `yaml:"queueLen"`
 }
 
 // Port is a shaped link: the node side of a node's uplink (what the node

@@ -54,7 +54,7 @@ func (v *validator) egress(e *Egress, path string) error {
 
 // HTB is the hierarchy an egress step installs.
 func (e *Egress) HTB() (tc.HTB, error) {
-	h := tc.HTB{Ceil: uint64(e.Ceil)}
+	h := tc.HTB{Ceil: uint64(e.Ceil), QueueLen: e.QueueLen}
 	for i, c := range e.Classes {
 		if c.Prio < 0 {
 			return h, fmt.Errorf("classes[%d].prio %d: must be 0-7", i, c.Prio)

@@ -24,21 +24,22 @@ type fabricEnv struct {
 	untrusted map[int]bool          // node index -> trust boundary set
 }
 
-// port is the namespace and link of a shaped port.
-func (e *Env) port(p scenarios.Port) (ns, ifname string, err error) {
+// port is the namespace and link of a shaped port (for a host, the
+// fabric's queueing port towards it).
+func (e *Env) port(ctx context.Context, p scenarios.Port) (ns, ifname string, err error) {
 	if p.Uplink != nil {
 		if *p.Uplink < 0 || *p.Uplink >= len(e.tb.Nodes()) {
 			return "", "", fmt.Errorf("no node %d", *p.Uplink)
 		}
 		return e.tb.UplinkNodeSide(e.nodeName(*p.Uplink))
 	}
-	return e.tb.HostFabricPort(p.Host)
+	return e.tb.HostQueuePort(ctx, p.Host)
 }
 
 // ShapeEgress installs (or with h nil removes) an HTB hierarchy on the
 // port's egress through package tc.
-func (e *Env) ShapeEgress(_ context.Context, p scenarios.Port, h *tc.HTB) error {
-	ns, dev, err := e.port(p)
+func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) error {
+	ns, dev, err := e.port(ctx, p)
 	if err != nil {
 		return fmt.Errorf("shape egress: %w", err)
 	}
@@ -64,8 +65,8 @@ func (e *Env) ShapeEgress(_ context.Context, p scenarios.Port, h *tc.HTB) error 
 }
 
 // EgressStats reads the class counters of the hierarchy on a port.
-func (e *Env) EgressStats(_ context.Context, p scenarios.Port) ([]tc.ClassStats, error) {
-	ns, dev, err := e.port(p)
+func (e *Env) EgressStats(ctx context.Context, p scenarios.Port) ([]tc.ClassStats, error) {
+	ns, dev, err := e.port(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("egress stats: %w", err)
 	}

@@ -21,6 +21,13 @@ type HTB struct {
 	Ceil uint64
 	// Classes are the leaf classes; exactly one is the default.
 	Classes []Class
+	// QueueLen, if set, is every leaf queue's length in packets: the
+	// link's txqueuelen while the hierarchy is installed (a leaf's pfifo
+	// takes its length from it). Short queues make the leaves, not the
+	// sender's socket buffer, the place where an overloaded class drops:
+	// a userspace datapath sending through an AF_PACKET socket otherwise
+	// loses packets at its socket before any class is full.
+	QueueLen int
 }
 
 // Class is one leaf class under the root.
@@ -56,6 +63,9 @@ const (
 func (h HTB) Validate() error {
 	if h.Ceil == 0 {
 		return fmt.Errorf("htb: ceil: must be above 0")
+	}
+	if h.QueueLen < 0 || h.QueueLen > 100000 {
+		return fmt.Errorf("htb: queueLen %d: must be 0-100000", h.QueueLen)
 	}
 	if len(h.Classes) == 0 || len(h.Classes) > 0xff-firstLeaf {
 		return fmt.Errorf("htb: classes: %d, must be 1-%d", len(h.Classes), 0xff-firstLeaf)

@@ -17,6 +17,8 @@ type Shaper struct {
 	htb  HTB
 	h    *netlink.Handle
 	link netlink.Link
+	// qlen is the link's txqueuelen before Install changed it (-1: unchanged).
+	qlen int
 }
 
 // Install replaces the root qdisc of link dev in namespace ns with the
@@ -25,7 +27,7 @@ func Install(ns netns.NS, dev string, h HTB) (*Shaper, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: link %s: %w", ns, dev, err)
 	}
-	s := &Shaper{ns: ns, dev: dev, htb: h}
+	s := &Shaper{ns: ns, dev: dev, htb: h, qlen: -1}
 	err := ns.Do(func() error {
 		var err error
 		s.h, err = netlink.NewHandle(unix.NETLINK_ROUTE)
@@ -37,6 +39,14 @@ func Install(ns netns.NS, dev string, h HTB) (*Shaper, error) {
 	if s.link, err = s.h.LinkByName(dev); err != nil {
 		s.h.Close()
 		return nil, fmt.Errorf("%s: link %s: %w", ns, dev, err)
+	}
+	if h.QueueLen > 0 {
+		orig := s.link.Attrs().TxQLen
+		if err := s.h.LinkSetTxQLen(s.link, h.QueueLen); err != nil {
+			s.h.Close()
+			return nil, fmt.Errorf("%s: link %s: txqueuelen %d: %w", ns, dev, h.QueueLen, err)
+		}
+		s.qlen = orig
 	}
 	if err := s.apply(h.build(s.link.Attrs().Index)); err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: link %s: %w", ns, dev, err), s.Close())
@@ -109,10 +119,21 @@ func (s *Shaper) Close() error {
 	if s.link == nil {
 		return nil
 	}
+	var errs []error
 	q := &netlink.Htb{QdiscAttrs: netlink.QdiscAttrs{LinkIndex: s.link.Attrs().Index, Handle: handle(0), Parent: netlink.HANDLE_ROOT}}
-	err := s.h.QdiscDel(q)
-	if err == nil || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV) {
-		return nil
+	if err := s.h.QdiscDel(q); err != nil && !gone(err) {
+		errs = append(errs, fmt.Errorf("%s: link %s: remove htb qdisc: %w", s.ns, s.dev, err))
 	}
-	return fmt.Errorf("%s: link %s: remove htb qdisc: %w", s.ns, s.dev, err)
+	if s.qlen >= 0 {
+		if err := s.h.LinkSetTxQLen(s.link, s.qlen); err != nil && !gone(err) {
+			errs = append(errs, fmt.Errorf("%s: link %s: restore txqueuelen %d: %w", s.ns, s.dev, s.qlen, err))
+		}
+		s.qlen = -1
+	}
+	return errors.Join(errs...)
+}
+
+// gone reports whether err says the link or qdisc no longer exists.
+func gone(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENODEV)
 }

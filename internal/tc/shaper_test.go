@@ -58,6 +58,22 @@ func stats(t *testing.T, s *Shaper) map[string]ClassStats {
 	return out
 }
 
+func txqlen(t *testing.T, ns, dev string) int {
+	t.Helper()
+	var n int
+	err := netns.Named(ns).WithConn(func(c *netns.Conn) error {
+		l, err := c.Link(dev)
+		if err == nil {
+			n = l.Attrs().TxQLen
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestShaperInNamespace(t *testing.T) {
 	b := nettest.New(t, "tct")
 	a, z := b.Netns("a"), b.Netns("z")
@@ -72,7 +88,8 @@ func TestShaperInNamespace(t *testing.T) {
 		{Name: "ef", Rate: 10e6, DSCP: []int{46}},
 		{Name: "slow", Rate: 1e6, Ceil: 1e6, Dst: []netip.Prefix{netip.MustParsePrefix("10.99.0.3/32")}},
 		{Name: "rest", Rate: 9e6, Default: true},
-	}}
+	}, QueueLen: 7}
+	before := txqlen(t, a, "tcta0")
 	s, err := Install(netns.Named(a), "tcta0", h)
 	if err != nil {
 		t.Fatal(err)
@@ -85,15 +102,19 @@ func TestShaperInNamespace(t *testing.T) {
 	if out := b.RunIn(a, "tc", "class", "show", "dev", "tcta0"); !strings.Contains(out, "class htb 1:10 parent 1:1") {
 		t.Fatalf("tc class show: %s", out)
 	}
+	if got := txqlen(t, a, "tcta0"); got != 7 {
+		t.Errorf("txqueuelen while installed: %d, want 7", got)
+	}
 
 	send(t, a, "10.99.0.2", 0xb8, 50, 500) // EF by DSCP
 	send(t, a, "10.99.0.2", 0, 30, 500)    // unclassified: default
 	send(t, a, "10.99.0.3", 0, 120, 1000)  // by destination, into a 1 Mbit/s class (the socket blocks, no drop)
 	got := stats(t, s)
-	if got["ef"].Packets != 50 {
-		t.Errorf("ef class: %+v, want the 50 EF datagrams", got["ef"])
+	total := func(c ClassStats) uint64 { return c.Packets + c.Drops + c.Queued }
+	if ef := got["ef"]; total(ef) != 50 || ef.Drops == 0 {
+		t.Errorf("ef class: %+v, want the 50 EF datagrams, some dropped by its 7-packet queue", ef)
 	}
-	if got["rest"].Packets < 30 || got["rest"].Packets > 40 {
+	if n := total(got["rest"]); n < 30 || n > 40 {
 		t.Errorf("rest class: %+v, want the 30 unmarked datagrams (and at most a few ARP/ND frames)", got["rest"])
 	}
 	if sl := got["slow"]; sl.Packets+sl.Drops+sl.Queued != 120 || sl.Queued == 0 {
@@ -102,6 +123,9 @@ func TestShaperInNamespace(t *testing.T) {
 
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if got := txqlen(t, a, "tcta0"); got != before {
+		t.Errorf("txqueuelen after Close: %d, want %d as before", got, before)
 	}
 	if out := b.RunIn(a, "tc", "qdisc", "show", "dev", "tcta0"); strings.Contains(out, "htb") {
 		t.Errorf("after Close: %s", out)

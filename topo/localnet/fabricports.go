@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/nqos/nqos/internal/netns"
 )
 
 // trustCookie marks the fabric flows of trust boundaries, so removing
@@ -20,15 +22,62 @@ func (t *Testbed) UplinkNodeSide(node string) (netns, ifname string, err error) 
 	return n.Netns, n.UplinkIf, nil
 }
 
-// HostFabricPort is the fabric's port towards an external host: its
-// egress carries everything the fabric delivers to the host.
-func (t *Testbed) HostFabricPort(host string) (netns, ifname string, err error) {
+// HostQueuePort is the fabric's port towards an external host as a
+// queueing point: a link whose egress the kernel feeds, so an egress
+// qdisc there drops what it cannot send without the sender noticing.
+// The fabric switch's own port cannot be that link: OVS's userspace
+// datapath sends through an AF_PACKET socket and, when the qdisc refuses
+// a frame, drops the rest of its batch, whatever their class. So the
+// first call splices a kernel hop in: the host's fabric-side veth end
+// leaves the switch for a Linux bridge (no STP), and a new veth pair
+// joins that bridge to the switch as the host's access port. Later calls
+// return the same link.
+func (t *Testbed) HostQueuePort(ctx context.Context, host string) (string, string, error) {
 	i := slices.IndexFunc(t.st.Hosts, func(h Host) bool { return h.Name == host })
 	if i < 0 {
 		return "", "", fmt.Errorf("testbed %s: no host %q", t.st.RunID, host)
 	}
-	_, fab := hostLinkNames(t.st.RunID, i)
-	return fabricNetns(t.st.RunID), fab, nil
+	h := t.st.Hosts[i]
+	_, fab := hostLinkNames(t.st.RunID, i+1) // hosts are numbered from 1 (boot)
+	ns := fabricNetns(t.st.RunID)
+	br, sw, brPort := fab+"b", fab+"o", fab+"i"
+	var spliced bool
+	err := withLinks(ns, func(c *netns.Conn) error {
+		var err error
+		spliced, err = c.Exists(br)
+		return err
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("testbed %s: host %s queue port: %w", t.st.RunID, host, err)
+	}
+	if spliced {
+		return ns, fab, nil
+	}
+	if _, err := t.VSCtl(ctx, FabricName, "del-port", fabricBridge(t.st.RunID), fab); err != nil {
+		return "", "", err
+	}
+	err = withLinks(ns, func(c *netns.Conn) error {
+		if err := c.AddBridge(netns.Bridge{Name: br, MTU: t.st.Spec.FabricMTU, NoSnooping: true}); err != nil {
+			return err
+		}
+		if err := c.Up(br); err != nil {
+			return err
+		}
+		return c.SetMaster(fab, br)
+	})
+	if err == nil {
+		err = t.addVethPair(veth{a: sw, aNetns: ns, b: brPort, bNetns: ns, mtu: t.st.Spec.FabricMTU})
+	}
+	if err == nil {
+		err = withLinks(ns, func(c *netns.Conn) error { return c.SetMaster(brPort, br) })
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("testbed %s: host %s queue port: %w", t.st.RunID, host, err)
+	}
+	if err := t.joinFabric(ctx, sw, h.VLAN); err != nil {
+		return "", "", err
+	}
+	return ns, fab, nil
 }
 
 // SetTrustBoundary makes the fabric an untrusted edge for a node's
