@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/nqos/nqos/flow"
@@ -68,10 +70,6 @@ func portName(p scenarios.Port) string {
 	return "fabric port to " + p.Host
 }
 
-func samePort(a, b scenarios.Port) bool {
-	return a.Host == b.Host && (a.Uplink == nil) == (b.Uplink == nil) && (a.Uplink == nil || *a.Uplink == *b.Uplink)
-}
-
 func (ex *execution) egress(ctx context.Context, _ int, st *scenarios.Step) error {
 	fab, err := ex.fabric()
 	if err != nil {
@@ -91,7 +89,7 @@ func (ex *execution) egress(ctx context.Context, _ int, st *scenarios.Step) erro
 	}
 	var kept []scenarios.Port
 	for _, p := range ex.fab.shaped {
-		if !samePort(p, e.Port) {
+		if !scenarios.SamePort(p, e.Port) {
 			kept = append(kept, p)
 		}
 	}
@@ -150,20 +148,35 @@ func (ex *execution) clearFabric(ctx context.Context) error {
 	return nil
 }
 
-// classMeasures are the counters of every shaped port's classes, as a
-// step's measures.
-func (ex *execution) classMeasures(ctx context.Context, fab Fabric) ([]results.Measure, error) {
-	var out []results.Measure
+// classCounts are the counters of every shaped port's classes, by
+// "<port> class <name>".
+func (ex *execution) classCounts(ctx context.Context, fab Fabric) (map[string]tc.ClassStats, error) {
+	out := map[string]tc.ClassStats{}
 	for _, p := range ex.fab.shaped {
 		stats, err := fab.EgressStats(ctx, p)
 		if err != nil {
 			return nil, err
 		}
 		for _, s := range stats {
-			out = append(out,
-				results.Measure{Name: fmt.Sprintf("%s class %s sent", portName(p), s.Name), Count: int(s.Packets), Unit: "packets"},
-				results.Measure{Name: fmt.Sprintf("%s class %s dropped", portName(p), s.Name), Count: int(s.Drops), Unit: "packets"})
+			out[classKey(p, s.Name)] = s
 		}
 	}
 	return out, nil
+}
+
+func classKey(p scenarios.Port, class string) string { return portName(p) + " class " + class }
+
+// classDeltas are what each class sent and dropped between two readings,
+// as the step's measures, sorted.
+func classDeltas(before, after map[string]tc.ClassStats) ([]results.Measure, map[string]tc.ClassStats) {
+	delta := map[string]tc.ClassStats{}
+	var out []results.Measure
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		a, b := after[k], before[k]
+		d := tc.ClassStats{Name: a.Name, Packets: a.Packets - b.Packets, Drops: a.Drops - b.Drops}
+		delta[k] = d
+		out = append(out, results.Measure{Name: k + " sent", Count: int(d.Packets), Unit: "packets"},
+			results.Measure{Name: k + " dropped", Count: int(d.Drops), Unit: "packets"})
+	}
+	return out, delta
 }

@@ -32,7 +32,7 @@ func (ex *execution) measure(ctx context.Context, i int, st *scenarios.Step) err
 	if err != nil {
 		return err
 	}
-	before, err := ex.classMeasures(ctx, fab)
+	before, err := ex.classCounts(ctx, fab)
 	if err != nil {
 		return err
 	}
@@ -51,13 +51,28 @@ func (ex *execution) measure(ctx context.Context, i int, st *scenarios.Step) err
 	if err := errors.Join(runErr, finErr); err != nil {
 		return err
 	}
-	after, err := ex.classMeasures(ctx, fab)
+	after, err := ex.classCounts(ctx, fab)
 	if err != nil {
 		return err
 	}
-	ex.measures = append(ex.measures, classDeltas(before, after)...)
+	ms, delta := classDeltas(before, after)
+	ex.measures = append(ex.measures, ms...)
 	for _, up := range slices.Clone(ex.res.Flows[n:]) {
 		ex.delivered(st, up, got[up.Name+"/"+up.Family])
+	}
+	var mm verdict.Mismatches
+	for _, c := range m.Classes {
+		k := classKey(c.Port, c.Class)
+		d, ok := delta[k]
+		v := verdict.Unmeasured(k, verdict.ClassDrops, c.Drops.Min, "fraction", "the class's counters were not read")
+		if ok {
+			v = verdict.ClassDropRange(k, d.Packets, d.Drops, c.Drops.Min, c.Drops.Max)
+		}
+		ex.verdicts = append(ex.verdicts, v)
+		mm.Judge(v)
+	}
+	if len(mm) > 0 {
+		return mm.Failure("shaped classes: ")
 	}
 	return nil
 }
@@ -81,21 +96,6 @@ func (ex *execution) deliverySpecs(names []string, step int) (map[string][]flow.
 		}
 	}
 	return out, nil
-}
-
-// classDeltas are the class counters a measurement added (after minus
-// before, by name).
-func classDeltas(before, after []results.Measure) []results.Measure {
-	was := map[string]int{}
-	for _, m := range before {
-		was[m.Name] = m.Count
-	}
-	out := make([]results.Measure, len(after))
-	for i, m := range after {
-		m.Count -= was[m.Name]
-		out[i] = m
-	}
-	return out
 }
 
 // delivered records the flow as its destination received it: a flow

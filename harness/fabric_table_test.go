@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/tc"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -56,10 +57,13 @@ func TestDeliveredRow(t *testing.T) {
 }
 
 func TestClassDeltas(t *testing.T) {
-	before := []results.Measure{{Name: "a sent", Count: 10}, {Name: "a dropped", Count: 2}}
-	after := []results.Measure{{Name: "a sent", Count: 25, Unit: "packets"}, {Name: "a dropped", Count: 2, Unit: "packets"}, {Name: "b sent", Count: 4, Unit: "packets"}}
-	got := classDeltas(before, after)
-	if got[0].Count != 15 || got[1].Count != 0 || got[2].Count != 4 || got[0].Unit != "packets" {
-		t.Errorf("deltas %+v", got)
+	before := map[string]tc.ClassStats{"a": {Name: "a", Packets: 10, Drops: 2}}
+	after := map[string]tc.ClassStats{"a": {Name: "a", Packets: 25, Drops: 2}, "b": {Name: "b", Packets: 4, Drops: 1}}
+	ms, d := classDeltas(before, after)
+	if d["a"].Packets != 15 || d["a"].Drops != 0 || d["b"].Packets != 4 || d["b"].Drops != 1 {
+		t.Errorf("deltas %+v", d)
+	}
+	if len(ms) != 4 || ms[0].Name != "a sent" || ms[0].Count != 15 || ms[3].Name != "b dropped" || ms[3].Count != 1 || ms[0].Unit != "packets" {
+		t.Errorf("measures %+v", ms)
 	}
 }

@@ -56,6 +56,8 @@ func TestFabricErrors(t *testing.T) {
 		{"18-qos-fabric.yaml", "{flow: af11-q, loss:", "{flow: af11-c, loss:", `steps[3].measure.expect[1].flow: flow "af11-c" is not measured in this step`},
 		{"18-qos-fabric.yaml", "delivered: {min: 12M, max: 18.5M}", "delivered: {min: 12M}", "delivered: needs min > 0 and max >= min"},
 		{"18-qos-fabric.yaml", "flows: [ef-c, af11-c, cs1-c]", "flows: [ef-q, af11-c, cs1-c]", `flow "ef-q" is started twice`},
+		{"18-qos-fabric.yaml", "class: af11, drops:", "class: af12, drops:", `steps[3].measure.classes[1].class: no class "af12" is installed on that port at this step`},
+		{"18-qos-fabric.yaml", "class: fifo, drops: {min: 0.2, max: 0.8}", "class: fifo, drops: {min: 0.2, max: 1.8}", "steps[5].measure.classes[0].drops: needs 0 <= min <= max <= 1"},
 		{"17-tc-htb-lab.yaml", "productionAlone: nq-prod-alone", "productionAlone: nq-nothing", `steps[10].labTable.rows[1]: flow "nq-nothing" is not measured by an earlier measure step`},
 		{"17-tc-htb-lab.yaml", "{name: background, rate: 4M, dst: [10.50.0.22/32]}", "{name: background, rate: 4M, dst: [10.50.0.22/33]}", `dst[0] "10.50.0.22/33"`},
 		{"17-tc-htb-lab.yaml", "{name: link, rate: 40M, default: true}", "{name: link, rate: 40M}", "selects nothing"},

@@ -55,6 +55,18 @@ type TrustBoundary struct {
 type Measure struct {
 	Flows  []string          `yaml:"flows,required"`
 	Expect []DeliveredExpect `yaml:"expect"`
+	// Classes bound what shaped classes dropped during the measurement.
+	Classes []ClassExpect `yaml:"classes"`
+}
+
+// ClassExpect bounds the fraction of a shaped class's packets (sent plus
+// dropped during the step) that its queue dropped: where the link, not
+// the testbed around it, decided a packet's fate.
+type ClassExpect struct {
+	Port  Port     `yaml:"port,required"`
+	Class string   `yaml:"class,required"`
+	Drops Fraction `yaml:"drops,required"`
+	Why   string   `yaml:"why"`
 }
 
 // DeliveredExpect bounds what the destination received of one flow.

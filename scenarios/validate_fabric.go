@@ -97,7 +97,36 @@ func (v *validator) measure(s *Step, idx int, path string, st *stepState) error 
 			return v.d.errAt(p+".dscp", "DSCP %d: must be 0-63", *x.DSCP)
 		}
 	}
+	for i, c := range m.Classes {
+		if err := v.classExpect(c, idx, fmt.Sprintf("%s.measure.classes[%d]", path, i)); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// classExpect checks that the class is in the hierarchy the last egress
+// step before the measurement left on that port.
+func (v *validator) classExpect(c ClassExpect, idx int, path string) error {
+	if c.Drops.Min < 0 || c.Drops.Max < c.Drops.Min || c.Drops.Max > 1 {
+		return v.d.errAt(path+".drops", "needs 0 <= min <= max <= 1")
+	}
+	for i := idx - 1; i >= 0; i-- {
+		e := v.sc.Steps[i].Egress
+		if e == nil || !SamePort(e.Port, c.Port) {
+			continue
+		}
+		if !e.Clear && slices.ContainsFunc(e.Classes, func(x EgressClass) bool { return x.Name == c.Class }) {
+			return nil
+		}
+		break
+	}
+	return v.d.errAt(path+".class", "no class %q is installed on that port at this step", c.Class)
+}
+
+// SamePort reports whether two ports name the same link.
+func SamePort(a, b Port) bool {
+	return a.Host == b.Host && (a.Uplink == nil) == (b.Uplink == nil) && (a.Uplink == nil || *a.Uplink == *b.Uplink)
 }
 
 // labTable checks that every flow a row names was measured by an earlier

@@ -12,7 +12,20 @@ const (
 	FabricLoss    Property = "fabric-loss"    // loss between the uplink and the destination outside its range
 	DeliveredRate Property = "delivered-rate" // the rate the destination received outside its range
 	DeliveredDSCP Property = "delivered-dscp" // delivered packets with another DSCP than expected
+	ClassDrops    Property = "class-drops"    // a shaped class dropped a share of its packets outside its range
 )
+
+// ClassDropRange checks lo <= dropped/(sent+dropped) <= hi for one
+// shaped class over a measurement.
+func ClassDropRange(subject string, sent, dropped uint64, lo, hi float64) Verdict {
+	total := sent + dropped
+	got := 0.0
+	if total > 0 {
+		got = float64(dropped) / float64(total)
+	}
+	return Within(subject, ClassDrops, got, lo, Tolerance{Below: 0, Above: hi - lo}, "fraction", int(total),
+		fmt.Sprintf("dropped %d of %d packets (%.1f%%), required %.1f%%..%.1f%%", dropped, total, 100*got, 100*lo, 100*hi))
+}
 
 // LossFraction is the fraction of the packets seen on the uplink that
 // did not reach the destination (0 when none was seen).

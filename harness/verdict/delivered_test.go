@@ -40,3 +40,21 @@ func TestDeliveredRangeAndMark(t *testing.T) {
 		t.Errorf("nothing delivered passed: %s", v.Message)
 	}
 }
+
+func TestClassDropRange(t *testing.T) {
+	if v := ClassDropRange("ef", 4000, 0, 0, 0.01); !v.Pass || v.Samples != 4000 {
+		t.Errorf("no drop: %s", v.Message)
+	}
+	if v := ClassDropRange("ef", 4000, 100, 0, 0.01); v.Pass {
+		t.Errorf("2.4%% dropped passed a 1%% bound: %s", v.Message)
+	}
+	if v := ClassDropRange("fifo", 6000, 4000, 0.2, 0.8); !v.Pass {
+		t.Errorf("40%% in 20..80%%: %s", v.Message)
+	}
+	if v := ClassDropRange("fifo", 9000, 100, 0.2, 0.8); v.Pass {
+		t.Errorf("1%% passed a 20%% floor: %s", v.Message)
+	}
+	if v := ClassDropRange("idle", 0, 0, 0, 1); v.Pass {
+		t.Errorf("an idle class passed: %s", v.Message)
+	}
+}
