@@ -70,6 +70,8 @@ func stepKinds() map[string]stepKind {
 		"ovnBaseline": adversarial(func(ctx context.Context, ex *execution, st *scenarios.Step) error {
 			return ex.ovnBaseline(ctx, st.OVNBaseline)
 		}),
+		"egress": fabricKind((*execution).egress, egressSummary), "trustBoundary": fabricKind((*execution).trustBoundary, trustSummary), // fabric.go
+		"measure": fabricKind((*execution).measure, measureSummary), "labTable": fabricKind((*execution).labTable, labTableSummary),
 		"start": flows(func(ctx context.Context, ex *execution, i int, names []string) error { return ex.start(ctx, i, names) }),
 		"stop":  flows(func(ctx context.Context, ex *execution, _ int, names []string) error { return ex.stop(ctx, names) }),
 		"wait": {summary: func(st *scenarios.Step) string {

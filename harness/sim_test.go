@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/internal/tc"
 	"sync"
 
 	"github.com/nqos/nqos/harness/ovntrace"
@@ -34,7 +35,8 @@ type simEnv struct {
 	noJoin  bool        // StartVM leaves the VM out of the NB rows
 	life    *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 	ctrl    simController
-	adv     simAdv // sim_adv_test.go
+	adv     simAdv                   // sim_adv_test.go
+	classes map[string]tc.ClassStats // sim_fabric_test.go
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {

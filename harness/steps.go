@@ -30,7 +30,8 @@ type execution struct {
 	measures []results.Measure
 	verdicts []verdict.Verdict
 	detail   any
-	adv      advState // adversarial.go
+	adv      advState    // adversarial.go
+	fab      fabricState // fabric.go
 	kinds    map[string]stepKind
 }
 
@@ -58,6 +59,7 @@ func (ex *execution) run(ctx context.Context) {
 	if err := ex.finishAll(ctx); err != nil {
 		stepErr = errors.Join(stepErr, fmt.Errorf("finishing flows left running: %w", err))
 	}
+	stepErr = errors.Join(stepErr, ex.clearFabric(ctx))
 	res.Violations, res.NBChecks = audit.stop()
 	var rowsErr error
 	if res.NBAfter, rowsErr = ex.env.Rows(ctx); rowsErr != nil {

@@ -260,6 +260,11 @@ type Step struct {
 	Spoof       *Spoof       `yaml:"spoof"`
 	Churn       *Churn       `yaml:"churn"`
 	OVNBaseline *OVNBaseline `yaml:"ovnBaseline"`
+	// Fabric steps (types_fabric.go).
+	Egress        *Egress        `yaml:"egress"`
+	TrustBoundary *TrustBoundary `yaml:"trustBoundary"`
+	Measure       *Measure       `yaml:"measure"`
+	LabTable      *LabTable      `yaml:"labTable"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`

@@ -47,6 +47,7 @@ func (s *Step) kinds() []string {
 		{"restartController", s.RestartController != nil}, {"upgrade", s.Upgrade != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
 		{"wait", s.Wait != nil}, {"expect", s.Expect != nil},
 		{"spoof", s.Spoof != nil}, {"churn", s.Churn != nil}, {"ovnBaseline", s.OVNBaseline != nil},
+		{"egress", s.Egress != nil}, {"trustBoundary", s.TrustBoundary != nil}, {"measure", s.Measure != nil}, {"labTable", s.LabTable != nil},
 	} {
 		if k.set {
 			out = append(out, k.name)
@@ -87,7 +88,7 @@ func (v *validator) steps() error {
 func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	kinds := s.kinds()
 	if len(kinds) != 1 {
-		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade, spoof, churn, ovnBaseline, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade, spoof, churn, ovnBaseline, egress, trustBoundary, measure, labTable, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
 	}
 	if err := v.probe(s, kinds[0], path, st); err != nil {
 		return err
@@ -112,6 +113,8 @@ func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 		return v.startVMProbe(s, idx, path)
 	case "spoof", "churn", "ovnBaseline":
 		return v.adversarial(s, kinds[0], path, st)
+	case "egress", "trustBoundary", "measure", "labTable":
+		return v.fabric(s, kinds[0], idx, path, st) // validate_fabric.go
 	case "start", "stop":
 		return v.traffic(s, idx, path, st)
 	case "wait":

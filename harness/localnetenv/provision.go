@@ -79,6 +79,8 @@ type Env struct {
 	// ctrlBin and proc: the controller as a process (controller.go).
 	ctrlBin string
 	proc    *controllerProc
+	// fab: shaped ports and trust boundaries (fabric.go).
+	fab fabricEnv
 }
 
 var _ harness.Provisioner = (*Provisioner)(nil)

@@ -63,6 +63,8 @@ type Scenario struct {
 	Logs             []Log              `json:"logs,omitempty"`
 	SkipReason       string             `json:"skipReason,omitempty"`
 	Description      string             `json:"description,omitempty"`
+	// Tables are the tables the scenario's steps computed (table.go).
+	Tables []Table `json:"tables,omitempty"`
 }
 
 // ID names the scenario run, e.g. "story1-tiers [v4]".
