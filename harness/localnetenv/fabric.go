@@ -120,7 +120,7 @@ type delivery struct {
 func (e *Env) WatchDelivery(ctx context.Context, dests []string, pcap func(string) string) (harness.Delivery, error) {
 	d := &delivery{caps: map[string]*capture.Capture{}, pcap: map[string]string{}}
 	for _, dest := range dests {
-		ns, ifname, err := e.endpoint(dest)
+		ns, ifname, err := e.endpoint(dest, 0) // a VM's first NIC
 		if err == nil {
 			d.pcap[dest] = pcap(dest)
 			d.caps[dest], err = capture.Start(ctx, capture.Options{Netns: ns, Interface: ifname, PcapPath: d.pcap[dest]})
