@@ -25,22 +25,26 @@ func ProbeHandler(ready func() error) http.Handler {
 	return mux
 }
 
-// firstPass tracks the objects queued at startup until each was
-// reconciled once without an error: the first full Northbound sync.
+// firstPass tracks the objects queued at startup that the startup sync
+// did not sync until each was reconciled once without an error: then the
+// first full Northbound sync is done. The status writes of the objects
+// the startup sync wrote follow in their reconciles, after ready.
 type firstPass struct {
 	mu      sync.Mutex
 	started bool
 	left    map[string]struct{}
 }
 
-// expect records the keys queued at startup.
-func (f *firstPass) expect(keys []string) {
+// expect records the keys queued at startup, but those synced already.
+func (f *firstPass) expect(keys []string, synced map[string]bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.started = true
 	f.left = make(map[string]struct{}, len(keys))
 	for _, k := range keys {
-		f.left[k] = struct{}{}
+		if !synced[k] {
+			f.left[k] = struct{}{}
+		}
 	}
 }
 

@@ -47,7 +47,7 @@ func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informer
 	if err := requireResource(kube.Discovery(), nadv1.GroupVersionResource()); err != nil {
 		return nil, err
 	}
-	s := &informerSet{factory: informers.NewSharedInformerFactory(kube, 0)}
+	s := &informerSet{factory: informers.NewSharedInformerFactory(listThenWatch{kube}, 0)}
 	s.pods = s.factory.Core().V1().Pods().Informer()
 	s.namespaces = s.factory.Core().V1().Namespaces().Informer()
 	if err := s.pods.SetTransform(stripPod); err != nil {
@@ -98,12 +98,28 @@ func typedInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, conv 
 			return res.Watch(ctx, o)
 		},
 	}
-	inf := cache.NewSharedIndexInformer(lw, &unstructured.Unstructured{}, 0, idx)
+	inf := cache.NewSharedIndexInformer(listThenWatchLW{lw}, &unstructured.Unstructured{}, 0, idx)
 	if err := inf.SetTransform(conv); err != nil {
 		return nil, fmt.Errorf("controller: %s informer: %w", gvr.Resource, err)
 	}
 	return inf, nil
 }
+
+// listThenWatch is a clientset whose informers list, then watch, rather
+// than stream the initial state in a watch (client-go's WatchList): the
+// API server ends that stream with a bookmark sent on its bookmark timer,
+// about a second after the last object, and every informer's sync (so
+// the controller's start) would wait for it.
+type listThenWatch struct{ kubernetes.Interface }
+
+// IsWatchListSemanticsUnSupported turns WatchList off for the informers.
+func (listThenWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// listThenWatchLW is a ListWatch with WatchList off, as listThenWatch.
+type listThenWatchLW struct{ *cache.ListWatch }
+
+// IsWatchListSemanticsUnSupported turns WatchList off for the reflector.
+func (listThenWatchLW) IsWatchListSemanticsUnSupported() bool { return true }
 
 // convertTo converts an unstructured object into *T, dropping managed
 // fields; already converted objects pass through.

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/internal/seeded"
@@ -16,31 +17,61 @@ import (
 // startup runs the startup sync: it garbage-collects the rows of objects
 // that no longer exist, migrates legacy address-set source matches to port
 // groups, then writes every accepted object's rows, each step in a few
-// bounded NB transactions (ovnnb's batches). A failed NB read or write is
-// retried with backoff until ctx ends; until then the controller is not
-// ready and NotReady names the last error.
-func (c *Controller) startup(ctx context.Context) error {
+// bounded NB transactions (ovnnb's batches), every object compiled once
+// per attempt. A failed NB read or write is retried with backoff until
+// ctx ends; until then the controller is not ready and NotReady names the
+// last error. It returns the keys of the objects whose rows the sync
+// wrote (or found) as the compiler wants them.
+func (c *Controller) startup(ctx context.Context) (map[string]bool, error) {
 	backoff := wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 1 << 30, Cap: 10 * time.Second}
 	for {
-		err := c.collectOrphans(ctx)
+		synced, err := c.startupOnce(ctx)
 		if err == nil {
-			err = c.migrateLegacy(ctx)
-		}
-		if err == nil {
-			err = c.initialSync(ctx)
-		}
-		if err == nil {
-			return nil
+			return synced, nil
 		}
 		c.setNotReady(fmt.Errorf("startup NB sync failed, retrying: %w", err))
 		c.log.Error("startup sync failed, retrying", "err", err)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("controller: startup: %w (last: %w)", ctx.Err(), err)
+			return nil, fmt.Errorf("controller: startup: %w (last: %w)", ctx.Err(), err)
 		case <-time.After(backoff.Step()):
 		}
 	}
 }
+
+// startupOnce is one attempt of the startup sync.
+func (c *Controller) startupOnce(ctx context.Context) (map[string]bool, error) {
+	start := time.Now()
+	if err := c.collectOrphans(ctx); err != nil {
+		return nil, err
+	}
+	rs := c.compileAll()
+	if err := c.migrateLegacy(ctx, rs); err != nil {
+		return nil, err
+	}
+	synced, err := c.initialSync(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("startup NB sync done", "objects", len(rs), "synced", len(synced), "took", time.Since(start))
+	return synced, nil
+}
+
+// compileAll compiles every cached NetworkQoS, in key order, against one
+// view of the caches (each NAD config parsed once).
+func (c *Controller) compileAll() []qos.Result {
+	keys := c.inf.networkQoSKeys()
+	nqs := make([]*v1alpha1.NetworkQoS, 0, len(keys))
+	for _, key := range keys {
+		if nq, ok := c.inf.networkQoS(key); ok {
+			nqs = append(nqs, nq)
+		}
+	}
+	return qos.CompileObjects(nqs, c.facts, c.node)
+}
+
+// acceptedRows is whether r is an accepted object with rows to write.
+func acceptedRows(r qos.Result) bool { return r.Err == nil && r.Accepted.Status == conditionTrue }
 
 // collectOrphans tears down every owner key without a NetworkQoS, QoS
 // rows before port groups and address sets in each batch.
@@ -77,19 +108,22 @@ func (c *Controller) collectOrphans(ctx context.Context) error {
 // migrateLegacy rewrites each legacy row of an accepted object to match
 // on the object's port group for the row's network. Rows of rejected or
 // invalid objects are left to their reconcile, which tears them down.
-func (c *Controller) migrateLegacy(ctx context.Context) error {
+func (c *Controller) migrateLegacy(ctx context.Context, rs []qos.Result) error {
 	rows, err := c.nb.LegacyRows(ctx)
 	if err != nil {
 		return fmt.Errorf("legacy migration: %w", err)
 	}
+	if len(rows) == 0 {
+		return nil
+	}
+	byKey := make(map[string]qos.Result, len(rs))
+	for _, r := range rs {
+		byKey[r.Key()] = r
+	}
 	var ms []ovnnb.Migration
 	for _, row := range rows {
-		nq, ok := c.inf.networkQoS(row.Key.String())
-		if !ok {
-			continue
-		}
-		r := qos.CompileObject(nq, c.facts, c.node)
-		if r.Err != nil || r.Accepted.Status != conditionTrue {
+		r, ok := byKey[row.Key.String()]
+		if !ok || !acceptedRows(r) {
 			continue
 		}
 		pg, ok := portGroupForSwitches(r, row.Switches)
@@ -119,38 +153,41 @@ func (c *Controller) migrateLegacy(ctx context.Context) error {
 }
 
 // initialSync writes the rows of every accepted object in a few bounded
-// transactions. Rejected and invalid objects, and objects that cannot be
-// planned now (a missing switch, a foreign row in the way), are left to
-// their reconcile: every object is queued once startup is done, and its
+// transactions and returns the keys of the objects it synced (written,
+// or found as wanted; missing ports are left out as a reconcile leaves
+// them). Rejected and invalid objects, and objects that cannot be planned
+// now (a missing switch, a foreign row in the way), are left to their
+// reconcile: every object is queued once startup is done, and its
 // reconcile writes its status (an object already synced here commits no
 // further transaction).
-func (c *Controller) initialSync(ctx context.Context) error {
+func (c *Controller) initialSync(ctx context.Context, rs []qos.Result) (map[string]bool, error) {
 	var objs []ovnnb.KeyedRows
-	for _, key := range c.inf.networkQoSKeys() {
-		nq, ok := c.inf.networkQoS(key)
-		if !ok {
+	for _, r := range rs {
+		if !acceptedRows(r) {
 			continue
 		}
-		r := qos.CompileObject(nq, c.facts, c.node)
-		if r.Err != nil || r.Accepted.Status != conditionTrue {
-			continue
-		}
-		objs = append(objs, ovnnb.KeyedRows{Key: ovnnb.Key{Namespace: nq.Namespace, Name: nq.Name},
+		objs = append(objs, ovnnb.KeyedRows{Key: ovnnb.Key{Namespace: r.Namespace, Name: r.Name},
 			Rows: ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS}})
 	}
+	synced := map[string]bool{}
 	if len(objs) == 0 {
-		return nil
+		return synced, nil
 	}
 	res, err := c.nb.ApplyBatch(ctx, objs)
 	c.metrics.nbWrites.Add(float64(res.Transactions))
 	if err != nil {
-		return fmt.Errorf("initial NB sync: %w", err)
+		return nil, fmt.Errorf("initial NB sync: %w", err)
 	}
 	for key, err := range res.Failed {
 		c.log.Info("initial NB sync left an object to its reconcile", "networkqos", key.String(), "err", err)
 	}
+	for _, o := range objs {
+		if res.Failed[o.Key] == nil {
+			synced[o.Key.String()] = true
+		}
+	}
 	c.log.Info("initial NB sync", "objects", len(objs), "transactions", res.Transactions, "leftToReconcile", len(res.Failed))
-	return nil
+	return synced, nil
 }
 
 // portGroupForSwitches finds the object's port group for the network

@@ -38,20 +38,41 @@ type BatchResult struct {
 // as Apply does for one, packing the objects' changes into as few
 // transactions as the batch bounds allow; objects without changes add
 // nothing. An object that cannot be planned is left out and named in
-// Failed. A failed transaction is the error: the objects of the
-// transactions committed before it are applied (their Results say
-// Changed), the others are not.
+// Failed. The transactions are committed in order, one at a time, while
+// the next batch is planned. A failed transaction is the error: the
+// objects of the transactions committed before it are applied (their
+// Results say Changed), the others are not.
 func (c *Client) ApplyBatch(ctx context.Context, objs []KeyedRows) (BatchResult, error) {
 	res := BatchResult{Results: map[Key]ApplyResult{}, Failed: map[Key]error{}}
 	sw, err := c.switchIndex(ctx)
 	if err != nil {
 		return res, fmt.Errorf("apply batch: %w", err)
 	}
+	com := c.startCommitter(ctx)
+	err = c.planBatches(ctx, objs, sw, com, &res)
+	committed, cerr := com.wait()
+	res.Transactions = len(committed)
+	for _, b := range committed {
+		for _, k := range b.keys {
+			r := res.Results[k]
+			r.Changed = true
+			res.Results[k] = r
+		}
+	}
+	if cerr != nil {
+		return res, cerr
+	}
+	return res, err
+}
+
+// planBatches plans objs into bounded batches and hands each full one to
+// com; it stops when com has failed.
+func (c *Client) planBatches(ctx context.Context, objs []KeyedRows, sw switchIndex, com *committer, res *BatchResult) error {
 	named := new(int) // one counter: named UUIDs stay unique in every transaction
 	b := c.newBatch(sw, named)
 	for _, o := range objs {
 		if _, dup := res.Results[o.Key]; dup || res.Failed[o.Key] != nil {
-			return res, fmt.Errorf("apply batch: NetworkQoS %s is listed twice", o.Key)
+			return fmt.Errorf("apply batch: NetworkQoS %s is listed twice", o.Key)
 		}
 		p, r, err := c.planObject(ctx, o, sw, named)
 		res.Results[o.Key] = r
@@ -63,14 +84,15 @@ func (c *Client) ApplyBatch(ctx context.Context, objs []KeyedRows) (BatchResult,
 			continue
 		}
 		if b.full(p) {
-			if err := c.flush(ctx, b, &res); err != nil {
-				return res, err
+			if !com.send(b) {
+				return nil // com's error is the result
 			}
 			b = c.newBatch(sw, named)
 		}
 		b.add(o.Key, p)
 	}
-	return res, c.flush(ctx, b, &res)
+	com.send(b)
+	return nil
 }
 
 // planObject plans one object of a batch; err says why it is left out.
@@ -109,22 +131,59 @@ func (b *batch) add(key Key, p *planner) {
 	b.keys = append(b.keys, key)
 }
 
-// flush commits the batch's transaction, if it has operations.
-func (c *Client) flush(ctx context.Context, b *batch, res *BatchResult) error {
-	ops := b.operations()
-	if len(ops) == 0 {
-		return nil
+// committer commits batches in the order sent, one transaction at a
+// time, on its own goroutine; after a failed one it commits no more.
+type committer struct {
+	c         *Client
+	ctx       context.Context
+	queue     chan *batch
+	done      chan struct{}
+	failed    chan struct{} // closed when a commit failed
+	committed []*batch      // owned by the goroutine until done
+	err       error
+}
+
+func (c *Client) startCommitter(ctx context.Context) *committer {
+	com := &committer{c: c, ctx: ctx, queue: make(chan *batch, 1), done: make(chan struct{}), failed: make(chan struct{})}
+	go com.run()
+	return com
+}
+
+func (com *committer) run() {
+	defer close(com.done)
+	for b := range com.queue {
+		if com.err != nil {
+			continue // drain: nothing after a failed transaction
+		}
+		ops := b.operations()
+		if len(ops) == 0 {
+			continue
+		}
+		if err := com.c.commit(com.ctx, ops); err != nil {
+			com.err = fmt.Errorf("apply batch of %d NetworkQoS (%s): %w", len(b.keys), keyList(b.keys), err)
+			close(com.failed)
+			continue
+		}
+		com.committed = append(com.committed, b)
 	}
-	if err := c.commit(ctx, ops); err != nil {
-		return fmt.Errorf("apply batch of %d NetworkQoS (%s): %w", len(b.keys), keyList(b.keys), err)
+}
+
+// send queues b; false once a commit has failed (b is not committed).
+func (com *committer) send(b *batch) bool {
+	select {
+	case <-com.failed:
+		return false
+	case com.queue <- b:
+		return true
 	}
-	res.Transactions++
-	for _, k := range b.keys {
-		r := res.Results[k]
-		r.Changed = true
-		res.Results[k] = r
-	}
-	return nil
+}
+
+// wait ends the queue and returns the committed batches, in order, and
+// the error of the failed commit, if any.
+func (com *committer) wait() ([]*batch, error) {
+	close(com.queue)
+	<-com.done
+	return com.committed, com.err
 }
 
 // keyList names up to three keys and how many more.

@@ -1,7 +1,7 @@
 // Package ovnnb owns every access to the OVN Northbound database: it is
 // the only importer of libovsdb. A Client keeps a monitored cache of the
 // QoS, Port_Group, Address_Set, Logical_Switch and Logical_Switch_Port
-// tables and moves the rows owned by one NetworkQoS (external_ids
+// tables (switches and ports with only the columns it reads) and moves the rows owned by one NetworkQoS (external_ids
 // owner-type=NetworkQoS, k8s.ovn.org/name=<ns>:<name>) to a desired state in
 // single transactions, tears them down in order, and migrates upstream's
 // legacy address-set source matches to port-group matches. Every read
@@ -106,10 +106,14 @@ func DialWith(ctx context.Context, addr string, opts Options, log *slog.Logger) 
 		UpdateFunc: c.onUpdate,
 		DeleteFunc: func(string, model.Model) { c.notify() },
 	})
+	// Switches and ports are monitored with only the columns nqos reads:
+	// a switch's ports column and a port's addresses and options are
+	// large and change often, and nqos never needs them.
+	ls, lsp := &nbdb.LogicalSwitch{}, &nbdb.LogicalSwitchPort{}
 	mon := cli.NewMonitor(
 		client.WithTable(&nbdb.QoS{}), client.WithTable(&nbdb.PortGroup{}),
-		client.WithTable(&nbdb.AddressSet{}), client.WithTable(&nbdb.LogicalSwitch{}),
-		client.WithTable(&nbdb.LogicalSwitchPort{}))
+		client.WithTable(&nbdb.AddressSet{}), client.WithTable(ls, &ls.Name, &ls.QOSRules),
+		client.WithTable(lsp, &lsp.Name))
 	if _, err := cli.Monitor(ctx, mon); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("monitor NB %s: %w", addr, err)

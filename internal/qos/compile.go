@@ -38,6 +38,17 @@ func CompileObject(nq *v1alpha1.NetworkQoS, f Facts, node string) Result {
 	return compileObject(nq, f, node, indexNADs(f))
 }
 
+// CompileObjects compiles each of nqs against f as CompileObject does,
+// in order, parsing each NAD config once for all of them.
+func CompileObjects(nqs []*v1alpha1.NetworkQoS, f Facts, node string) []Result {
+	idx := indexNADs(f)
+	rs := make([]Result, 0, len(nqs))
+	for _, nq := range nqs {
+		rs = append(rs, compileObject(nq, f, node, idx))
+	}
+	return rs
+}
+
 func compileObject(nq *v1alpha1.NetworkQoS, f Facts, node string, idx *nadIndex) Result {
 	r := Result{Namespace: nq.Namespace, Name: nq.Name}
 	sp, err := parseSpec(nq)

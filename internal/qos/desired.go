@@ -15,12 +15,7 @@ func Compile(in Input) Desired { return Assemble(CompileAll(in)) }
 // CompileAll compiles every NetworkQoS of in, sorted by namespace/name,
 // parsing each NAD config once for the whole input.
 func CompileAll(in Input) []Result {
-	f := NewSnapshot(in)
-	idx := indexNADs(f)
-	rs := make([]Result, 0, len(in.NetworkQoSes))
-	for _, nq := range in.NetworkQoSes {
-		rs = append(rs, compileObject(nq, f, in.Node, idx))
-	}
+	rs := CompileObjects(in.NetworkQoSes, NewSnapshot(in), in.Node)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Key() < rs[j].Key() })
 	return rs
 }

@@ -139,5 +139,16 @@ func kubeConfig(path string) (*rest.Config, error) {
 		return nil, fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
 	cfg.UserAgent = "nqos-controller"
+	if cfg.QPS == 0 && cfg.Burst == 0 {
+		// client-go's default (5/s, bursts of 10) would make the status
+		// writes of a start with 1000 objects take minutes.
+		cfg.QPS, cfg.Burst = kubeQPS, kubeBurst
+	}
 	return cfg, nil
 }
+
+// The client rate limit towards the API server.
+const (
+	kubeQPS   = 100
+	kubeBurst = 200
+)
