@@ -4,7 +4,8 @@ GO       ?= go
 PKGS     ?= ./...
 REPORTS  ?=
 SCENARIOS ?= all
-IP_FAMILY ?= v4
+## IP_FAMILY: dual runs every scenario in each family it lists (v4 then v6)
+IP_FAMILY ?= dual
 IPAM      ?= all
 ## OVN: the OVN version the testbed and the tests run: 23.03 (Debian 12's
 ## packages) or 25.03 (Debian 13's, in the root hack/ovn-root.sh builds)
