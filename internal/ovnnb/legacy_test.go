@@ -72,6 +72,13 @@ func seedLegacy(f *fixture, key ovnnb.Key) legacyFixture {
 		args = append(args, "--", "add", "Logical_Switch", testSwitch, "qos_rules", ref)
 	}
 	f.srv.MustNBCtl(args...)
+	// ovn-nbctl wrote through its own connection: wait until the client's
+	// cache holds the rows (and their switch references) before the test
+	// reads it.
+	f.waitUntil("the legacy rows in the client's cache", func() bool {
+		rows, err := f.c.LegacyRows(f.ctx)
+		return err == nil && len(rows) == len(l.matches) && len(rows[0].Switches) == 1
+	})
 	return l
 }
 
