@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what nqos's tests and testbed need on a Debian 12 machine (as
 # root): the Debian packages below when any is missing (OVN 23.03), the OVN
-# 25.03 root (hack/ovn-root.sh), the Go modules, and the kube-apiserver/etcd
-# binaries built from source (hack/kube-bins.sh).
+# 25.03 root (hack/ovn-root.sh), the Go modules, the kube-apiserver/etcd
+# binaries built from source (hack/kube-bins.sh) and the root of the local
+# Go builder image the controller image test imports (hack/builder-root.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 pkgs=(openvswitch-switch openvswitch-common ovn-central ovn-host iperf3 tcpdump tshark ethtool iproute2 libpcap-dev dnsmasq-base chromium debootstrap docker.io)
@@ -43,9 +44,22 @@ if [[ "$(printf '%s\n%s\n' "$want" "$have" | sort -V | head -n1)" != "$want" ]];
   echo "deps: go ${have} on PATH is older than go.mod's go ${want}; install a newer Go" >&2
   exit 1
 fi
+# The kube binaries (CPU: about 15 minutes cold on 2 cores) build in the
+# background while the rest downloads (network and disk: the Go modules,
+# two debootstrap roots), which saves those minutes on a cold machine.
+kube_log="$(mktemp /tmp/nqos-kube-bins.XXXXXX)"
+(cd tools/kube && go mod download && "$here/hack/kube-bins.sh") >"$kube_log" 2>&1 &
+kube_pid=$!
+trap 'kill "$kube_pid" 2>/dev/null || true; rm -f "$kube_log"' EXIT
 go mod download
-(cd tools/kube && go mod download)
-"$here/hack/kube-bins.sh" >/dev/null
 # make test runs the OVN tests on both versions, so both are installed.
 "$here/hack/ovn-root.sh" 23.03
 "$here/hack/ovn-root.sh" 25.03 >/dev/null
+# The controller image test builds from a local Go builder image.
+"$here/hack/builder-root.sh" >/dev/null
+if ! wait "$kube_pid"; then
+  echo "deps: building the kube binaries failed:" >&2
+  cat "$kube_log" >&2
+  exit 1
+fi
+grep -v "^/" "$kube_log" >&2 || true

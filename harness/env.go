@@ -237,6 +237,10 @@ type Env interface {
 	OVNVersion(ctx context.Context) (string, error)
 	// Logs returns the tails of the daemon logs, for failed scenarios.
 	Logs(ctx context.Context) []results.Log
+	// Crashes names every daemon crash of the run so far (a daemon the
+	// testbed restarted after an abort), one line each; a log it cannot
+	// read is an error.
+	Crashes(ctx context.Context) ([]string, error)
 	// Close tears the testbed down.
 	Close() error
 }

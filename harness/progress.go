@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,6 +79,11 @@ func (p *Progress) ScenarioEnd(s results.Scenario) {
 		msg = ": " + s.SkipReason
 	}
 	p.printf("--- %s %s in %.1fs%s", s.ID(), s.Status, s.Duration().Seconds(), msg)
+	for _, n := range s.Notes {
+		if strings.HasPrefix(n, "daemon crash") {
+			p.printf("    %s %s", s.ID(), n)
+		}
+	}
 	if p == nil {
 		return
 	}

@@ -149,6 +149,26 @@ func TestApplyErrorStopsScenario(t *testing.T) {
 	}
 }
 
+// A daemon the testbed restarted after a crash is named in the
+// scenario's notes with its logs attached, whatever the verdicts; logs
+// that cannot be read fail the scenario.
+func TestDaemonCrashReported(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sim := newSim(sc, "25.03.0")
+	sim.crashes = []string{"node1-ovn-controller.log: |EMER|lib/ovsdb-idl.c:3598: assertion row->new_datum != NULL failed"}
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	want := "daemon crash (the testbed restarted the daemon): " + sim.crashes[0]
+	if res.Status != results.Pass || !slices.Contains(res.Notes, want) || len(res.Logs) == 0 {
+		t.Errorf("status %s, notes %q, %d logs: want pass, the crash noted, logs attached", res.Status, res.Notes, len(res.Logs))
+	}
+	sim = newSim(sc, "25.03.0")
+	sim.crashErr = fmt.Errorf("read node1-ovn-controller.log: permission denied")
+	res, _ = runOne(t, sc, &simProv{env: sim}, ModeV4)
+	if res.Status == results.Pass || !strings.Contains(res.Error, "daemon crashes: read node1-ovn-controller.log") {
+		t.Errorf("status %s error %q: want the unreadable log to fail the scenario", res.Status, res.Error)
+	}
+}
+
 func TestWaitTimesOutWithMismatch(t *testing.T) {
 	sc := loadTestdata(t, "wait-timeout.yaml")
 	res, progress := runOne(t, sc, &simProv{}, ModeV4)

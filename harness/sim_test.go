@@ -21,22 +21,24 @@ import (
 // (default passingMeasure).
 // It is not a datapath: flow verdicts from it prove nothing about QoS.
 type simEnv struct {
-	mu      sync.Mutex
-	sc      *scenarios.Scenario
-	ovn     string
-	world   *world
-	calls   []string
-	failOn  string // a call ("apply vms/gold") that fails
-	measure func(FlowRun) Measured
-	trace   func(FlowRun) (ovntrace.Prediction, error) // nil: no OVN
-	audit   func() []Sighting                          // the invariant check of one NB state
-	watch   *simWatch
-	closed  bool
-	noJoin  bool        // StartVM leaves the VM out of the NB rows
-	life    *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
-	ctrl    simController
-	adv     simAdv                   // sim_adv_test.go
-	classes map[string]tc.ClassStats // sim_fabric_test.go
+	mu       sync.Mutex
+	sc       *scenarios.Scenario
+	ovn      string
+	world    *world
+	calls    []string
+	failOn   string // a call ("apply vms/gold") that fails
+	measure  func(FlowRun) Measured
+	trace    func(FlowRun) (ovntrace.Prediction, error) // nil: no OVN
+	audit    func() []Sighting                          // the invariant check of one NB state
+	watch    *simWatch
+	closed   bool
+	crashes  []string    // what Crashes reports
+	crashErr error       // what Crashes fails with
+	noJoin   bool        // StartVM leaves the VM out of the NB rows
+	life     *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
+	ctrl     simController
+	adv      simAdv                   // sim_adv_test.go
+	classes  map[string]tc.ClassStats // sim_fabric_test.go
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
@@ -287,6 +289,8 @@ func (s *simEnv) OVNVersion(context.Context) (string, error) { return s.ovn, nil
 func (s *simEnv) Logs(context.Context) []results.Log {
 	return []results.Log{{Name: "sim.log", Text: "simulated daemon log"}}
 }
+
+func (s *simEnv) Crashes(context.Context) ([]string, error) { return s.crashes, s.crashErr }
 
 func (s *simEnv) Close() error {
 	s.mu.Lock()

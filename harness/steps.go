@@ -65,8 +65,15 @@ func (ex *execution) run(ctx context.Context) {
 	if res.NBAfter, rowsErr = ex.env.Rows(ctx); rowsErr != nil {
 		stepErr = errors.Join(stepErr, fmt.Errorf("NB rows after the scenario: %w", rowsErr))
 	}
+	crashes, err := ex.env.Crashes(ctx)
+	if err != nil {
+		stepErr = errors.Join(stepErr, fmt.Errorf("daemon crashes: %w", err))
+	}
 	ex.conclude(stepErr)
-	if res.Status != results.Pass {
+	for _, c := range crashes {
+		res.Notes = append(res.Notes, "daemon crash (the testbed restarted the daemon): "+c)
+	}
+	if res.Status != results.Pass || len(crashes) > 0 {
 		res.Logs = ex.env.Logs(ctx)
 	}
 }

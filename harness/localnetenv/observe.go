@@ -62,6 +62,19 @@ func (e *Env) OVNVersion(ctx context.Context) (string, error) {
 	return strings.TrimSpace(strings.TrimPrefix(first, "ovn-nbctl")), nil
 }
 
+// Crashes lists the daemon crashes the testbed's logs record.
+func (e *Env) Crashes(context.Context) ([]string, error) {
+	cs, err := e.tb.Crashes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.String()
+	}
+	return out, nil
+}
+
 // Logs collects the testbed's logs and dumps into <dir>/logs and returns
 // the tail of each daemon log.
 func (e *Env) Logs(ctx context.Context) []results.Log {

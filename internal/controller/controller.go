@@ -52,6 +52,11 @@ type Config struct {
 	Kube *rest.Config
 	// NB is the connected Northbound client.
 	NB NB
+	// DialNB, used when NB is nil, connects to the Northbound: Run calls
+	// it while the informer caches fill, so the connection (and the NB
+	// cache's first fill) overlaps the API list. The caller owns what it
+	// returns; Run returns only after DialNB has.
+	DialNB func(ctx context.Context) (NB, error)
 	// Node, when set, restricts port-group members to pods scheduled on
 	// it and names the condition Ready-In-Zone-<Node>; empty means one
 	// central NB serving every node (condition Ready-In-Zone-global).
@@ -67,7 +72,8 @@ const workers = 8
 
 // Controller reconciles NetworkQoS objects into the OVN Northbound DB.
 type Controller struct {
-	nb       NB
+	nb       NB // nil until dialNB returned, when dialNB is set
+	dialNB   func(ctx context.Context) (NB, error)
 	node     string
 	zone     string
 	log      *slog.Logger
@@ -91,8 +97,8 @@ type Controller struct {
 
 // New builds a controller; Run starts it.
 func New(cfg Config) (*Controller, error) {
-	if cfg.Kube == nil || cfg.NB == nil {
-		return nil, errors.New("controller: Config.Kube and Config.NB are required")
+	if cfg.Kube == nil || (cfg.NB == nil) == (cfg.DialNB == nil) {
+		return nil, errors.New("controller: Config.Kube and exactly one of Config.NB and Config.DialNB are required")
 	}
 	log := cfg.Log
 	if log == nil {
@@ -107,7 +113,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: dynamic client: %w", err)
 	}
 	c := &Controller{
-		nb: cfg.NB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
+		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
 		kube: kube, dyn: dyn,
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
 		ports:    newPending(),
@@ -130,9 +136,18 @@ func New(cfg Config) (*Controller, error) {
 	if err := c.inf.addHandlers(c); err != nil {
 		return nil, err
 	}
-	cfg.NB.OnLogicalSwitchPortAdd(c.onPortAdd)
-	cfg.NB.OnLogicalSwitchAdd(c.onSwitchAdd)
+	if c.nb != nil {
+		c.attachNB(c.nb)
+	}
 	return c, nil
+}
+
+// attachNB makes nb the controller's Northbound and subscribes to the
+// rows objects wait for.
+func (c *Controller) attachNB(nb NB) {
+	c.nb = nb
+	nb.OnLogicalSwitchPortAdd(c.onPortAdd)
+	nb.OnLogicalSwitchAdd(c.onSwitchAdd)
 }
 
 // protobufConfig is cfg speaking protobuf to the built-in APIs (pods
@@ -191,8 +206,13 @@ func (c *Controller) setNotReady(err error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.close()
 	defer c.queue.ShutDown()
-	c.setNotReady(errors.New("waiting for the informer caches"))
-	if err := c.inf.start(ctx); err != nil {
+	c.setNotReady(errors.New("waiting for the informer caches and the Northbound connection"))
+	nbDone := c.connectNB(ctx)
+	err := c.inf.start(ctx)
+	if nbErr := <-nbDone; err == nil {
+		err = nbErr
+	}
+	if err != nil {
 		c.setNotReady(err)
 		return err
 	}
@@ -227,6 +247,26 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	return nil
+}
+
+// connectNB dials the Northbound in the background when the controller
+// has none yet; the channel yields the dial's error once it returned.
+func (c *Controller) connectNB(ctx context.Context) <-chan error {
+	done := make(chan error, 1)
+	if c.nb != nil {
+		done <- nil
+		return done
+	}
+	go func() {
+		nb, err := c.dialNB(ctx)
+		if err != nil {
+			done <- fmt.Errorf("controller: Northbound: %w", err)
+			return
+		}
+		c.attachNB(nb)
+		done <- nil
+	}()
+	return done
 }
 
 // onPortAdd requeues, without backoff, every object waiting for lsp.

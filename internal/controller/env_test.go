@@ -42,11 +42,11 @@ type env struct {
 
 // running is a controller started by the test.
 type running struct {
-	c      *Controller
-	nbc    *ovnnb.Client
-	cancel context.CancelFunc
-	done   chan error
-	once   sync.Once
+	c       *Controller
+	closeNB func() // closes the controller's NB client once Run returned
+	cancel  context.CancelFunc
+	done    chan error
+	once    sync.Once
 }
 
 func newEnv(t testing.TB) *env {
@@ -118,13 +118,39 @@ func (e *env) startOn(srv *nbtest.Server, node string) *running {
 // latest; it returns at once.
 func (e *env) launch(nbc *ovnnb.Client, node string) *running {
 	e.t.Helper()
-	log := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := New(Config{Kube: e.cfg, NB: nbc, Node: node, Log: log})
+	return e.launchWith(Config{NB: nbc, Node: node}, nbc.Close)
+}
+
+// launchDialing is launch with the controller dialing srv itself while
+// its informer caches fill (Config.DialNB), as nqos-controller does.
+func (e *env) launchDialing(srv *nbtest.Server, node string) *running {
+	e.t.Helper()
+	var nbc *ovnnb.Client // set by the dial; read after Run returned
+	dial := func(ctx context.Context) (NB, error) {
+		c, err := ovnnb.Dial(ctx, srv.Addr(), slog.New(slog.DiscardHandler))
+		if err != nil {
+			return nil, err
+		}
+		nbc = c
+		return c, nil
+	}
+	return e.launchWith(Config{DialNB: dial, Node: node}, func() {
+		if nbc != nil {
+			nbc.Close()
+		}
+	})
+}
+
+func (e *env) launchWith(cfg Config, closeNB func()) *running {
+	e.t.Helper()
+	cfg.Kube = e.cfg
+	cfg.Log = slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := New(cfg)
 	if err != nil {
 		e.t.Fatalf("controller.New: %v", err)
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
-	r := &running{c: c, nbc: nbc, cancel: cancel, done: make(chan error, 1)}
+	r := &running{c: c, closeNB: closeNB, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- c.Run(ctx) }()
 	e.t.Cleanup(func() { r.stop(e.t) })
 	return r
@@ -152,7 +178,7 @@ func (r *running) stop(t testing.TB) {
 		case <-time.After(30 * time.Second):
 			t.Errorf("controller Run did not return 30s after cancel")
 		}
-		r.nbc.Close()
+		r.closeNB()
 	})
 }
 

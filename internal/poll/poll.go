@@ -45,6 +45,10 @@ func Until(ctx context.Context, timeout, interval time.Duration, what string, co
 		switch {
 		case err == nil && ok:
 			return nil
+		case err != nil && !errors.Is(err, ErrRetry) && ctx.Err() != nil && last != nil:
+			// The deadline ended the check in flight (a command killed
+			// with ctx): the state last seen says more than the kill.
+			return timeoutErr(ctx, what, timeout, last)
 		case err != nil && !errors.Is(err, ErrRetry):
 			return fmt.Errorf("%s: %w", what, err)
 		case err != nil:

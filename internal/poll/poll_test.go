@@ -59,3 +59,24 @@ func TestUntilCancelled(t *testing.T) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }
+
+// A check the deadline cut short (its command killed with ctx) reports
+// the timeout and the state last seen, not the kill; a hard error before
+// the deadline still stops the wait at once.
+func TestUntilDeadlineKillsCheck(t *testing.T) {
+	killed := errors.New("signal: killed")
+	err := Until(context.Background(), 50*time.Millisecond, time.Millisecond, "binding on node1", func(ctx context.Context) (bool, error) {
+		if ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+				return false, killed
+			case <-time.After(5 * time.Millisecond):
+				return false, Retry("chassis %q", "node2")
+			}
+		}
+		return false, killed
+	})
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), `last: not yet: chassis "node2"`) || errors.Is(err, killed) {
+		t.Fatalf("err %v, want a timeout naming the last state, not the kill", err)
+	}
+}

@@ -150,11 +150,17 @@ func (t *Testbed) addUplink(ctx context.Context, n Node) error {
 	return t.joinFabric(ctx, n.FabricIf, -1)
 }
 
+// startOVNController starts ovn-controller under its own monitor
+// (--monitor, as ovn-ctl starts it and as a pod's restart policy keeps
+// it): a crash (an abort, a segfault) restarts it, and Crashes reports
+// it. A kill or a stop (the restart steps) ends the monitor too. Seen on
+// OVN 25.03.0: an idl assertion aborts ovn-controller when an LSP rename
+// and the re-point of its VIF reach it in one iteration.
 func (t *Testbed) startOVNController(ctx context.Context, n Node) error {
 	d := daemonState{Node: n.Name, Name: DaemonOVNController, Netns: n.Netns, Env: nodeEnv(n),
 		Pidfile: filepath.Join(n.Dir, DaemonOVNController+".pid"), Log: t.logPath(n.Name + "-" + DaemonOVNController),
 		Argv: []string{"ovn-controller", n.DB, "--pidfile=" + filepath.Join(n.Dir, DaemonOVNController+".pid"),
-			"--log-file=" + t.logPath(n.Name+"-"+DaemonOVNController), "--detach", "--no-chdir"}}
+			"--log-file=" + t.logPath(n.Name+"-"+DaemonOVNController), "--detach", "--monitor", "--no-chdir"}}
 	return t.addDaemon(ctx, d)
 }
 

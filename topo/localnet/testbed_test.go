@@ -8,11 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/internal/ovninstall"
+	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/testenv"
 )
 
@@ -68,6 +71,43 @@ func testUpDown(t *testing.T) {
 	t.Run("veth ends have unique ifindexes", func(t *testing.T) { checkIfindexes(t, tb) })
 	t.Run("guest NIC keeps its neighbour cache across a re-plug", func(t *testing.T) { checkNeighbourKept(t, tb) })
 	t.Run("every daemon restarts back to back in both modes", func(t *testing.T) { checkRestartAll(t, tb) })
+	t.Run("a crashed ovn-controller is restarted and reported", func(t *testing.T) { checkCrashRestart(t, tb) })
+}
+
+// checkCrashRestart aborts a node's ovn-controller as a failed assertion
+// does: its monitor starts a new one, the chassis comes back, and
+// Crashes names the crash.
+func checkCrashRestart(t *testing.T, tb *Testbed) {
+	ctx := context.Background()
+	if c, err := tb.Crashes(); err != nil || len(c) != 0 {
+		t.Fatalf("before the crash: Crashes() = %v, %v; want none", c, err)
+	}
+	node := tb.Nodes()[0].Name
+	before, err := tb.DaemonPid(node, DaemonOVNController)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(before, syscall.SIGABRT); err != nil {
+		t.Fatal(err)
+	}
+	err = poll.Until(ctx, 20*time.Second, 10*time.Millisecond, "ovn-controller restarted by its monitor", func(context.Context) (bool, error) {
+		after, err := tb.DaemonPid(node, DaemonOVNController)
+		if err != nil || after == before || !alive(after) {
+			return false, poll.Retry("pid %d (%v)", after, err)
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.WaitChassis(ctx); err != nil {
+		t.Fatal(err)
+	}
+	crashes, err := tb.Crashes()
+	want := node + "-" + DaemonOVNController + ".log"
+	if err != nil || len(crashes) != 1 || crashes[0].Log != want || !strings.Contains(crashes[0].Line, "crashes: pid "+strconv.Itoa(before)+" died") {
+		t.Fatalf("Crashes() = %v, %v; want the monitor's restart line in %s", crashes, err, want)
+	}
 }
 
 func ifindex(t *testing.T, tb *Testbed, ns, ifname string) string {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nqos/nqos/internal/controller"
+	"github.com/nqos/nqos/internal/ovnnb"
 )
 
 // Main parses args, runs the controller until SIGTERM or SIGINT and
@@ -101,16 +102,27 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	return el.Run(ctx, run)
 }
 
-// runLeading connects to the Northbound and runs one controller until
-// ctx ends; errors caused by ctx ending are a clean stop.
+// runLeading runs one controller until ctx ends; it connects to the
+// Northbound while the informer caches fill. Errors caused by ctx ending
+// are a clean stop.
 func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheus.Registerer, st *state, log *slog.Logger) error {
 	st.lead()
-	nb, err := dialNB(ctx, o, st, log.With("component", "ovnnb"))
-	if err != nil {
-		return stopErr(ctx, err)
+	var nb *ovnnb.Client // written by dial, read after c.Run (which waits for dial)
+	defer func() {
+		if nb != nil {
+			nb.Close()
+		}
+	}()
+	dial := func(ctx context.Context) (controller.NB, error) {
+		c, err := dialNB(ctx, o, st, log.With("component", "ovnnb"))
+		if err != nil {
+			return nil, err
+		}
+		nb = c
+		st.nbConnected()
+		return c, nil
 	}
-	defer nb.Close()
-	c, err := controller.New(controller.Config{Kube: kube, NB: nb, Node: o.Node, Log: log, Metrics: reg})
+	c, err := controller.New(controller.Config{Kube: kube, DialNB: dial, Node: o.Node, Log: log, Metrics: reg})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ type state struct {
 	mu      sync.Mutex
 	standby bool
 	elector interface{ Err() error }
-	nbErr   error // last failed Northbound dial, while connecting
+	nbErr   error // last failed Northbound dial, until one succeeds
 	ctrl    interface{ NotReady() error }
 	started bool
 }
@@ -44,10 +44,16 @@ func (s *state) nbFailed(err error) {
 	s.nbErr = err
 }
 
+func (s *state) nbConnected() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nbErr = nil
+}
+
 func (s *state) setController(c interface{ NotReady() error }) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.ctrl, s.nbErr = c, nil
+	s.ctrl = c
 }
 
 // ready is the /readyz verdict: nil, or why not.
@@ -58,6 +64,11 @@ func (s *state) ready() error {
 	case s.standby && s.elector != nil:
 		return s.elector.Err()
 	case s.standby:
+		return nil
+	case s.ctrl != nil && s.nbErr != nil:
+		if err := s.ctrl.NotReady(); err != nil {
+			return errors.Join(err, errNoNB, s.nbErr)
+		}
 		return nil
 	case s.ctrl != nil:
 		return s.ctrl.NotReady()

@@ -1,0 +1,26 @@
+package localnet
+
+import (
+	"reflect"
+	"testing"
+)
+
+// The lines of a real OVN 25.03.0 ovn-controller crash and its monitor's
+// restart are picked; ordinary errors and warnings are not.
+func TestCrashLines(t *testing.T) {
+	raw := []byte(`2026-12-02T02:06:20.731Z|00053|binding|INFO|lsp-b: Claiming 0a:58:00:00:00:01
+2026-12-02T02:06:20.732Z|00054|backtrace|ERR|lib/vlog.c:1299 backtrace:
+2026-12-02T02:06:20.732Z|00055|util|EMER|lib/ovsdb-idl.c:3598: assertion row->new_datum != NULL failed in ovsdb_idl_txn_write__()
+2026-12-02T02:06:20.790Z|00002|daemon_unix(monitor)|ERR|1 crashes: pid 4242 died, killed (Aborted), core dumped, restarting
+2026-12-02T02:06:21.000Z|00003|lflow|WARN|error parsing match "inport == @a1"
+2026-12-02T02:06:22.000Z|00004|reconnect|ERR|unix:/tmp/sb.sock: no response to inactivity probe
+`)
+	got := crashLines("node1-ovn-controller.log", raw)
+	want := []Crash{
+		{"node1-ovn-controller.log", "2026-12-02T02:06:20.732Z|00055|util|EMER|lib/ovsdb-idl.c:3598: assertion row->new_datum != NULL failed in ovsdb_idl_txn_write__()"},
+		{"node1-ovn-controller.log", "2026-12-02T02:06:20.790Z|00002|daemon_unix(monitor)|ERR|1 crashes: pid 4242 died, killed (Aborted), core dumped, restarting"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("crashLines = %q, want %q", got, want)
+	}
+}
