@@ -24,7 +24,8 @@ import (
 const adminUser = "nqos-admin"
 
 // startAPIServer runs kube-apiserver against etcdURL with a static admin
-// token and a self-signed serving certificate, and waits for /readyz.
+// token and a self-signed serving certificate, and waits until it serves
+// (answers /readyz at all); boot waits for ready.
 // extra flags are appended.
 func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string, extra ...string) error {
 	token, err := s.writeTokenFile()
@@ -63,7 +64,7 @@ func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string
 	s.apiserver = p
 	host := fmt.Sprintf("https://127.0.0.1:%d", ports[0])
 	insecure := &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	if err := p.poll(ctx, "ready", func(ctx context.Context) error { return readyz(ctx, insecure) }); err != nil {
+	if err := p.poll(ctx, "serving", func(ctx context.Context) error { return serving(ctx, insecure) }); err != nil {
 		return err
 	}
 	ca, err := os.ReadFile(filepath.Join(certDir, "apiserver.crt"))
@@ -73,16 +74,35 @@ func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string
 	s.config = &rest.Config{Host: host, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: ca},
 		QPS: 1000, Burst: 2000, Timeout: 30 * time.Second}
 	// The self-generated certificate must verify against itself.
-	return readyz(ctx, s.config)
+	return serving(ctx, s.config)
+}
+
+// serving succeeds when GET /readyz gets any HTTP answer: the server has
+// its certificate and handles requests, though it may not be ready.
+func serving(ctx context.Context, cfg *rest.Config) error {
+	_, _, err := getReadyz(ctx, cfg)
+	return err
 }
 
 // readyz succeeds when GET /readyz answers 200 "ok".
 func readyz(ctx context.Context, cfg *rest.Config) error {
+	code, body, err := getReadyz(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("kube-apiserver /readyz: %d %s", code, body)
+	}
+	return nil
+}
+
+// getReadyz returns the status code and the body of GET /readyz.
+func getReadyz(ctx context.Context, cfg *rest.Config) (int, []byte, error) {
 	tlsCfg := &tls.Config{InsecureSkipVerify: cfg.Insecure} //nolint:gosec // only before the CA is known
 	if len(cfg.CAData) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(cfg.CAData) {
-			return fmt.Errorf("kubeapi: serving certificate is not PEM")
+			return 0, nil, fmt.Errorf("kubeapi: serving certificate is not PEM")
 		}
 		tlsCfg.RootCAs = pool
 	}
@@ -90,22 +110,19 @@ func readyz(ctx context.Context, cfg *rest.Config) error {
 	defer client.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+"/readyz", nil)
 	if err != nil {
-		return fmt.Errorf("kube-apiserver /readyz: %w", err)
+		return 0, nil, fmt.Errorf("kube-apiserver /readyz: %w", err)
 	}
 	req.Header.Set("Authorization", "Bearer "+cfg.BearerToken)
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("kube-apiserver /readyz: %w", err)
+		return 0, nil, fmt.Errorf("kube-apiserver /readyz: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if err != nil {
-		return fmt.Errorf("kube-apiserver /readyz: read body: %w", err)
+		return 0, nil, fmt.Errorf("kube-apiserver /readyz: read body: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("kube-apiserver /readyz: %d %s", resp.StatusCode, body)
-	}
-	return nil
+	return resp.StatusCode, body, nil
 }
 
 // writeTokenFile writes a static token file with one system:masters user

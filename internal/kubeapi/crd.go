@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nqos/nqos/internal/poll"
 )
 
 // readCRDs decodes every CRD document of the given manifest files.
@@ -53,32 +56,66 @@ func readCRDs(files []string) ([]*apiextensionsv1.CustomResourceDefinition, erro
 	return out, nil
 }
 
-// installCRDs creates (or updates) the CRDs and waits until each is
-// Established and a first list of its storage version succeeds.
-func installCRDs(ctx context.Context, cfg *rest.Config, files []string) error {
-	crds, err := readCRDs(files)
-	if err != nil || len(crds) == 0 {
-		return err
+// createWindow is how long after a CRD turns Established kube-apiserver's
+// CRD handler holds every create of its resources for that long again (a
+// guard for servers that have not seen the CRD yet). Creates are worth
+// making only after it.
+const createWindow = 2 * time.Second
+
+// crdInstall is the outcome of installCRDs: an error, or the instant from
+// which creates of every installed CRD's resources go through at once.
+type crdInstall struct {
+	createsFrom time.Time
+	err         error
+}
+
+// installCRDs creates (or updates) the CRDs, retrying while the server is
+// still starting, and waits until each is Established and a first list of
+// its storage version succeeds.
+func installCRDs(ctx context.Context, cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) crdInstall {
+	if len(crds) == 0 {
+		return crdInstall{}
 	}
 	ext, err := apiextensions.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("kubeapi: apiextensions client: %w", err)
+		return crdInstall{err: fmt.Errorf("kubeapi: apiextensions client: %w", err)}
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return fmt.Errorf("kubeapi: dynamic client: %w", err)
+		return crdInstall{err: fmt.Errorf("kubeapi: dynamic client: %w", err)}
 	}
 	for _, crd := range crds {
-		if err := applyCRD(ctx, ext, crd); err != nil {
-			return err
+		if err := applyCRDRetrying(ctx, ext, crd); err != nil {
+			return crdInstall{err: err}
 		}
 	}
+	var out crdInstall
 	for _, crd := range crds {
-		if err := waitCRD(ctx, ext, dyn, crd); err != nil {
-			return err
+		from, err := waitCRD(ctx, ext, dyn, crd)
+		if err != nil {
+			return crdInstall{err: err}
+		}
+		if from.After(out.createsFrom) {
+			out.createsFrom = from
 		}
 	}
-	return nil
+	return out
+}
+
+// applyCRDRetrying applies crd until it succeeds, an answer says the CRD
+// itself is wrong, or ctx ends. A server that is still starting answers
+// not found, unavailable or internal errors for a while.
+func applyCRDRetrying(ctx context.Context, ext apiextensions.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+	return poll.Until(ctx, startTimeout, pollEvery, "CRD "+crd.Name+" created", func(ctx context.Context) (bool, error) {
+		err := applyCRD(ctx, ext, crd)
+		switch {
+		case err == nil:
+			return true, nil
+		case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+			return false, err
+		}
+		return false, poll.Retry("%v", err)
+	})
 }
 
 func applyCRD(ctx context.Context, ext apiextensions.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
@@ -98,41 +135,66 @@ func applyCRD(ctx context.Context, ext apiextensions.Interface, crd *apiextensio
 	return nil
 }
 
-func waitCRD(ctx context.Context, ext apiextensions.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) error {
+// waitCRD waits until crd is Established and its storage version lists,
+// and returns when its create window ends. Two bounds of that instant
+// are known here: the Established transition happened before this client
+// first saw it, and no earlier than one second before its recorded
+// lastTransitionTime (kept to the second); the earlier bound is returned.
+func waitCRD(ctx context.Context, ext apiextensions.Interface, dyn dynamic.Interface, crd *apiextensionsv1.CustomResourceDefinition) (time.Time, error) {
 	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: storageVersion(crd), Resource: crd.Spec.Names.Plural}
+	var seen, recorded time.Time
 	check := func(ctx context.Context) error {
 		cur, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if !established(cur) {
+		c := apiextensionshelpers.FindCRDCondition(cur, apiextensionsv1.Established)
+		if c == nil || c.Status != apiextensionsv1.ConditionTrue {
 			return errors.New("not Established")
+		}
+		if seen.IsZero() {
+			seen, recorded = time.Now(), c.LastTransitionTime.Time
 		}
 		_, err = dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
 		return err
 	}
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
 		err := check(ctx)
 		if err == nil {
-			return nil
+			return createsFrom(seen, recorded), nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kubeapi: CRD %s not serving: %w (last: %v)", crd.Name, ctx.Err(), err)
+			return time.Time{}, fmt.Errorf("kubeapi: CRD %s not serving: %w (last: %v)", crd.Name, ctx.Err(), err)
 		case <-tick.C:
 		}
 	}
 }
 
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
-		}
+// createsFrom is the end of the create window of a CRD first seen
+// Established at seen whose condition records recorded.
+func createsFrom(seen, recorded time.Time) time.Time {
+	byRecord := recorded.Truncate(time.Second).Add(time.Second + createWindow)
+	bySight := seen.Add(createWindow)
+	if byRecord.Before(bySight) {
+		return byRecord
 	}
-	return false
+	return bySight
+}
+
+// waitCreateWindow returns once the clock has passed from (zero: at once).
+func waitCreateWindow(ctx context.Context, from time.Time) error {
+	if from.IsZero() {
+		return nil
+	}
+	return poll.Until(ctx, startTimeout, pollEvery, "CRD create window over", func(context.Context) (bool, error) {
+		if d := time.Until(from); d > 0 {
+			return false, poll.Retry("%v left", d.Round(time.Millisecond))
+		}
+		return true, nil
+	})
 }
 
 func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {

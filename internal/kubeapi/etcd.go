@@ -27,6 +27,10 @@ func (s *Server) startEtcd(ctx context.Context, bin, logDir string) (string, err
 		"--initial-advertise-peer-urls="+peer,
 		"--initial-cluster=nqos="+peer,
 		"--unsafe-no-fsync",
+		// A lone member elects itself after the first ticks: short ticks
+		// make it healthy in about 0.15 s instead of 0.5 s.
+		"--heartbeat-interval=10",
+		"--election-timeout=100",
 		"--log-level=warn",
 	)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,42 @@ func TestReadCRDsRejectsBadInput(t *testing.T) {
 	_, err := readCRDs([]string{bad})
 	if err == nil || !strings.Contains(err.Error(), "document 1") {
 		t.Fatalf("readCRDs error = %v, want one naming document 1", err)
+	}
+}
+
+func TestCreatesFrom(t *testing.T) {
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name           string
+		seen, recorded time.Time
+		want           time.Time
+	}{
+		{"seen at once: two seconds after the sighting", base.Add(300 * time.Millisecond), base, base.Add(2300 * time.Millisecond)},
+		{"seen late: three seconds after the recorded second", base.Add(5 * time.Second), base, base.Add(3 * time.Second)},
+		{"recorded with a fraction: truncated to its second", base.Add(5 * time.Second), base.Add(900 * time.Millisecond), base.Add(3 * time.Second)},
+	} {
+		if got := createsFrom(tc.seen, tc.recorded); !got.Equal(tc.want) {
+			t.Errorf("%s: createsFrom = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStartRejectsInvalidCRD(t *testing.T) {
+	requireBins(t)
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: gadgets.test.nqos.io}\n" +
+		"spec: {group: test.nqos.io, scope: Namespaced, names: {plural: gadgets, kind: Gadget}, versions: []}\n"
+	if err := os.WriteFile(bad, []byte(crd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_, err := Start(context.Background(), Options{Dir: filepath.Join(dir, "kube"), CRDFiles: []string{bad}})
+	if err == nil || !strings.Contains(err.Error(), "gadgets.test.nqos.io") || !apierrors.IsInvalid(err) {
+		t.Fatalf("Start error = %v, want the CRD named and Invalid", err)
+	}
+	if took := time.Since(began); took >= startTimeout {
+		t.Errorf("Start took %v: an invalid CRD must not be retried until the start timeout", took)
 	}
 }
 
@@ -118,6 +155,39 @@ func TestStartServesCoreAndCRDs(t *testing.T) {
 	_, err = dyn.Resource(gvr).Namespace(ns.Name).Create(ctx, widget(ns.Name, "w2", 0), metav1.CreateOptions{})
 	if !apierrors.IsInvalid(err) {
 		t.Fatalf("create invalid widget: error %v, want Invalid", err)
+	}
+}
+
+// The server holds a create inside a CRD's create window for the whole
+// window: Start returns only after it, so a create made at once is not
+// held.
+// It installs the project's CRDs, which are Established late enough for
+// their window to outlast /readyz.
+func TestFirstCreateAfterStartNotHeld(t *testing.T) {
+	requireBins(t)
+	crds, err := filepath.Glob("../../config/crd/*.yaml")
+	if err != nil || len(crds) == 0 {
+		t.Fatalf("project CRDs: %v %v", crds, err)
+	}
+	s, err := Start(context.Background(), Options{Dir: t.TempDir(), CRDFiles: crds})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	dyn := dynamic.NewForConfigOrDie(s.RESTConfig())
+	gvr := schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+	nad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+		"metadata": map[string]any{"name": "n1", "namespace": "default"}, "spec": map[string]any{"config": "{}"}}}
+	began := time.Now()
+	if _, err := dyn.Resource(gvr).Namespace("default").Create(context.Background(), nad, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create NetworkAttachmentDefinition: %v", err)
+	}
+	if took := time.Since(began); took >= createWindow {
+		t.Errorf("first create took %v: the server held it, so Start returned inside the CRD's %v create window", took, createWindow)
 	}
 }
 

@@ -60,20 +60,28 @@ func (p *process) alive() error {
 // stop sends SIGTERM, escalates to SIGKILL after stopGrace and waits. A
 // daemon that had already exited before stop is an error: the control
 // plane died under its user.
-func (p *process) stop() error {
+func (p *process) stop() error { return p.halt(true) }
+
+// kill is stop without the SIGTERM: for a daemon whose graceful shutdown
+// only drains clients and keeps no state.
+func (p *process) kill() error { return p.halt(false) }
+
+func (p *process) halt(graceful bool) error {
 	defer p.log.Close()
 	select {
 	case <-p.exited:
 		return fmt.Errorf("kubeapi: %s had exited before Close (%v); see %s", p.name, p.err, p.log.Name())
 	default:
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kubeapi: stop %s: %w", p.name, err)
-	}
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(stopGrace):
+	if graceful {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("kubeapi: stop %s: %w", p.name, err)
+		}
+		select {
+		case <-p.exited:
+			return nil
+		case <-time.After(stopGrace):
+		}
 	}
 	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("kubeapi: kill %s: %w", p.name, err)
@@ -82,10 +90,13 @@ func (p *process) stop() error {
 	return nil
 }
 
+// pollEvery is how often poll checks.
+const pollEvery = 50 * time.Millisecond
+
 // poll calls check every interval until it returns nil, the process dies
 // or ctx ends; the last check error is reported on timeout.
 func (p *process) poll(ctx context.Context, what string, check func(context.Context) error) error {
-	tick := time.NewTicker(100 * time.Millisecond)
+	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	var last error
 	for {
