@@ -3,7 +3,7 @@
 # from source (nested module tools/kube) into a per-version cache directory
 # and prints that directory. The tests need only the control plane; kubectl
 # is for people driving `nqos-sim up`. Each binary already there is kept.
-# Cold: ~15 min on 2 cores for the control plane plus a few minutes for
+# Cold: ~11 min on 2 cores for the control plane plus a few minutes for
 # kubectl; warm: seconds.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
