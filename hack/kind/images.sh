@@ -6,7 +6,8 @@
 #                                kube-scheduler, etcd, pause, FROM scratch
 #   nqos-kind/node:v1.37.2       the node: base + kubeadm/kubelet/kubectl,
 #                                CNI plugins, crictl and the component images
-#                                preloaded in its containerd as registry.k8s.io
+#                                preloaded in its containerd as registry.k8s.io;
+#                                /usr/bin/kubeadm is node/kubeadm (waits for the CRI)
 # Assembled by hand like kind's node-image build, which always pulls.
 # Each image is built once; the marker file images.built in the kind cache
 # lists what was built, and an image is rebuilt only when the marker or the
@@ -117,7 +118,10 @@ if ! built "$node_image"; then
   need_bins
   builder="nqos-kind-build-$$"
   docker run -d --name "$builder" --entrypoint=sleep "$base_image" infinity >/dev/null
-  for b in kubeadm kubelet kubectl; do docker cp "$bin/$b" "$builder:/usr/bin/$b"; done
+  for b in kubelet kubectl; do docker cp "$bin/$b" "$builder:/usr/bin/$b"; done
+  in_builder mkdir -p /usr/libexec/nqos-kind
+  docker cp "$bin/kubeadm" "$builder:/usr/libexec/nqos-kind/kubeadm"
+  docker cp "$here/hack/kind/node/kubeadm" "$builder:/usr/bin/kubeadm"
   docker cp "$bin/crictl" "$builder:/usr/local/bin/crictl"
   for p in "$bin"/cni/*; do docker cp "$p" "$builder:/opt/cni/bin/"; done
   echo "$k8s_version" | in_builder tee /kind/version >/dev/null
@@ -133,7 +137,9 @@ if ! built "$node_image"; then
   in_builder ctr -n k8s.io images ls -q | grep -v '^sha256:' >&2
   pid="$(in_builder cat /run/containerd-build.pid)"
   in_builder kill "$pid"
-  wait_for "exit of containerd in $builder" 60 bash -c "! docker exec $builder kill -0 $pid"
+  # the builder's PID 1 (sleep) reaps nothing: exited means gone or a zombie
+  wait_for "exit of containerd in $builder" 60 in_builder sh -c \
+    "s=\$(sed -n 's/^State:[[:space:]]*\(.\).*/\1/p' /proc/$pid/status 2>/dev/null); [ -z \"\$s\" ] || [ \"\$s\" = Z ]"
   in_builder rm -f /var/log/containerd-build.log /run/containerd-build.pid
   docker commit --change 'ENTRYPOINT [ "/usr/local/bin/entrypoint", "/sbin/init" ]' \
     "$builder" "$node_image" >/dev/null

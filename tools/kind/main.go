@@ -39,12 +39,13 @@ func run(ctx context.Context, args []string) error {
 		image := fs.String("image", "", "node image")
 		workers := fs.Int("workers", 1, "number of worker nodes")
 		timeout := fs.Duration("timeout", 5*time.Minute, "deadline for the nodes to be Ready")
+		retain := fs.Bool("retain", false, "keep the nodes of a failed create (debugging)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		return cluster.Up(ctx, cluster.Spec{
 			Name: *name, Image: *image, Workers: *workers,
-			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout,
+			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout, Retain: *retain,
 		}, os.Stdout)
 	case "down":
 		all := fs.Bool("all", false, "delete every nqos-* cluster")

@@ -82,9 +82,9 @@ func configureNode(ctx context.Context, kn nodes.Node, self node, all []node) er
 		"sh", "-c", "mkdir -p /etc/cni/net.d && cat > "+conflistPath); err != nil {
 		return fmt.Errorf("CNI config of node %s: %w", self.name, err)
 	}
-	masq := []string{"-t", "nat", "POSTROUTING", "-s", self.podCIDR, "!", "-d", PodSubnet, "-j", "MASQUERADE"}
-	if _, err := run(ctx, kn, nil, append([]string{"iptables", "-C"}, masq...)...); err != nil {
-		if _, err := run(ctx, kn, nil, append([]string{"iptables", "-A"}, masq...)...); err != nil {
+	masq := []string{"POSTROUTING", "-s", self.podCIDR, "!", "-d", PodSubnet, "-j", "MASQUERADE"}
+	if _, err := run(ctx, kn, nil, append([]string{"iptables", "-t", "nat", "-C"}, masq...)...); err != nil {
+		if _, err := run(ctx, kn, nil, append([]string{"iptables", "-t", "nat", "-A"}, masq...)...); err != nil {
 			return fmt.Errorf("pod masquerade on node %s: %w", self.name, err)
 		}
 	}

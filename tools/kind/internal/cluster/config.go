@@ -11,7 +11,8 @@ const PodSubnet = "10.244.0.0/16"
 // rawConfig renders the kind v1alpha4 config: one control plane and
 // workers workers, no default CNI (kindnetd's image cannot be pulled
 // offline), kubelet allowed on cgroup v1 (this machine's hierarchy), and
-// the CoreDNS and kube-proxy addons skipped (their images are not built).
+// the CoreDNS and kube-proxy addons skipped (their images are not built);
+// the list replaces kind's own skipPhases, so it repeats kind's preflight.
 func rawConfig(workers int) []byte {
 	var b strings.Builder
 	b.WriteString("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\n")
@@ -27,6 +28,7 @@ func rawConfig(workers int) []byte {
 - |
   kind: InitConfiguration
   skipPhases:
+  - preflight
   - addon/coredns
   - addon/kube-proxy
 `)

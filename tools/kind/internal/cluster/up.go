@@ -24,6 +24,7 @@ type Spec struct {
 	Workers      int           // worker nodes besides the control plane
 	Kubeconfig   string        // where the kubeconfig is written
 	ReadyTimeout time.Duration // deadline for every node to be Ready
+	Retain       bool          // keep what a failed create made (debugging)
 }
 
 func (s Spec) validate() error {
@@ -65,7 +66,7 @@ func Up(ctx context.Context, s Spec, out io.Writer) (err error) {
 		}
 	}
 	defer func() {
-		if err == nil {
+		if err == nil || s.Retain {
 			return
 		}
 		if derr := p.Delete(s.Name, s.Kubeconfig); derr != nil {
@@ -78,6 +79,7 @@ func Up(ctx context.Context, s Spec, out io.Writer) (err error) {
 		cluster.CreateWithRawConfig(rawConfig(s.Workers)),
 		cluster.CreateWithNodeImage(s.Image),
 		cluster.CreateWithWaitForReady(0),
+		cluster.CreateWithRetain(s.Retain),
 		cluster.CreateWithKubeconfigPath(s.Kubeconfig),
 		cluster.CreateWithDisplayUsage(false),
 		cluster.CreateWithDisplaySalutation(false),
