@@ -20,7 +20,7 @@ OVN_SKIP  ?= ^TestContainerImage$$
 ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)
 export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0
 
-.PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind mutation image clean
+.PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind kind-up kind-down mutation image clean
 
 all: build
 
@@ -68,6 +68,19 @@ e2e-localnet: deps build
 ## e2e-kind: the nightly matrix's KinD lanes; the KinD backend is not implemented yet
 e2e-kind:
 	@echo "e2e-kind: the KinD backend (a KinD cluster with OVN in its nodes) is not implemented yet" >&2; exit 2
+
+## kind-up: a KinD v0.33.0 cluster nqos-$(RUN_ID) (Kubernetes v1.37.2, 1 control plane +
+## KIND_WORKERS workers, bridge CNI, no CoreDNS/kube-proxy) on a private dockerd, every image
+## built offline (first run ~30 min of Go builds; warm ~1 min); prints its kubeconfig
+RUN_ID       ?=
+KIND_WORKERS ?= 1
+kind-up:
+	RUN_ID=$(RUN_ID) KIND_WORKERS=$(KIND_WORKERS) ./hack/kind/up.sh
+
+## kind-down: delete cluster nqos-$(RUN_ID), or with no RUN_ID every nqos-* cluster; when none
+## is left, stop the private dockerd and delete its bridge (the built images stay)
+kind-down:
+	RUN_ID=$(RUN_ID) ./hack/kind/down.sh
 
 ## mutation: run the scenario suite once per seeded bug (internal/seeded) and print bug | caught | by (MUTATION_SUITE=unit|all)
 mutation: deps

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Owns the binaries a KinD node needs, built from source into the kind cache
+# (default ~/.cache/nqos/kind-v0.33.0-k8s-v1.37.2/bin): kubeadm, kubelet,
+# kubectl, kube-apiserver, kube-controller-manager, kube-scheduler, a static
+# etcd, the CNI plugins and crictl. Kubernetes builds from a copy of the
+# nested module tools/kube (tools/kube itself is never written). Each binary
+# already present is kept, so a warm run builds nothing. Prints the bin dir.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+k8s_version="v1.37.2"
+cni_version="v1.10.0"
+crictl_version="v1.36.0"
+cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-v0.33.0-k8s-${k8s_version}}"
+bin="$cache/bin"
+src="$cache/kube-src"
+mkdir -p "$bin"
+# one builder at a time: a second caller waits, then finds the binaries
+exec 9>"$cache/bins.lock"
+flock 9
+export CGO_ENABLED=0
+
+minor="${k8s_version#v1.}"; minor="${minor%%.*}"
+ldflags="-s -w"
+for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$minor"
+  ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
+done
+
+# kube_src: a private copy of tools/kube, so -mod=mod may add what it needs.
+kube_src() {
+  if [[ ! -f "$src/go.mod" ]] || ! cmp -s "$here/tools/kube/go.mod" "$src/go.mod.orig"; then
+    rm -rf "$src"; mkdir -p "$src"
+    cp "$here/tools/kube/go.mod" "$here/tools/kube/go.sum" "$here/tools/kube/tools.go" "$src/"
+    cp "$here/tools/kube/go.mod" "$src/go.mod.orig"
+  fi
+}
+
+# build NAME PACKAGE [GO BUILD FLAGS...]: in the kube copy, skip when present.
+build() {
+  local name="$1" pkg="$2"; shift 2
+  [[ -x "$bin/$name" ]] && return 0
+  kube_src
+  echo "kind bins: building $name (first time only)" >&2
+  local t0=$SECONDS
+  (cd "$src" && go build -mod=mod "$@" -o "$bin/$name.tmp" "$pkg")
+  mv "$bin/$name.tmp" "$bin/$name"
+  echo "kind bins: $name built in $((SECONDS - t0)) s" >&2
+}
+
+# install NAME MODULE-PACKAGE@VERSION: go install into a temp GOBIN.
+install() {
+  local name="$1" pkg="$2"
+  [[ -x "$bin/$name" ]] && return 0
+  echo "kind bins: installing $name (first time only)" >&2
+  local tmp; tmp="$(mktemp -d "$cache/gobin.XXXXXX")"
+  GOBIN="$tmp" go install -ldflags="-s -w" "$pkg"
+  mv "$tmp/$name" "$bin/$name"
+  rmdir "$tmp"
+}
+
+build etcd go.etcd.io/etcd/server/v3 -ldflags="-s -w"
+for b in kube-apiserver kube-scheduler kubectl kubeadm kubelet kube-controller-manager; do
+  build "$b" "k8s.io/kubernetes/cmd/$b" -ldflags="$ldflags"
+done
+mkdir -p "$bin/cni"
+for p in main/bridge main/ptp main/loopback ipam/host-local meta/portmap; do
+  n="${p#*/}"
+  [[ -x "$bin/cni/$n" ]] && continue
+  install "$n" "github.com/containernetworking/plugins/plugins/$p@$cni_version"
+  mv "$bin/$n" "$bin/cni/$n"
+done
+install crictl "sigs.k8s.io/cri-tools/cmd/crictl@$crictl_version"
+echo "$bin"

@@ -1,0 +1,15 @@
+# Sourced by up.sh and down.sh (bash): the names every kind script shares.
+# Owns nothing itself.
+kind_here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+kind_cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-v0.33.0-k8s-v1.37.2}"
+kind_runs="${NQOS_KIND_RUNS:-${HOME}/.cache/nqos/kind-runs}"
+export DOCKER_BUILDKIT=0
+# kind execs `docker` from PATH: the shim goes first (see shim/docker)
+export PATH="$kind_here/hack/kind/shim:$PATH"
+
+# kind_tool: build the nqos-kind program (tools/kind) and print its path.
+kind_tool() {
+  mkdir -p "$kind_cache"
+  (cd "$kind_here/tools/kind" && CGO_ENABLED=0 go build -mod=readonly -o "$kind_cache/nqos-kind" .)
+  echo "$kind_cache/nqos-kind"
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Owns `make kind-up`: starts the private engine (dockerd.sh), builds what
+# is missing (bins.sh, rootfs.sh, images.sh; nothing when warm) and creates
+# the KinD cluster nqos-$RUN_ID with KIND_WORKERS workers (nqos-kind up),
+# its kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A failed create
+# deletes the cluster it made.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+run_id="${RUN_ID:-}"
+if [[ -z "$run_id" ]]; then run_id="$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"; fi
+if [[ ! "$run_id" =~ ^[a-z0-9][a-z0-9-]{0,30}$ ]]; then
+  echo "kind-up: RUN_ID $run_id: want lower-case letters, digits and dashes" >&2; exit 2
+fi
+name="nqos-$run_id"
+kubeconfig="$kind_runs/$name/kubeconfig"
+DOCKER_HOST="$("$kind_here/hack/kind/dockerd.sh" up)"
+export DOCKER_HOST
+image="$("$kind_here/hack/kind/images.sh")"
+tool="$(kind_tool)"
+"$tool" up -name "$name" -image "$image" -workers "${KIND_WORKERS:-1}" -kubeconfig "$kubeconfig"
+echo "export KUBECONFIG=$kubeconfig   # make kind-down RUN_ID=$run_id"

@@ -1,0 +1,5 @@
+// Package cluster creates, readies and deletes nqos KinD clusters through
+// sigs.k8s.io/kind's Go API: the kind config (no default CNI, cgroup v1
+// allowed, no CoreDNS or kube-proxy addons), the bridge CNI stand-in that
+// replaces kindnetd, and the deletion of what a failed create left.
+package cluster

@@ -1,0 +1,62 @@
+// Command nqos-kind creates and deletes the nqos KinD clusters through
+// sigs.k8s.io/kind's Go API, on the private engine and images of hack/kind.
+//
+//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH
+//	nqos-kind down -name nqos-RUNID -kubeconfig PATH
+//	nqos-kind down -all        (every cluster whose name starts with nqos-)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/nqos/nqos/tools/kind/internal/cluster"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "nqos-kind:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: nqos-kind up|down [flags]")
+	}
+	fs := flag.NewFlagSet("nqos-kind "+args[0], flag.ContinueOnError)
+	name := fs.String("name", "", "cluster name (nqos-<runid>)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig path of the cluster")
+	switch args[0] {
+	case "up":
+		image := fs.String("image", "", "node image")
+		workers := fs.Int("workers", 1, "number of worker nodes")
+		timeout := fs.Duration("timeout", 5*time.Minute, "deadline for the nodes to be Ready")
+		retain := fs.Bool("retain", false, "keep the nodes of a failed create (debugging)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return cluster.Up(ctx, cluster.Spec{
+			Name: *name, Image: *image, Workers: *workers,
+			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout, Retain: *retain,
+		}, os.Stdout)
+	case "down":
+		all := fs.Bool("all", false, "delete every nqos-* cluster")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *all {
+			return cluster.DownAll(ctx, os.Stdout)
+		}
+		return cluster.Down(ctx, *name, *kubeconfig)
+	default:
+		return fmt.Errorf("unknown command %q (want up or down)", args[0])
+	}
+}
