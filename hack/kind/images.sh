@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Owns the KinD images in the private engine (DOCKER_HOST from dockerd.sh):
-#   nqos-kind/trixie:13          the debootstrap root (rootfs.sh), imported
-#   nqos-kind/base:v0.33.0       kind's base image (base/Dockerfile)
+#   nqos-kind/trixie:13-<id>     the debootstrap root (rootfs.sh), imported;
+#                                <id> names its package list
+#   nqos-kind/base:v0.33.0-<id>  kind's base image (base/Dockerfile)
 #   nqos-kind/<component>:<ver>  kube-apiserver, kube-controller-manager,
 #                                kube-scheduler, etcd, pause, FROM scratch
-#   nqos-kind/node:v1.37.2       the node: base + kubeadm/kubelet/kubectl,
+#   nqos-kind/node:v1.37.2-<id>  the node: base + kubeadm/kubelet/kubectl,
 #                                CNI plugins, crictl and the component images
 #                                preloaded in its containerd as registry.k8s.io;
 #                                /usr/bin/kubeadm is node/kubeadm (waits for the CRI)
@@ -26,9 +27,12 @@ need_bins() { [[ -n "$bin" ]] || bin="$("$here/hack/kind/bins.sh")"; }
 export DOCKER_BUILDKIT=0
 touch "$marker"
 
-root_image="nqos-kind/trixie:13"
-base_image="nqos-kind/base:${kind_version}"
-node_image="nqos-kind/node:${k8s_version}"
+# the root's package list (and so OVS/OVN in the node) tags every image on it
+tarball="$("$here/hack/kind/rootfs.sh")"
+root_id="$(basename "$tarball" .tar)"; root_id="${root_id#trixie-root-}"
+root_image="nqos-kind/trixie:13-$root_id"
+base_image="nqos-kind/base:${kind_version}-$root_id"
+node_image="nqos-kind/node:${k8s_version}-$root_id"
 # component name, image tag, name kubeadm pulls
 components=(
   "kube-apiserver $k8s_version registry.k8s.io/kube-apiserver:$k8s_version"
@@ -54,7 +58,7 @@ cleanup() {
 trap cleanup EXIT
 
 if ! built "$root_image"; then
-  docker import "$("$here/hack/kind/rootfs.sh")" "$root_image" >/dev/null
+  docker import "$tarball" "$root_image" >/dev/null
   mark "$root_image"
 fi
 

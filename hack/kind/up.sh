@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Owns `make kind-up`: starts the private engine (dockerd.sh), builds what
 # is missing (bins.sh, rootfs.sh, images.sh; nothing when warm) and creates
-# the KinD cluster nqos-$RUN_ID with KIND_WORKERS workers (nqos-kind up),
-# its kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A failed create
-# deletes the cluster it made.
+# the KinD cluster nqos-$RUN_ID with KIND_WORKERS workers (nqos-kind up:
+# the cluster, then OVN on the userspace datapath in its nodes and a ping
+# across geneve), its kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A
+# failed create deletes the cluster it made.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 run_id="${RUN_ID:-}"

@@ -1,7 +1,8 @@
 // Command nqos-kind creates and deletes the nqos KinD clusters through
-// sigs.k8s.io/kind's Go API, on the private engine and images of hack/kind.
+// sigs.k8s.io/kind's Go API, on the private engine and images of hack/kind,
+// and starts OVN on the userspace datapath in their nodes.
 //
-//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH
+//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain]
 //	nqos-kind down -name nqos-RUNID -kubeconfig PATH
 //	nqos-kind down -all        (every cluster whose name starts with nqos-)
 package main
@@ -39,13 +40,15 @@ func run(ctx context.Context, args []string) error {
 		image := fs.String("image", "", "node image")
 		workers := fs.Int("workers", 1, "number of worker nodes")
 		timeout := fs.Duration("timeout", 5*time.Minute, "deadline for the nodes to be Ready")
+		ovnTimeout := fs.Duration("ovn-timeout", 3*time.Minute, "deadline for OVN in the nodes and the datapath check")
 		retain := fs.Bool("retain", false, "keep the nodes of a failed create (debugging)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		return cluster.Up(ctx, cluster.Spec{
 			Name: *name, Image: *image, Workers: *workers,
-			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout, Retain: *retain,
+			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout, OVNTimeout: *ovnTimeout,
+			Retain: *retain,
 		}, os.Stdout)
 	case "down":
 		all := fs.Bool("all", false, "delete every nqos-* cluster")

@@ -24,6 +24,7 @@ type Spec struct {
 	Workers      int           // worker nodes besides the control plane
 	Kubeconfig   string        // where the kubeconfig is written
 	ReadyTimeout time.Duration // deadline for every node to be Ready
+	OVNTimeout   time.Duration // deadline for OVN and the datapath check
 	Retain       bool          // keep what a failed create made (debugging)
 }
 
@@ -35,6 +36,8 @@ func (s Spec) validate() error {
 		return fmt.Errorf("cluster %s: no node image", s.Name)
 	case s.Workers < 0:
 		return fmt.Errorf("cluster %s: %d workers", s.Name, s.Workers)
+	case s.ReadyTimeout <= 0 || s.OVNTimeout <= 0:
+		return fmt.Errorf("cluster %s: timeouts must be positive", s.Name)
 	case s.Kubeconfig == "":
 		return fmt.Errorf("cluster %s: no kubeconfig path", s.Name)
 	}
@@ -45,9 +48,10 @@ func newProvider() *cluster.Provider {
 	return cluster.NewProvider(cluster.ProviderWithDocker(), cluster.ProviderWithLogger(cmd.NewLogger()))
 }
 
-// Up creates the cluster, gives its nodes the bridge CNI and waits until
-// every node is Ready. Whatever fails after kind started deletes the
-// cluster again. It prints the kubeconfig path to out.
+// Up creates the cluster, gives its nodes the bridge CNI, waits until
+// every node is Ready, then starts OVN in the nodes (userspace datapath)
+// and checks it end to end. Whatever fails after kind started deletes the
+// cluster again. It prints the OVN evidence and the kubeconfig path to out.
 func Up(ctx context.Context, s Spec, out io.Writer) (err error) {
 	if err := s.validate(); err != nil {
 		return err
@@ -97,6 +101,19 @@ func Up(ctx context.Context, s Spec, out io.Writer) (err error) {
 	if err := waitReady(deadline, p, s.Name, s.Workers+1); err != nil {
 		return err
 	}
+	ovnDeadline, cancelOVN := context.WithTimeout(ctx, s.OVNTimeout)
+	defer cancelOVN()
+	t0 := time.Now()
+	ns, err := startOVN(ovnDeadline, p, s.Name, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster %s: OVN chassis up in %.1fs\n", s.Name, time.Since(t0).Seconds())
+	t1 := time.Now()
+	if err := checkDatapath(ovnDeadline, ns, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "cluster %s: datapath check in %.1fs\n", s.Name, time.Since(t1).Seconds())
 	fmt.Fprintf(out, "cluster %s: %d nodes Ready\nkubeconfig: %s\n", s.Name, s.Workers+1, s.Kubeconfig)
 	return nil
 }
