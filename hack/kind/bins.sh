@@ -6,11 +6,11 @@
 # nested module tools/kube (tools/kube itself is never written). Each binary
 # already present is kept, so a warm run builds nothing. Prints the bin dir.
 set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-k8s_version="v1.37.2"
+source "$(dirname "$0")/env.sh"
+here="$kind_here"
+cache="$kind_cache"
 cni_version="v1.10.0"
 crictl_version="v1.36.0"
-cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-v0.33.0-k8s-${k8s_version}}"
 bin="$cache/bin"
 src="$cache/kube-src"
 mkdir -p "$bin"

@@ -1,7 +1,9 @@
-# Sourced by up.sh and down.sh (bash): the names every kind script shares.
+# Sourced by every kind script (bash): the names and versions they share.
 # Owns nothing itself.
 kind_here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-kind_cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-v0.33.0-k8s-v1.37.2}"
+kind_version="v0.33.0"
+k8s_version="v1.37.2"
+kind_cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-${kind_version}-k8s-${k8s_version}}"
 kind_runs="${NQOS_KIND_RUNS:-${HOME}/.cache/nqos/kind-runs}"
 export DOCKER_BUILDKIT=0
 # kind execs `docker` from PATH: the shim goes first (see shim/docker)

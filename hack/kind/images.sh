@@ -14,12 +14,11 @@
 # lists what was built, and an image is rebuilt only when the marker or the
 # engine lacks it. Prints the node image reference.
 set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-k8s_version="v1.37.2"
-kind_version="v0.33.0"
+source "$(dirname "$0")/env.sh"
+here="$kind_here"
+cache="$kind_cache"
 etcd_tag="3.7.0-0"
 pause_tag="3.10.2"
-cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-${kind_version}-k8s-${k8s_version}}"
 marker="$cache/images.built"
 bin=""
 # need_bins: build (or find) the binaries, only when an image needs them.

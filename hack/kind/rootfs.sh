@@ -10,8 +10,9 @@
 # policy-rc.d denies it; nqos-kind starts OVS and OVN in the running node).
 # Prints the tarball path.
 set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-cache="${NQOS_KIND_CACHE:-${HOME}/.cache/nqos/kind-v0.33.0-k8s-v1.37.2}"
+source "$(dirname "$0")/env.sh"
+here="$kind_here"
+cache="$kind_cache"
 pkgs=(systemd conntrack iptables nftables iproute2 ethtool util-linux mount kmod
   libseccomp2 pigz fuse-overlayfs e2fsprogs bash ca-certificates curl jq procps
   containerd runc
