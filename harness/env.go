@@ -180,6 +180,18 @@ type Simulator interface {
 	Trace(ctx context.Context, run FlowRun) (ovntrace.Prediction, error)
 }
 
+// NotSupportedError is a step's error when it needs what the backend of
+// the environment cannot do: the step and the scenario are reported as
+// unsupported, never as passed.
+type NotSupportedError struct {
+	Backend string // e.g. "kind"
+	What    string // what the step needed, and why the backend cannot
+}
+
+func (e *NotSupportedError) Error() string {
+	return "not supported by the " + e.Backend + " backend: " + e.What
+}
+
 // ErrNoSimulation is Simulator.Trace's error in an environment without
 // OVN: the flows are not judged three-way.
 var ErrNoSimulation = errors.New("no OVN to simulate with")

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +22,9 @@ const (
 
 // Runner executes scenarios and builds the run's report model.
 type Runner struct {
-	Prov     Provisioner
+	Prov Provisioner
+	// Backend names the environment in the results ("embedded", "kind").
+	Backend  string
 	Dir      string    // output directory; each scenario gets a subdirectory
 	Mode     string    // v4, v6 or dual
 	IPAM     string    // ipamless, ovnk, dhcp or all ("" is all)
@@ -112,7 +115,7 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode}
+	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend}
 	for i, sc := range scs {
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
@@ -164,6 +167,10 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 	env, err := r.Prov.Provision(ctx, sc, fams, dir)
 	if err != nil {
 		res.Status, res.Error = results.Error, fmt.Sprintf("provision testbed for %s: %v", sc.Name, err)
+		var ns *NotSupportedError
+		if errors.As(err, &ns) {
+			res.Status = results.Unsupported
+		}
 		return res
 	}
 	defer func() {

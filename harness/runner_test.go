@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,6 +147,34 @@ func TestApplyErrorStopsScenario(t *testing.T) {
 	}
 	if len(res.Logs) == 0 || !sim.closed {
 		t.Errorf("logs %d, closed %v: want logs on failure and a closed environment", len(res.Logs), sim.closed)
+	}
+}
+
+// A step the backend cannot run makes the step and the scenario
+// "unsupported", never a pass, and the rest not run; so does a topology
+// the backend cannot provision. A plain failure stays an error.
+func TestNotSupportedIsReportedNotPassed(t *testing.T) {
+	sc := loadTestdata(t, "engine.yaml")
+	sim := newSim(sc, "25.03.0")
+	sim.failOn, sim.unsupported = "apply NetworkQoS vms/gold", true
+	res, _ := runOne(t, sc, &simProv{env: sim}, ModeV4)
+	if res.Status != results.Unsupported || !strings.Contains(res.Error, "not supported by the sim backend: apply NetworkQoS vms/gold") {
+		t.Errorf("status %s error %q: want unsupported, naming the call", res.Status, res.Error)
+	}
+	if res.Steps[2].Status != results.Unsupported || res.Steps[3].Status != results.NotRun {
+		t.Errorf("steps %+v: want the step unsupported and the rest not run", res.Steps)
+	}
+	res, _ = runOne(t, sc, &simProv{err: fmt.Errorf("testbed: %w", &NotSupportedError{Backend: "sim", What: "3 nodes"})}, ModeV4)
+	if res.Status != results.Unsupported {
+		t.Errorf("provision not supported: status %s, want unsupported", res.Status)
+	}
+	res, _ = runOne(t, sc, &simProv{err: errors.New("boot failed")}, ModeV4)
+	if res.Status != results.Error {
+		t.Errorf("provision failure: status %s, want error", res.Status)
+	}
+	run := &results.Run{Scenarios: []results.Scenario{{Status: results.Unsupported}, {Status: results.Pass}}}
+	if c := run.Summary(); c.Unsupported != 1 || c.Passed != 1 || c.Skipped != 0 {
+		t.Errorf("summary %+v: want 1 unsupported, 1 passed", c)
 	}
 }
 

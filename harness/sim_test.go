@@ -21,24 +21,27 @@ import (
 // (default passingMeasure).
 // It is not a datapath: flow verdicts from it prove nothing about QoS.
 type simEnv struct {
-	mu       sync.Mutex
-	sc       *scenarios.Scenario
-	ovn      string
-	world    *world
-	calls    []string
-	failOn   string // a call ("apply vms/gold") that fails
-	measure  func(FlowRun) Measured
-	trace    func(FlowRun) (ovntrace.Prediction, error) // nil: no OVN
-	audit    func() []Sighting                          // the invariant check of one NB state
-	watch    *simWatch
-	closed   bool
-	crashes  []string    // what Crashes reports
-	crashErr error       // what Crashes fails with
-	noJoin   bool        // StartVM leaves the VM out of the NB rows
-	life     *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
-	ctrl     simController
-	adv      simAdv                   // sim_adv_test.go
-	classes  map[string]tc.ClassStats // sim_fabric_test.go
+	mu     sync.Mutex
+	sc     *scenarios.Scenario
+	ovn    string
+	world  *world
+	calls  []string
+	failOn string // a call ("apply vms/gold") that fails
+	// unsupported is a call the backend cannot do (failOn's call fails
+	// with a NotSupportedError instead)
+	unsupported bool
+	measure     func(FlowRun) Measured
+	trace       func(FlowRun) (ovntrace.Prediction, error) // nil: no OVN
+	audit       func() []Sighting                          // the invariant check of one NB state
+	watch       *simWatch
+	closed      bool
+	crashes     []string    // what Crashes reports
+	crashErr    error       // what Crashes fails with
+	noJoin      bool        // StartVM leaves the VM out of the NB rows
+	life        *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
+	ctrl        simController
+	adv         simAdv                   // sim_adv_test.go
+	classes     map[string]tc.ClassStats // sim_fabric_test.go
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
@@ -49,6 +52,9 @@ func (s *simEnv) call(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, name)
+	if name == s.failOn && s.unsupported {
+		return &NotSupportedError{Backend: "sim", What: name}
+	}
 	if name == s.failOn {
 		return errors.New("injected failure")
 	}
@@ -303,10 +309,14 @@ func (s *simEnv) Close() error {
 type simProv struct {
 	env  *simEnv
 	fams []scenarios.Family
+	err  error // what Provision fails with
 }
 
 func (p *simProv) Provision(_ context.Context, sc *scenarios.Scenario, fams []scenarios.Family, _ string) (Env, error) {
 	p.fams = fams
+	if p.err != nil {
+		return nil, p.err
+	}
 	if p.env == nil {
 		return newSim(sc, "23.03.1"), nil
 	}

@@ -98,6 +98,10 @@ func (ex *execution) steps(ctx context.Context) error {
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
 			rs.Status, rs.Error = results.Fail, err.Error()
+			var ns *NotSupportedError
+			if errors.As(err, &ns) {
+				rs.Status = results.Unsupported
+			}
 		}
 		ex.r.Progress.StepEnd(ex.res.ID(), rs)
 		ex.res.Steps = append(ex.res.Steps, rs)
@@ -111,6 +115,11 @@ func (ex *execution) conclude(stepErr error) {
 	res := ex.res
 	res.Status = results.Pass
 	var cf *verdict.Failure
+	var ns *NotSupportedError
+	if errors.As(stepErr, &ns) {
+		res.Status, res.Error = results.Unsupported, stepErr.Error()
+		return
+	}
 	if stepErr != nil && !errors.As(stepErr, &cf) {
 		res.Status, res.Error = results.Error, stepErr.Error()
 		return

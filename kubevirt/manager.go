@@ -32,6 +32,10 @@ type Testbed interface {
 	VSCtl(ctx context.Context, node string, args ...string) (string, error)
 	Exec(ctx context.Context, netns string, argv ...string) (string, error)
 	WaitPortUp(ctx context.Context, lsp string) error
+	// GuestNIC names a guest's NIC i; LauncherImage is the image the
+	// launcher pods run where pods really run ("": none do).
+	GuestNIC(i int) string
+	LauncherImage() string
 }
 
 // Manager runs VMs on a testbed. Kube may be nil: then no launcher pods
@@ -126,7 +130,7 @@ func (m *Manager) resolve(vm VM) ([]attachment, error) {
 		}
 		n := m.tb.Networks()[idx]
 		out = append(out, attachment{Interface: ifc, NADNamespace: ns, NADName: name, Switch: n.Switch,
-			Network: n.Name, Subnets: n.Subnets, NIC: NICName(i)})
+			Network: n.Name, Subnets: n.Subnets, NIC: m.tb.GuestNIC(i)})
 	}
 	return out, nil
 }
@@ -164,7 +168,7 @@ func (m *Manager) createPod(ctx context.Context, in *instance, node string) (str
 	if err := localnet.EnsureNamespace(ctx, m.kube, in.vm.Namespace); err != nil {
 		return "", fmt.Errorf("VM %s/%s: %w", in.vm.Namespace, in.vm.Name, err)
 	}
-	pod, err := launcherPod(in.vm, name, node, in.atts)
+	pod, err := launcherPod(in.vm, name, node, in.atts, m.tb.LauncherImage())
 	if err != nil {
 		return "", fmt.Errorf("VM %s/%s: launcher pod: %w", in.vm.Namespace, in.vm.Name, err)
 	}

@@ -76,8 +76,10 @@ func (a attachment) ovnIPs() []string {
 	return out
 }
 
-// launcherPod builds the virt-launcher pod of vm on node.
-func launcherPod(vm VM, name, node string, atts []attachment) (*corev1.Pod, error) {
+// launcherPod builds the virt-launcher pod of vm on node. With an image
+// the pod runs it as present on the node (no pull, its own entrypoint):
+// where a kubelet really runs the pod; without, it names KubeVirt's.
+func launcherPod(vm VM, name, node string, atts []attachment, image string) (*corev1.Pod, error) {
 	labels := maps.Clone(vm.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -102,12 +104,14 @@ func launcherPod(vm VM, name, node string, atts []attachment) (*corev1.Pod, erro
 	if err != nil {
 		return nil, err
 	}
+	c := corev1.Container{Name: "compute", Image: "quay.io/kubevirt/virt-launcher:v1.6.0", Command: []string{"/usr/bin/virt-launcher-monitor"}}
+	if image != "" {
+		c = corev1.Container{Name: "compute", Image: image, ImagePullPolicy: corev1.PullNever}
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vm.Namespace, Labels: labels,
 			Annotations: map[string]string{nadv1.NetworksAnnotation: string(mj), PodNetworksAnnotation: string(pj)}},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{
-			Name: "compute", Image: "quay.io/kubevirt/virt-launcher:v1.6.0", Command: []string{"/usr/bin/virt-launcher-monitor"},
-		}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{c}},
 	}, nil
 }
 

@@ -48,9 +48,19 @@ func TestLauncherPod(t *testing.T) {
 	if err != nil || !strings.HasPrefix(name, "virt-launcher-vm1-") || len(name) != len("virt-launcher-vm1-")+5 {
 		t.Fatalf("launcher name %q (%v)", name, err)
 	}
-	pod, err := launcherPod(vm, name, "node2", atts)
+	pod, err := launcherPod(vm, name, "node2", atts, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c := pod.Spec.Containers[0]; c.Image != "quay.io/kubevirt/virt-launcher:v1.6.0" || len(c.Command) != 1 {
+		t.Errorf("container without a node image: %s %v, want KubeVirt's launcher", c.Image, c.Command)
+	}
+	onNode, err := launcherPod(vm, name, "node2", atts, "registry.k8s.io/pause:3.10.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := onNode.Spec.Containers[0]; c.Image != "registry.k8s.io/pause:3.10.2" || c.ImagePullPolicy != "Never" || len(c.Command) != 0 {
+		t.Errorf("container with a node image: %s %s %v, want that image, never pulled, its own entrypoint", c.Image, c.ImagePullPolicy, c.Command)
 	}
 	if pod.Spec.NodeName != "node2" || pod.Labels["tier"] != "production" || pod.Labels["kubevirt.io"] != "virt-launcher" || pod.Labels["vm.kubevirt.io/name"] != "vm1" {
 		t.Fatalf("pod %+v", pod.ObjectMeta)

@@ -99,6 +99,9 @@ func suiteProperties(run *results.Run, s results.Scenario) *junitProperties {
 	if run.IPFamily != "" {
 		ps = append(ps, junitProperty{Name: "ipFamily", Value: run.IPFamily})
 	}
+	if run.Backend != "" {
+		ps = append(ps, junitProperty{Name: "backend", Value: run.Backend})
+	}
 	if len(ps) == 0 {
 		return nil
 	}
@@ -116,6 +119,8 @@ func scenarioSuite(s results.Scenario) junitSuite {
 		steps.Error = &msg
 	case results.Skipped:
 		steps.Skipped = &junitMessage{Message: s.SkipReason}
+	case results.Unsupported:
+		steps.Skipped = &junitMessage{Message: s.Error, Body: stepLog(s)}
 	default:
 		steps.SystemOut = msg.Body
 	}

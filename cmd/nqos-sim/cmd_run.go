@@ -17,6 +17,7 @@ import (
 	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/reports"
 	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/topo/localnet"
 )
 
 // runOptions are the flags of `nqos-sim run`.
@@ -27,6 +28,9 @@ type runOptions struct {
 	ovn       string
 	validate  bool
 	names     []string
+	// backend: embedded (the localnet testbed) or kind (a running KinD
+	// cluster kindName, reached with kubeconfig and the engine dockerHost).
+	backend, kindName, kubeconfig, dockerHost string
 }
 
 // parseRunArgs accepts flags before, between and after scenario names:
@@ -41,8 +45,12 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.ipam, "ipam", harness.IPAMAll, "run only scenarios with a network of this IPAM mode: ipamless, ovnk, dhcp or all")
 	ovn := ovnFlag(fs)
 	fs.BoolVar(&o.validate, "validate", false, "parse and validate the scenarios, print their plan, run nothing")
+	fs.StringVar(&o.backend, "backend", backendEmbedded, "where scenarios run: embedded (the localnet testbed) or kind (a running KinD cluster, make kind-up)")
+	fs.StringVar(&o.kindName, "kind-cluster", "", "the KinD cluster of --backend kind (nqos-<run id>)")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the admin kubeconfig of the --kind-cluster")
+	fs.StringVar(&o.dockerHost, "docker-host", os.Getenv("DOCKER_HOST"), "the Docker engine of the --kind-cluster")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--ovn 23.03|25.03] [--validate]")
+		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--ovn 23.03|25.03] [--validate] [--backend embedded|kind --kind-cluster NAME --kubeconfig PATH]")
 		fmt.Fprintln(stderr, "SCENARIO is a builtin scenario name (see --validate) or a scenario file; none means all.")
 		fs.PrintDefaults()
 	}
@@ -57,6 +65,12 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		args = fs.Args()[1:]
 	}
 	o.ovn = *ovn
+	switch {
+	case o.backend != backendEmbedded && o.backend != backendKind:
+		return o, fmt.Errorf("--backend %q: want %s or %s", o.backend, backendEmbedded, backendKind)
+	case o.backend == backendKind && (o.kindName == "" || o.kubeconfig == ""):
+		return o, fmt.Errorf("--backend kind needs --kind-cluster and --kubeconfig")
+	}
 	if _, err := ovninstall.ParseVersion(o.ovn); err != nil {
 		return o, fmt.Errorf("--ovn: %w", err)
 	}
@@ -88,7 +102,7 @@ func runScenarios(ctx context.Context, args []string) error {
 	if err := useOVN(ctx, o.ovn); err != nil {
 		return err
 	}
-	prov, err := newProvisioner()
+	prov, err := newProvisioner(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -97,7 +111,7 @@ func runScenarios(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = reports.OutDir("reports/out", start)
 	}
-	r := &harness.Runner{Prov: prov, Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now)}
+	r := &harness.Runner{Prov: prov, Backend: o.backend, Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now)}
 	run, err := r.Run(ctx, start.UTC().Format("20060102T150405Z"), scs)
 	if err != nil {
 		return err
@@ -107,7 +121,7 @@ func runScenarios(ctx context.Context, args []string) error {
 		return err
 	}
 	c := run.Summary()
-	fmt.Printf("%d scenarios: %d passed, %d failed, %d errors, %d skipped\nreport: %s\n", c.Total, c.Passed, c.Failed, c.Errored, c.Skipped, page)
+	fmt.Printf("%d scenarios: %d passed, %d failed, %d errors, %d skipped, %d not supported by the %s backend\nreport: %s\n", c.Total, c.Passed, c.Failed, c.Errored, c.Skipped, c.Unsupported, run.Backend, page)
 	if !run.OK() {
 		return fmt.Errorf("%d scenarios failed, %d errored (see %s)", c.Failed, c.Errored, page)
 	}
@@ -182,7 +196,13 @@ func stepTargets(st *scenarios.Step) string {
 
 // newProvisioner is the real testbed: topo/localnet, the in-process
 // controller, kubevirt VMs, harness/traffic and capture.
-func newProvisioner() (harness.Provisioner, error) {
+// Backends of `nqos-sim run`.
+const (
+	backendEmbedded = "embedded"
+	backendKind     = "kind"
+)
+
+func newProvisioner(ctx context.Context, o runOptions) (harness.Provisioner, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the localnet testbed needs root (network namespaces, OVS)")
 	}
@@ -192,5 +212,13 @@ func newProvisioner() (harness.Provisioner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller binary: %w", err)
 	}
-	return &localnetenv.Provisioner{Log: log, ControllerBin: bin}, nil
+	p := &localnetenv.Provisioner{Log: log, ControllerBin: bin}
+	if o.backend == backendKind {
+		k, err := localnet.DiscoverKind(ctx, o.kindName, o.kubeconfig, o.dockerHost)
+		if err != nil {
+			return nil, err
+		}
+		p.Kind = &k
+	}
+	return p, nil
 }

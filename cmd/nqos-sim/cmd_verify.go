@@ -139,11 +139,11 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	if err != nil {
 		return nil, "", err
 	}
-	prov, err := newProvisioner()
+	prov, err := newProvisioner(ctx, runOptions{backend: backendEmbedded})
 	if err != nil {
 		return nil, "", err
 	}
-	r := &harness.Runner{Prov: prov, Dir: o.reportDir, Mode: o.family, Progress: harness.NewProgress(os.Stderr, time.Now)}
+	r := &harness.Runner{Prov: prov, Backend: backendEmbedded, Dir: o.reportDir, Mode: o.family, Progress: harness.NewProgress(os.Stderr, time.Now)}
 	rep, run, err := verify.Run(ctx, plan, r, time.Now().UTC().Format("20060102T150405Z"))
 	if run != nil {
 		if _, werr := reports.Write(o.reportDir, run); werr != nil {

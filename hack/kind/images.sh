@@ -24,6 +24,7 @@ bin=""
 # need_bins: build (or find) the binaries, only when an image needs them.
 need_bins() { [[ -n "$bin" ]] || bin="$("$here/hack/kind/bins.sh")"; }
 export DOCKER_BUILDKIT=0
+mkdir -p "$cache"
 touch "$marker"
 
 # the root's package list (and so OVS/OVN in the node) tags every image on it

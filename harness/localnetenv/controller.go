@@ -98,6 +98,9 @@ func stopMode(mode string) StopMode {
 // point of its burst) while the VM's marked probe stream runs, then waits
 // until the NB equals the compiler's rows and marking is steady.
 func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
+	if e.onKind() {
+		return harness.ControllerResult{}, unsupported("restarting the controller as a process: on the cluster it is the deployed Deployment")
+	}
 	if e.proc == nil || e.proc.cur == nil {
 		return harness.ControllerResult{}, errors.New("restart controller: no controller process runs")
 	}

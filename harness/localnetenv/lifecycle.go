@@ -32,6 +32,9 @@ func counted(name string, n int, unit string) results.Measure {
 // Migrate live-migrates the VM (vm_migrate.go: probes both ways,
 // both nodes' uplinks watched).
 func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
+	if e.onKind() {
+		return harness.LifeResult{}, unsupported("live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes")
+	}
 	g := guestSpec(vm, p)
 	res, err := e.life.Migrate(ctx, MigrateSpec{VM: g.VM, Target: e.nodeName(m.To), Mode: kubevirt.MigrationMode(m.Mode),
 		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
@@ -43,6 +46,9 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 
 // RestartLauncher recreates the VM's launcher pod (vm_restart.go).
 func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
+	if e.onKind() {
+		return harness.LifeResult{}, unsupported("a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep")
+	}
 	res, err := e.life.RestartLauncher(ctx, guestSpec(vm, p))
 	if err != nil {
 		return harness.LifeResult{}, err
@@ -72,6 +78,9 @@ var daemonNames = map[string]string{
 // RestartDaemon restarts a daemon (cp_daemon.go) while the VM sends
 // a marked UDP stream (500/s) to the peer, watched on its node's uplink.
 func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
+	if e.onKind() {
+		return harness.LifeResult{}, unsupported("restarting " + r.Daemon + ": the OVS and OVN daemons are the cluster nodes'")
+	}
 	s, err := e.probeStream(ctx, vm, p)
 	if err != nil {
 		return harness.LifeResult{}, err

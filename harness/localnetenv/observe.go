@@ -54,7 +54,7 @@ func (w *watch) Checks() int { return w.w.Checks() }
 
 // OVNVersion runs `ovn-nbctl --version`; its first line names the version.
 func (e *Env) OVNVersion(ctx context.Context) (string, error) {
-	out, err := e.tb.Exec(ctx, "", "ovn-nbctl", "--version")
+	out, err := e.tb.CentralExec(ctx, "ovn-nbctl", "--version")
 	if err != nil {
 		return "", err
 	}

@@ -47,6 +47,9 @@ type Provisioner struct {
 	// ControllerBin is an nqos-sim binary for scenarios that run the
 	// controller as a process (controller.go); "" builds one.
 	ControllerBin string
+	// Kind, if set, runs every scenario on this KinD cluster (kind.go)
+	// instead of the embedded testbed.
+	Kind *localnet.KindCluster
 
 	mu     sync.Mutex
 	runIDs []string
@@ -107,9 +110,12 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	p.mu.Lock()
 	p.runIDs = append(p.runIDs, spec.RunID)
 	p.mu.Unlock()
+	if p.Kind != nil && sc.ControllerProcess() {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, unsupported("the scenario runs the controller as a process of its own; on the cluster it is the deployed one"))
+	}
 	tb, err := localnet.Up(ctx, spec)
 	if err != nil {
-		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, err)
+		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
 	}
 	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log(), ctrlBin: p.ControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
@@ -146,7 +152,7 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		return localnet.Spec{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
-		Hosts: []localnet.HostSpec{}, WithKube: true, CRDFiles: p.CRDFiles}
+		Hosts: []localnet.HostSpec{}, WithKube: p.Kind == nil, CRDFiles: p.CRDFiles, Kind: p.Kind}
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
 			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange})
@@ -191,6 +197,12 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	}
 	if e.nb, err = ovnnb.Dial(ctx, e.tb.NBAddress(), log); err != nil {
 		return fmt.Errorf("NB client: %w", err)
+	}
+	if e.onKind() {
+		if err := e.waitInClusterController(ctx); err != nil {
+			return err
+		}
+		return e.createVMs(ctx)
 	}
 	if e.sc.ControllerProcess() {
 		if err := e.startProcess(ctx); err != nil {
@@ -310,10 +322,13 @@ func (e *Env) Close() error {
 	if e.proc != nil {
 		procErr = e.proc.close()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	if e.onKind() && e.kube != nil && e.nb != nil {
+		procErr = errors.Join(procErr, e.clearCluster(ctx))
+	}
 	if e.nb != nil {
 		e.nb.Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	return errors.Join(procErr, e.tb.Close(ctx))
 }

@@ -46,6 +46,9 @@ type upgradeRun struct {
 // starts the controller with an NB monitor running, and checks the
 // migration's transaction order and the final rows.
 func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
+	if e.onKind() {
+		return harness.ControllerResult{}, unsupported("an upgrade from legacy rows: the controller is the deployed one, not a process of the harness")
+	}
 	if e.proc == nil || e.proc.cur != nil {
 		return harness.ControllerResult{}, errors.New("upgrade: the controller must not run yet (scenario controller.boot: false)")
 	}

@@ -23,17 +23,24 @@ const (
 	Error   Status = "error" // the environment failed, not an expectation
 	Skipped Status = "skipped"
 	NotRun  Status = "not-run"
+	// Unsupported: a step needs what the environment's backend cannot do
+	// (e.g. a multi-chassis migration on a KinD cluster); neither a pass
+	// nor a failure of the feature.
+	Unsupported Status = "unsupported"
 )
 
 // Run is one invocation of the scenario runner.
 type Run struct {
-	ID         string     `json:"id"`
-	Started    time.Time  `json:"started"`
-	Finished   time.Time  `json:"finished"`
-	Host       string     `json:"host"`
-	IPFamily   string     `json:"ipFamily"`
-	OVNVersion string     `json:"ovnVersion"`
-	Scenarios  []Scenario `json:"scenarios"`
+	ID         string    `json:"id"`
+	Started    time.Time `json:"started"`
+	Finished   time.Time `json:"finished"`
+	Host       string    `json:"host"`
+	IPFamily   string    `json:"ipFamily"`
+	OVNVersion string    `json:"ovnVersion"`
+	// Backend is the environment the scenarios ran on: "embedded" (the
+	// localnet testbed in namespaces) or "kind" (a KinD cluster).
+	Backend   string     `json:"backend,omitempty"`
+	Scenarios []Scenario `json:"scenarios"`
 }
 
 // Scenario is the result of one scenario in one IP-family mode.
@@ -213,7 +220,7 @@ type Log struct {
 }
 
 // Counts summarises a run.
-type Counts struct{ Total, Passed, Failed, Errored, Skipped int }
+type Counts struct{ Total, Passed, Failed, Errored, Skipped, Unsupported int }
 
 // Summary counts the scenarios of the run by status.
 func (r *Run) Summary() Counts {
@@ -227,6 +234,8 @@ func (r *Run) Summary() Counts {
 			c.Failed++
 		case Error:
 			c.Errored++
+		case Unsupported:
+			c.Unsupported++
 		default:
 			c.Skipped++
 		}

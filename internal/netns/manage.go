@@ -21,14 +21,9 @@ func Create(name string) (NS, error) {
 	if name == "" || strings.ContainsRune(name, '/') {
 		return NS{}, fmt.Errorf("create netns %q: want a plain name", name)
 	}
-	if err := sharedDir(); err != nil {
+	if err := reserve(n); err != nil {
 		return NS{}, fmt.Errorf("create %s: %w", n, err)
 	}
-	f, err := os.OpenFile(n.path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
-	if err != nil {
-		return NS{}, fmt.Errorf("create %s: %w", n, err)
-	}
-	f.Close()
 	if err := bindNew(n.path); err != nil {
 		os.Remove(n.path)
 		return NS{}, fmt.Errorf("create %s: %w", n, err)
@@ -42,6 +37,19 @@ func Create(name string) (NS, error) {
 		return NS{}, errors.Join(err, n.Delete())
 	}
 	return n, nil
+}
+
+// reserve makes the (shared) namespace directory and n's empty file,
+// the mount point of its binding; a taken name is EEXIST.
+func reserve(n NS) error {
+	if err := sharedDir(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(n.path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o444)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // sharedDir makes /run/netns exist and be a shared mount point.

@@ -269,3 +269,45 @@ func TestStartKeepsPdeathsigChildren(t *testing.T) {
 	default:
 	}
 }
+
+// TestAdopt: a namespace held only by a process (as a container's is) is
+// bound under a name, entered by it, and unbound by Delete while the
+// process keeps it; a path that is no namespace file is refused and
+// leaves no name behind.
+func TestAdopt(t *testing.T) {
+	owner := testNS(t, "own")
+	cmd := newChild(t, "sh", "-c", "echo ready; exec cat")
+	if err := owner.Start(cmd.cmd); err != nil {
+		t.Fatal(err)
+	}
+	cmd.waitLine(t)
+	defer cmd.finish(t)
+	want, err := owner.Inode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "nqos-tnl-adopted"
+	_ = Named(name).Delete()
+	n, err := Adopt(name, fmt.Sprintf("/proc/%d/ns/net", cmd.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := n.Inode(); err != nil || got != want {
+		t.Errorf("adopted namespace inode %d (err %v), want the process's %d", got, err, want)
+	}
+	if _, err := Adopt(name, fmt.Sprintf("/proc/%d/ns/net", cmd.cmd.Process.Pid)); err == nil {
+		t.Error("adopting under a taken name succeeded")
+	}
+	if err := n.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := owner.Inode(); err != nil || got != want {
+		t.Errorf("after Delete of the adopted name the owner's namespace is %d (err %v), want %d", got, err, want)
+	}
+	if _, err := Adopt(name, "/etc/hostname"); err == nil {
+		t.Error("adopting a plain file succeeded")
+	}
+	if ok, err := Named(name).Exists(); ok || err != nil {
+		t.Errorf("after a refused Adopt the name exists: %v, %v", ok, err)
+	}
+}

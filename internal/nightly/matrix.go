@@ -29,7 +29,10 @@ const (
 	IPAMDHCP = "dhcp"     // subnet-less, addresses from a DHCP server
 
 	BackendEmbedded = "embedded" // the netns OVN localnet testbed
-	BackendKind     = "kind"     // KinD + OVN-Kubernetes + KubeVirt (Docker)
+	BackendKind     = "kind"     // a KinD cluster with OVN in its nodes (make e2e-kind)
+
+	// KindOVN is the OVN version of the KinD node image (Debian 13's).
+	KindOVN = "25.03"
 
 	// AllScenarios selects every scenario the lane's family and IPAM
 	// mode support.

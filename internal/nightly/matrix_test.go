@@ -115,9 +115,6 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`("kind-v4-ovnk"): field ipam: "static" is not one of [ipamless ovnk dhcp]`}},
 		{"bad backend", func(t *testing.T, m *Matrix) { m.Lanes[0].Backend = "docker" },
 			[]string{`lane 0 ("embedded-v4-ipamless"): field backend: "docker" is not one of [embedded kind]`}},
-		{"kind lane runs here", func(t *testing.T, m *Matrix) {
-			m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].RunsHere = ptr(true)
-		}, []string{`("kind-v4-ovnk"): field runs-here: a kind lane needs Docker`}},
 		{"runs-here missing", func(t *testing.T, m *Matrix) { m.Lanes[0].RunsHere = nil }, []string{`lane 0 ("embedded-v4-ipamless"): field runs-here is missing`}},
 		{"runs here selecting nothing", func(t *testing.T, m *Matrix) {
 			m.Lanes[laneIndex(t, *m, "embedded-v6-ovnk")].RunsHere = ptr(true)
@@ -127,7 +124,10 @@ func TestValidateRejects(t *testing.T) {
 		{"listed twice", func(t *testing.T, m *Matrix) {
 			m.Lanes[laneIndex(t, *m, "embedded-v4-ovnk")].Scenarios = "b-subnets b-subnets"
 		}, []string{`field scenarios: b-subnets is listed twice`}},
-		{"empty scenarios", func(t *testing.T, m *Matrix) { m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].Scenarios = " " },
+		{"empty scenarios", func(t *testing.T, m *Matrix) {
+			i := laneIndex(t, *m, "kind-v4-ovnk")
+			m.Lanes[i].Scenarios, m.Lanes[i].RunsHere = " ", ptr(false)
+		},
 			[]string{`("kind-v4-ovnk"): field scenarios is empty`}},
 		{"family the scenario lacks", func(t *testing.T, m *Matrix) {
 			m.Lanes[laneIndex(t, *m, "embedded-dual-ipamless")].Scenarios += " b-subnets"
@@ -137,14 +137,16 @@ func TestValidateRejects(t *testing.T) {
 		}, []string{`a-tiers cannot run in a v4/ovnk lane: it has no ovnk network (its networks are [ipamless])`}},
 		{"scenario in no embedded lane", func(t *testing.T, m *Matrix) {
 			i := laneIndex(t, *m, "embedded-v4-dhcp")
-			m.Lanes[i].Backend, m.Lanes[i].RunsHere, m.Lanes[i].OVN = BackendKind, ptr(false), ""
+			m.Lanes[i].Backend, m.Lanes[i].OVN = BackendKind, KindOVN
 		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 23.03`}},
 		{"embedded lane without ovn", func(t *testing.T, m *Matrix) { m.Lanes[0].OVN = "" },
 			[]string{`lane 0 ("embedded-v4-ipamless"): field ovn is missing (the OVN version the testbed runs: one of [23.03 25.03])`}},
 		{"unknown ovn", func(t *testing.T, m *Matrix) { m.Lanes[0].OVN = "24.09" },
 			[]string{`lane 0 ("embedded-v4-ipamless"): field ovn: "24.09" is not one of [23.03 25.03]`}},
-		{"kind lane with ovn", func(t *testing.T, m *Matrix) { m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].OVN = "25.03" },
-			[]string{`("kind-v4-ovnk"): field ovn: a kind lane runs the OVN its OVN-Kubernetes image ships`}},
+		{"kind lane with another ovn", func(t *testing.T, m *Matrix) { m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].OVN = "23.03" },
+			[]string{`("kind-v4-ovnk"): field ovn: "23.03": a kind lane runs the OVN of the KinD node image, "25.03"`}},
+		{"kind lane without ovn", func(t *testing.T, m *Matrix) { m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].OVN = "" },
+			[]string{`("kind-v4-ovnk"): field ovn: "": a kind lane runs the OVN of the KinD node image, "25.03"`}},
 		{"OVN version without lanes", func(t *testing.T, m *Matrix) {
 			without(m, func(l Lane) bool { return l.OVN == "25.03" })
 		}, []string{`scenario a-tiers (families [v4 v6], IPAM [ipamless]) is in no embedded lane of OVN 25.03`,

@@ -148,8 +148,6 @@ func (v *validator) lane(i int, p LanePlan, seen map[string]string) {
 	v.ovn(where, l)
 	if l.RunsHere == nil {
 		v.addf("%s: field runs-here is missing (true or false)", where)
-	} else if l.Backend == BackendKind && *l.RunsHere {
-		v.addf("%s: field runs-here: a kind lane needs Docker and cannot run here", where)
 	}
 	if !valid {
 		return // which scenarios fit is meaningless with an unknown family or mode
@@ -166,11 +164,11 @@ func (v *validator) lane(i int, p LanePlan, seen map[string]string) {
 }
 
 // ovn checks the ovn field: an embedded lane names one of the OVN
-// versions, a kind lane none.
+// versions, a kind lane the one its node image holds.
 func (v *validator) ovn(where string, l Lane) {
 	switch {
-	case l.Backend == BackendKind && l.OVN != "":
-		v.addf("%s: field ovn: a kind lane runs the OVN its OVN-Kubernetes image ships; leave ovn out", where)
+	case l.Backend == BackendKind && l.OVN != KindOVN:
+		v.addf("%s: field ovn: %q: a kind lane runs the OVN of the KinD node image, %q", where, l.OVN, KindOVN)
 	case l.Backend == BackendEmbedded && l.OVN == "":
 		v.addf("%s: field ovn is missing (the OVN version the testbed runs: one of %v)", where, AllOVNVersions())
 	case l.Backend == BackendEmbedded:

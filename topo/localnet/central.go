@@ -79,7 +79,7 @@ func (t *Testbed) addDaemon(ctx context.Context, d daemonState) error {
 
 // NBCtl runs ovn-nbctl against the testbed's NB and returns its stdout.
 func (t *Testbed) NBCtl(ctx context.Context, args ...string) (string, error) {
-	out, err := t.run.run(ctx, "", nil, append([]string{"ovn-nbctl", "--db=unix:" + t.nbSock()}, args...)...)
+	out, err := t.run.run(ctx, "", nil, append([]string{"ovn-nbctl", "--db=" + t.NBAddress()}, args...)...)
 	if err != nil {
 		return out, fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
@@ -88,7 +88,7 @@ func (t *Testbed) NBCtl(ctx context.Context, args ...string) (string, error) {
 
 // SBCtl runs ovn-sbctl against the testbed's SB and returns its stdout.
 func (t *Testbed) SBCtl(ctx context.Context, args ...string) (string, error) {
-	out, err := t.run.run(ctx, "", nil, append([]string{"ovn-sbctl", "--db=unix:" + t.sbSock()}, args...)...)
+	out, err := t.run.run(ctx, "", nil, append([]string{"ovn-sbctl", "--db=" + t.SBAddress()}, args...)...)
 	if err != nil {
 		return out, fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}

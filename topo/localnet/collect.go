@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // dump is one command whose output Collect saves into file.
@@ -21,26 +22,26 @@ func (t *Testbed) Collect(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("testbed %s: collect into %s: %w", t.st.RunID, dir, err)
 	}
-	logs, _ := filepath.Glob(filepath.Join(t.dir, "logs", "*.log"))
-	var errs []error
+	logs, err := t.daemonLogs()
+	errs := []error{err}
 	for _, l := range logs {
 		raw, err := os.ReadFile(l)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, filepath.Base(l)), raw, 0o644)
+			err = os.WriteFile(filepath.Join(dir, t.logName(l)), raw, 0o644)
 		}
 		errs = append(errs, err)
 	}
 	dumps := []dump{
-		{"nb-show.txt", "", nil, []string{"ovn-nbctl", "--db=unix:" + t.nbSock(), "show"}},
-		{"nb-dump.txt", "", nil, []string{"ovsdb-client", "dump", "unix:" + t.nbSock(), "OVN_Northbound"}},
-		{"sb-show.txt", "", nil, []string{"ovn-sbctl", "--db=unix:" + t.sbSock(), "show"}},
-		{"sb-dump.txt", "", nil, []string{"ovsdb-client", "dump", "unix:" + t.sbSock(), "OVN_Southbound"}},
+		{"nb-show.txt", "", nil, []string{"ovn-nbctl", "--db=" + t.NBAddress(), "show"}},
+		{"nb-dump.txt", "", nil, []string{"ovsdb-client", "dump", t.NBAddress(), "OVN_Northbound"}},
+		{"sb-show.txt", "", nil, []string{"ovn-sbctl", "--db=" + t.SBAddress(), "show"}},
+		{"sb-dump.txt", "", nil, []string{"ovsdb-client", "dump", t.SBAddress(), "OVN_Southbound"}},
 	}
 	for _, n := range t.st.Nodes {
 		dumps = append(dumps,
 			dump{n.Name + "-ovs-show.txt", n.Netns, nodeEnv(n), []string{"ovs-vsctl", "--db=" + n.DB, "show"}},
-			dump{n.Name + "-flows.txt", n.Netns, nodeEnv(n), []string{"ovs-ofctl", "-O", "OpenFlow15", "dump-flows", integBridge}},
-			dump{n.Name + "-meters.txt", n.Netns, nodeEnv(n), []string{"ovs-ofctl", "-O", "OpenFlow15", "dump-meters", integBridge}})
+			dump{n.Name + "-flows.txt", n.Netns, nodeEnv(n), []string{"ovs-ofctl", "-O", "OpenFlow15", "dump-flows", t.ofTarget(n)}},
+			dump{n.Name + "-meters.txt", n.Netns, nodeEnv(n), []string{"ovs-ofctl", "-O", "OpenFlow15", "dump-meters", t.ofTarget(n)}})
 	}
 	for _, d := range dumps {
 		out, err := t.run.run(ctx, d.netns, d.env, d.argv...)
@@ -54,4 +55,13 @@ func (t *Testbed) Collect(ctx context.Context, dir string) error {
 		return fmt.Errorf("testbed %s: collect: %w", t.st.RunID, err)
 	}
 	return nil
+}
+
+// ofTarget is how ovs-ofctl reaches a node's br-int: by name in the
+// node's run directory, or through a KinD node container's root.
+func (t *Testbed) ofTarget(n Node) string {
+	if t.st.Spec.Kind == nil {
+		return integBridge
+	}
+	return strings.TrimSuffix(n.DB, "db.sock") + integBridge + ".mgmt"
 }

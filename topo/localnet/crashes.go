@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -25,18 +26,20 @@ func (c Crash) String() string { return c.Log + ": " + c.Line }
 // Crashes returns every crash the run's daemon logs record, in file and
 // line order. A log that cannot be read is an error, never "no crash".
 func (t *Testbed) Crashes() ([]Crash, error) {
-	logs, err := filepath.Glob(filepath.Join(t.dir, "logs", "*.log"))
+	logs, err := t.daemonLogs()
 	if err != nil {
-		return nil, fmt.Errorf("testbed %s: daemon logs: %w", t.st.RunID, err)
+		return nil, err
 	}
-	sort.Strings(logs)
 	var out []Crash
 	for _, l := range logs {
 		raw, err := os.ReadFile(l)
 		if err != nil {
 			return nil, fmt.Errorf("testbed %s: crashes: %w", t.st.RunID, err)
 		}
-		out = append(out, crashLines(filepath.Base(l), raw)...)
+		if from := t.st.LogFrom[l]; from <= int64(len(raw)) {
+			raw = raw[from:]
+		}
+		out = append(out, crashLines(t.logName(l), raw)...)
 	}
 	return out, nil
 }
@@ -55,4 +58,58 @@ func crashLines(name string, raw []byte) []Crash {
 		}
 	}
 	return out
+}
+
+// daemonLogs are the run's daemon logs, sorted: its own and, on a KinD
+// cluster, the OVS and OVN logs inside the nodes it uses.
+func (t *Testbed) daemonLogs() ([]string, error) {
+	patterns := []string{filepath.Join(t.dir, "logs", "*.log")}
+	if k := t.st.Spec.Kind; k != nil {
+		for _, n := range k.Nodes[:max(1, min(len(t.st.Nodes), len(k.Nodes)))] {
+			root := filepath.Join("/proc", strconv.Itoa(n.PID), "root")
+			patterns = append(patterns, filepath.Join(root, "var/log/openvswitch/*.log"), filepath.Join(root, "var/log/ovn/*.log"))
+		}
+	}
+	var logs []string
+	for _, p := range patterns {
+		m, err := filepath.Glob(p)
+		if err != nil {
+			return nil, fmt.Errorf("testbed %s: daemon logs %s: %w", t.st.RunID, p, err)
+		}
+		logs = append(logs, m...)
+	}
+	sort.Strings(logs)
+	return logs, nil
+}
+
+// logName names a daemon log in reports: its file name, prefixed by the
+// KinD node for a log inside a node container.
+func (t *Testbed) logName(path string) string {
+	if k := t.st.Spec.Kind; k != nil {
+		for _, n := range k.Nodes {
+			if strings.HasPrefix(path, filepath.Join("/proc", strconv.Itoa(n.PID), "root")+"/") {
+				return n.Name + "-" + filepath.Base(path)
+			}
+		}
+	}
+	return filepath.Base(path)
+}
+
+// markLogs records how long every daemon log of the KinD nodes is now:
+// Crashes reads only what the run adds (the logs live as long as the
+// cluster).
+func (t *Testbed) markLogs() error {
+	logs, err := t.daemonLogs()
+	if err != nil {
+		return err
+	}
+	t.st.LogFrom = map[string]int64{}
+	for _, l := range logs {
+		fi, err := os.Stat(l)
+		if err != nil {
+			return fmt.Errorf("testbed %s: daemon log: %w", t.st.RunID, err)
+		}
+		t.st.LogFrom[l] = fi.Size()
+	}
+	return t.st.save()
 }

@@ -36,7 +36,7 @@ func Down(ctx context.Context, runID string) error {
 	for _, ns := range nss {
 		errs = append(errs, ns.Delete())
 	}
-	errs = append(errs, deleteRootLinks(runID))
+	errs = append(errs, deleteRootLinks(runID), downKind(runID))
 	if err := os.RemoveAll(RunDir(runID)); err != nil {
 		errs = append(errs, err)
 	}
@@ -161,9 +161,16 @@ func Leftovers(ctx context.Context, runID string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	adopted, err := netns.List(kindNetnsPrefix(runID))
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	for _, ns := range nss {
 		out = append(out, "netns "+ns)
+	}
+	for _, ns := range adopted {
+		out = append(out, "netns "+ns.Name())
 	}
 	for pid := range runPids(runID) {
 		if alive(pid) {

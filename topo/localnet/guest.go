@@ -27,8 +27,14 @@ type GuestPlug struct {
 	MTURequest int
 }
 
-// GuestNetns is the namespace of a guest.
-func (t *Testbed) GuestNetns(guest string) string { return guestNetns(t.st.RunID, guest) }
+// GuestNetns is the namespace of a guest (on a KinD cluster: its launcher
+// pod's, bound once the pod's NIC is plugged).
+func (t *Testbed) GuestNetns(guest string) string {
+	if t.st.Spec.Kind != nil {
+		return kindGuestNetns(t.st.RunID, guest)
+	}
+	return guestNetns(t.st.RunID, guest)
+}
 
 // AddGuest creates the guest's namespace.
 func (t *Testbed) AddGuest(ctx context.Context, guest string) (string, error) {
@@ -37,8 +43,11 @@ func (t *Testbed) AddGuest(ctx context.Context, guest string) (string, error) {
 	if slices.Contains(t.st.Guests, guest) {
 		return "", fmt.Errorf("testbed %s: guest %s exists", t.st.RunID, guest)
 	}
-	ns := guestNetns(t.st.RunID, guest)
+	ns := t.GuestNetns(guest)
 	t.st.Guests = append(t.st.Guests, guest)
+	if t.st.Spec.Kind != nil { // the launcher pod's namespace, bound at the first plug
+		return ns, t.st.save()
+	}
 	if err := t.addNetns(ns); err != nil {
 		return "", err
 	}
@@ -60,10 +69,13 @@ func (t *Testbed) PlugGuest(ctx context.Context, p GuestPlug) error {
 		return fmt.Errorf("testbed %s: plug guest %s: no such guest", t.st.RunID, p.Guest)
 	}
 	if p.NIC == "" {
-		p.NIC = GuestBridge
+		p.NIC = t.GuestNIC(0)
 	}
 	if slices.ContainsFunc(t.st.Plugs, func(q plugState) bool { return q.Guest == p.Guest && q.Node == p.Node && q.NIC == p.NIC }) {
 		return fmt.Errorf("testbed %s: guest %s NIC %s is already plugged into %s", t.st.RunID, p.Guest, p.NIC, p.Node)
+	}
+	if t.st.Spec.Kind != nil {
+		return t.plugKindGuest(ctx, p)
 	}
 	gns := guestNetns(t.st.RunID, p.Guest)
 	if err := t.ensureGuestNIC(gns, p.NIC, p.MAC); err != nil {
@@ -132,6 +144,9 @@ func (t *Testbed) ensureGuestNIC(gns, nic, mac string) error {
 func (t *Testbed) UnplugGuest(ctx context.Context, guest, node, nic string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.st.Spec.Kind != nil {
+		return fmt.Errorf("testbed %s: unplug guest %s on %s (its pod's CNI DEL does): %w", t.st.RunID, guest, node, ErrNotSupported)
+	}
 	i, err := t.plugIndex(guest, node, nic)
 	if err != nil {
 		return err
@@ -143,6 +158,9 @@ func (t *Testbed) UnplugGuest(ctx context.Context, guest, node, nic string) erro
 func (t *Testbed) ActivatePlug(ctx context.Context, guest, node, nic string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.st.Spec.Kind != nil {
+		return fmt.Errorf("testbed %s: activate a standby port of guest %s: %w", t.st.RunID, guest, ErrNotSupported)
+	}
 	i, err := t.plugIndex(guest, node, nic)
 	if err != nil {
 		return err
@@ -198,6 +216,9 @@ func (t *Testbed) GuestNodes(guest string) []string {
 func (t *Testbed) RemoveGuest(ctx context.Context, guest string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.st.Spec.Kind != nil {
+		return t.removeKindGuest(ctx, guest)
+	}
 	for i := len(t.st.Plugs) - 1; i >= 0; i-- {
 		if t.st.Plugs[i].Guest == guest {
 			if err := t.unplugLocked(ctx, i); err != nil {

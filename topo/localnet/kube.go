@@ -21,7 +21,7 @@ import (
 // createNetworkObjects creates each network's namespaces, CUDN and NADs
 // in the API, as the cluster would hold them.
 func (t *Testbed) createNetworkObjects(ctx context.Context) error {
-	cfg := t.kube.RESTConfig()
+	cfg := t.RESTConfig()
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("testbed %s: kube client: %w", t.st.RunID, err)

@@ -62,6 +62,9 @@ func decodeTable(out, what string) (nbTable, error) {
 
 // WaitChassis waits until every node registered its chassis in the SB.
 func (t *Testbed) WaitChassis(ctx context.Context) error {
+	if t.st.Spec.Kind != nil {
+		return t.waitKindChassis(ctx)
+	}
 	return poll.Until(ctx, 30*time.Second, pollEvery, fmt.Sprintf("%d chassis in the SB", len(t.st.Nodes)), func(ctx context.Context) (bool, error) {
 		out, err := t.SBCtl(ctx, "--format=json", "--columns=name", "list", "Chassis")
 		if err != nil {

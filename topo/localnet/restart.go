@@ -19,6 +19,9 @@ import (
 func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode RestartMode) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if k := t.st.Spec.Kind; k != nil {
+		return fmt.Errorf("testbed %s: restart %s on %q: the daemons are KinD cluster %s's: %w", t.st.RunID, daemon, node, k.Name, ErrNotSupported)
+	}
 	if daemon == DaemonNB || daemon == DaemonSB || daemon == DaemonNorthd {
 		node = ""
 	}

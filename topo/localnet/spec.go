@@ -40,6 +40,10 @@ type Spec struct {
 	// (default: config/crd/*.yaml found above the working directory).
 	WithKube bool
 	CRDFiles []string
+	// Kind, if set, runs the testbed on a KinD cluster (kind.go): its
+	// first Nodes nodes, its OVN central and its API server; WithKube
+	// and CRDFiles are then unused.
+	Kind *KindCluster `json:"kind,omitempty"`
 	// CollectDir, if set, receives the daemon logs and NB/SB/OVS dumps
 	// when the testbed is closed (see Collect).
 	CollectDir string
@@ -85,6 +89,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Nodes < 1 || s.Nodes > 16 {
 		return s, fmt.Errorf("testbed %s: spec.Nodes %d: must be 1-16", s.RunID, s.Nodes)
+	}
+	if s.Kind != nil && s.Nodes > len(s.Kind.Nodes) {
+		return s, fmt.Errorf("testbed %s: spec.Nodes %d: KinD cluster %s has %d nodes: %w", s.RunID, s.Nodes, s.Kind.Name, len(s.Kind.Nodes), ErrNotSupported)
 	}
 	if s.IPFamily == "" {
 		s.IPFamily = IPv4

@@ -66,18 +66,23 @@ type plugState struct {
 
 // state is the run's state.json: enough for status, restarts and Down.
 type state struct {
-	RunID      string        `json:"runID"`
-	Spec       Spec          `json:"spec"`
-	Nodes      []Node        `json:"nodes"`
-	Fabric     Node          `json:"fabric"`
-	Hosts      []Host        `json:"hosts"`
-	Daemons    []daemonState `json:"daemons"`
-	Netns      []string      `json:"netns"`
-	Guests     []string      `json:"guests"`
-	Plugs      []plugState   `json:"plugs"`
-	NextIndex  int           `json:"nextIfindex"`
-	NextPlug   int           `json:"nextPlug"`
-	Kubeconfig string        `json:"kubeconfig,omitempty"`
+	RunID   string        `json:"runID"`
+	Spec    Spec          `json:"spec"`
+	Nodes   []Node        `json:"nodes"`
+	Fabric  Node          `json:"fabric"`
+	Hosts   []Host        `json:"hosts"`
+	Daemons []daemonState `json:"daemons"`
+	Netns   []string      `json:"netns"`
+	// Adopted are the names bound to namespaces of a KinD cluster's
+	// node containers and pods (kind.go).
+	Adopted []string `json:"adopted,omitempty"`
+	// LogFrom is where each KinD node daemon log stood when the run began.
+	LogFrom    map[string]int64 `json:"logFrom,omitempty"`
+	Guests     []string         `json:"guests"`
+	Plugs      []plugState      `json:"plugs"`
+	NextIndex  int              `json:"nextIfindex"`
+	NextPlug   int              `json:"nextPlug"`
+	Kubeconfig string           `json:"kubeconfig,omitempty"`
 }
 
 func statePath(runID string) string { return filepath.Join(RunDir(runID), "state.json") }

@@ -22,7 +22,9 @@ type Testbed struct {
 	dir  string
 	st   *state
 	kube *kubeapi.Server
-	ovn  ovninstall.Install // the OVN/OVS build in use, set by startCentral
+	// restCfg is the KinD cluster's admin config (Spec.Kind only).
+	restCfg *rest.Config
+	ovn     ovninstall.Install // the OVN/OVS build in use, set by startCentral
 }
 
 // Up builds the testbed the spec declares and waits until it is ready:
@@ -52,6 +54,12 @@ func Up(ctx context.Context, spec Spec) (*Testbed, error) {
 }
 
 func (t *Testbed) boot(ctx context.Context) error {
+	if t.st.Spec.Kind != nil {
+		if err := t.bootKind(ctx); err != nil {
+			return err
+		}
+		return t.waitKindChassis(ctx)
+	}
 	// The Kubernetes API boots in parallel with OVN (it is the slowest part).
 	kubeDone := make(chan error, 1)
 	if t.st.Spec.WithKube {
@@ -96,6 +104,12 @@ func (t *Testbed) bootOVN(ctx context.Context) error {
 			return err
 		}
 	}
+	return t.startHostsAndNetworks(ctx)
+}
+
+// startHostsAndNetworks starts the external hosts and creates the
+// networks' switches.
+func (t *Testbed) startHostsAndNetworks(ctx context.Context) error {
 	for i, hs := range t.st.Spec.Hosts {
 		h, err := t.startHost(ctx, i+1, hs)
 		t.st.Hosts = append(t.st.Hosts, h)
@@ -120,6 +134,9 @@ func (t *Testbed) Close(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.st.Spec.Kind != nil {
+		errs = append(errs, t.closeKind(ctx))
+	}
 	if t.kube != nil {
 		errs = append(errs, t.kube.Close())
 		t.kube = nil
@@ -138,10 +155,23 @@ func (t *Testbed) Dir() string { return t.dir }
 func (t *Testbed) Spec() Spec { return t.st.Spec }
 
 // NBAddress is the NB database address for the controller.
-func (t *Testbed) NBAddress() string { return "unix:" + t.nbSock() }
+func (t *Testbed) NBAddress() string {
+	if k := t.st.Spec.Kind; k != nil {
+		return k.NB()
+	}
+	return "unix:" + t.nbSock()
+}
 
 // SBAddress is the SB database address.
-func (t *Testbed) SBAddress() string { return "unix:" + t.sbSock() }
+func (t *Testbed) SBAddress() string {
+	if k := t.st.Spec.Kind; k != nil {
+		return k.SB()
+	}
+	return "unix:" + t.sbSock()
+}
+
+// Kind is the KinD cluster the testbed runs on (nil: the embedded one).
+func (t *Testbed) Kind() *KindCluster { return t.st.Spec.Kind }
 
 // Kubeconfig is the admin kubeconfig path ("" without WithKube).
 func (t *Testbed) Kubeconfig() string { return t.st.Kubeconfig }
@@ -149,7 +179,7 @@ func (t *Testbed) Kubeconfig() string { return t.st.Kubeconfig }
 // RESTConfig is the admin client config (nil without WithKube).
 func (t *Testbed) RESTConfig() *rest.Config {
 	if t.kube == nil {
-		return nil
+		return t.restCfg
 	}
 	return t.kube.RESTConfig()
 }

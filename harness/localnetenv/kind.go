@@ -1,0 +1,109 @@
+package localnetenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	udnv1 "github.com/nqos/nqos/api/udn/v1"
+	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// On a KinD cluster (Provisioner.Kind) the testbed is the cluster's: its
+// API server, kubelets running the launcher pods, the nqos-cni plugin
+// plugging their NICs, OVN in its nodes and the controller deployed in
+// it from config/deploy (make kind-deploy). What the harness cannot do
+// there (restart the cluster's daemons or the in-cluster controller as a
+// process, migrate or re-plug a pod) is reported as not supported.
+
+// backendKind names the KinD backend in results.
+const backendKind = "kind"
+
+// The in-cluster controller (config/deploy/deployment-central.yaml).
+const (
+	controllerNamespace  = "nqos-system"
+	controllerDeployment = "nqos-controller"
+)
+
+// systemNamespaces are the namespaces of the cluster itself: everything
+// else a scenario made is deleted at its end.
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace}
+
+// onKind reports whether the environment is a KinD cluster.
+func (e *Env) onKind() bool { return e.tb.Kind() != nil }
+
+// unsupported is the error of a step the KinD backend cannot run.
+func unsupported(what string) error {
+	return &harness.NotSupportedError{Backend: backendKind, What: what}
+}
+
+// asUnsupported turns a testbed's ErrNotSupported into the harness's.
+func asUnsupported(err error) error {
+	if errors.Is(err, localnet.ErrNotSupported) {
+		return &harness.NotSupportedError{Backend: backendKind, What: err.Error()}
+	}
+	return err
+}
+
+// waitInClusterController waits until the deployed controller has an
+// available replica.
+func (e *Env) waitInClusterController(ctx context.Context) error {
+	return localnet.Poll(ctx, 60*time.Second, "in-cluster controller available", func(ctx context.Context) (bool, error) {
+		d, err := e.kube.AppsV1().Deployments(controllerNamespace).Get(ctx, controllerDeployment, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("deployment %s/%s: not found: deploy the controller first (make kind-deploy)", controllerNamespace, controllerDeployment)
+		}
+		if err != nil {
+			return false, fmt.Errorf("deployment %s/%s: %w", controllerNamespace, controllerDeployment, err)
+		}
+		return d.Status.AvailableReplicas > 0, nil
+	})
+}
+
+// clearCluster deletes what the scenario made in the cluster: every
+// NetworkQoS and ClusterUserDefinedNetwork and every namespace but the
+// system ones, waits until the namespaces are gone (their pods with
+// them: the kubelets ran the CNI DEL) and until the controller has
+// removed every row it owned.
+func (e *Env) clearCluster(ctx context.Context) error {
+	var errs []error
+	nqos := e.dyn.Resource(v1alpha1.GroupVersionResource())
+	if err := nqos.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("delete NetworkQoS objects: %w", err))
+	}
+	if err := e.dyn.Resource(udnv1.GroupVersionResource()).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		errs = append(errs, fmt.Errorf("delete ClusterUserDefinedNetworks: %w", err))
+	}
+	nss, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list namespaces: %w", err))...)
+	}
+	for _, ns := range nss.Items {
+		if slices.Contains(systemNamespaces, ns.Name) || ns.DeletionTimestamp != nil {
+			continue
+		}
+		if err := e.kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete namespace %s: %w", ns.Name, err))
+		}
+	}
+	errs = append(errs, localnet.Poll(ctx, 2*time.Minute, "scenario namespaces gone", func(ctx context.Context) (bool, error) {
+		nss, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		return !slices.ContainsFunc(nss.Items, func(ns corev1.Namespace) bool { return !slices.Contains(systemNamespaces, ns.Name) }), nil
+	}))
+	errs = append(errs, localnet.Poll(ctx, time.Minute, "controller-owned NB rows gone", func(ctx context.Context) (bool, error) {
+		rows, err := e.nb.Rows(ctx)
+		return err == nil && len(rows.PortGroups)+len(rows.AddressSets)+len(rows.QoS) == 0, err
+	}))
+	return errors.Join(errs...)
+}
