@@ -10,6 +10,7 @@ import (
 
 	"github.com/containernetworking/cni/pkg/skel"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/internal/poll"
@@ -80,19 +81,16 @@ func testAddCheckDel(t *testing.T, w *world) {
 	}
 
 	host := HostIfName("sandbox-a", "pod1")
-	ids := w.ovs.Vsctl("get", "Interface", host, "external_ids")
-	for _, kv := range []string{
-		`iface-id="` + qos.LogicalPortName("vms", "blue", "vms", "launcher-a") + `"`,
-		`attached-mac="02:00:00:00:0a:01"`, `iface-status=active`,
-		`"nqos-cni/netns"="` + args.Netns + `"`, `"nqos-cni/ifname"=pod1`,
-		`"nqos-cni/pod"="vms/launcher-a"`, `"nqos-cni/sandbox"=sandbox-a`,
-	} {
-		if !strings.Contains(ids, kv) {
-			t.Errorf("external_ids of %s = %s: want %s", host, ids, kv)
-		}
+	st, err := ovs{vsctl: DefaultVsctl, db: w.ovs.DB}.port(w.ctx, host)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if br := strings.TrimSpace(w.ovs.Vsctl("port-to-br", host)); br != DefaultBridge {
-		t.Errorf("port %s on bridge %q, want %s", host, br, DefaultBridge)
+	wantIDs := map[string]string{
+		"iface-id": qos.LogicalPortName("vms", "blue", "vms", "launcher-a"), "attached-mac": "02:00:00:00:0a:01", "iface-status": "active",
+		"nqos-cni/netns": args.Netns, "nqos-cni/ifname": "pod1", "nqos-cni/pod": "vms/launcher-a", "nqos-cni/sandbox": "sandbox-a",
+	}
+	if diff := cmp.Diff(wantIDs, st.ids); diff != "" || st.bridge != DefaultBridge || st.ofport == "[]" {
+		t.Errorf("port %s: bridge %s ofport %s, external_ids (-want +got):\n%s", host, st.bridge, st.ofport, diff)
 	}
 	if got := w.sandboxPorts("sandbox-a"); len(got) != 2 {
 		t.Errorf("OVS ports of sandbox-a: %v, want 2", got)
@@ -172,7 +170,16 @@ func testUndo(t *testing.T, w *world) {
 }
 
 func testDelGoneNetns(t *testing.T, w *world) {
-	podNS := w.bed.Netns("pod-e")
+	// This namespace is deleted by the test itself, so not through bed.
+	podNS := w.bed.Name("pod-e")
+	if _, err := netns.Create(podNS); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if ok, _ := netns.Named(podNS).Exists(); ok {
+			_ = netns.Named(podNS).Delete()
+		}
+	})
 	uid := w.createPod("gone", "blue")
 	args := w.args("sandbox-e", podNS, "gone", uid)
 	w.add(t, args)
