@@ -36,5 +36,5 @@ func main() {
 		}),
 		Del:   withTimeout(p.Del),
 		Check: withTimeout(p.Check),
-	}, version.PluginSupports("1.0.0", "1.1.0"), "nqos-cni: plugs OVN-Kubernetes localnet secondary interfaces into br-int")
+	}, version.PluginSupports("1.0.0"), "nqos-cni: plugs OVN-Kubernetes localnet secondary interfaces into br-int")
 }
