@@ -3,8 +3,9 @@
 # is missing (bins.sh, rootfs.sh, images.sh; nothing when warm) and creates
 # the KinD cluster nqos-$RUN_ID with KIND_WORKERS workers (nqos-kind up:
 # the cluster, then OVN on the userspace datapath in its nodes and a ping
-# across geneve), its kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A
-# failed create deletes the cluster it made.
+# across geneve, then the nqos-cni plugin built here on every node), its
+# kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A failed create deletes
+# the cluster it made.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 run_id="${RUN_ID:-}"
@@ -18,5 +19,8 @@ DOCKER_HOST="$("$kind_here/hack/kind/dockerd.sh" up)"
 export DOCKER_HOST
 image="$("$kind_here/hack/kind/images.sh")"
 tool="$(kind_tool)"
-"$tool" up -name "$name" -image "$image" -workers "${KIND_WORKERS:-1}" -kubeconfig "$kubeconfig"
+# nqos-cni runs inside the nodes: statically linked, from the repo root
+(cd "$kind_here" && CGO_ENABLED=0 go build -o "$kind_cache/nqos-cni" ./cmd/nqos-cni)
+"$tool" up -name "$name" -image "$image" -workers "${KIND_WORKERS:-1}" -kubeconfig "$kubeconfig" \
+  -cni-bin "$kind_cache/nqos-cni" -nad-crd "$kind_here/config/crd/k8s.cni.cncf.io_network-attachment-definitions.yaml"
 echo "export KUBECONFIG=$kubeconfig   # make kind-down RUN_ID=$run_id"

@@ -2,7 +2,7 @@
 // sigs.k8s.io/kind's Go API, on the private engine and images of hack/kind,
 // and starts OVN on the userspace datapath in their nodes.
 //
-//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain]
+//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain] [-cni-bin PATH -nad-crd PATH]
 //	nqos-kind down -name nqos-RUNID -kubeconfig PATH
 //	nqos-kind down -all        (every cluster whose name starts with nqos-)
 package main
@@ -42,14 +42,22 @@ func run(ctx context.Context, args []string) error {
 		timeout := fs.Duration("timeout", 5*time.Minute, "deadline for the nodes to be Ready")
 		ovnTimeout := fs.Duration("ovn-timeout", 3*time.Minute, "deadline for OVN in the nodes and the datapath check")
 		retain := fs.Bool("retain", false, "keep the nodes of a failed create (debugging)")
+		cniBin := fs.String("cni-bin", "", "nqos-cni binary to install on every node (none: bridge and portmap only)")
+		nadCRD := fs.String("nad-crd", "", "NetworkAttachmentDefinition CRD manifest, applied with -cni-bin when missing")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		return cluster.Up(ctx, cluster.Spec{
+		if *cniBin != "" && *nadCRD == "" {
+			return fmt.Errorf("up: -cni-bin needs -nad-crd")
+		}
+		if err := cluster.Up(ctx, cluster.Spec{
 			Name: *name, Image: *image, Workers: *workers,
 			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout, OVNTimeout: *ovnTimeout,
 			Retain: *retain,
-		}, os.Stdout)
+		}, os.Stdout); err != nil || *cniBin == "" {
+			return err
+		}
+		return cluster.InstallPlugin(ctx, cluster.PluginSpec{Name: *name, Kubeconfig: *kubeconfig, Bin: *cniBin, NADCRD: *nadCRD, Retain: *retain}, os.Stdout)
 	case "down":
 		all := fs.Bool("all", false, "delete every nqos-* cluster")
 		if err := fs.Parse(args[1:]); err != nil {

@@ -12,18 +12,23 @@ import (
 // conflistPath is the CNI config the stand-in writes on every node.
 const conflistPath = "/etc/cni/net.d/10-nqos-bridge.conflist"
 
-// conflist is a bridge network on podCIDR, followed by portmap.
-func conflist(podCIDR string) string {
+// conflist is a bridge network on podCIDR, followed by portmap and the
+// chained plugins of chained (JSON objects), in order.
+func conflist(podCIDR string, chained ...string) string {
+	var more strings.Builder
+	for _, c := range chained {
+		more.WriteString(",\n    " + c)
+	}
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": "nqos-bridge",
   "plugins": [
     {"type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
      "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-    {"type": "portmap", "capabilities": {"portMappings": true}}
+    {"type": "portmap", "capabilities": {"portMappings": true}}%s
   ]
 }
-`, podCIDR)
+`, podCIDR, more.String())
 }
 
 // setupCNI stands in for kindnetd: once every node has a podCIDR, each
