@@ -3,7 +3,9 @@ package localnet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -125,7 +127,7 @@ func (t *Testbed) plugKindGuest(ctx context.Context, p GuestPlug) error {
 		if !ok {
 			return fmt.Errorf("testbed %s: guest %s: no KinD node %s", t.st.RunID, p.Guest, p.Node)
 		}
-		path := filepath.Join("/proc", strconv.Itoa(kn.PID), "root", port.netns)
+		path := filepath.Join("/proc", strconv.Itoa(kn.PID), "root", inContainer(port.netns))
 		if err := t.adoptNetns(gns, path); err != nil {
 			return err
 		}
@@ -160,6 +162,17 @@ func (t *Testbed) checkKindNIC(gns string, p GuestPlug) error {
 	return nil
 }
 
+// inContainer rewrites a path of a node container for the walk from its
+// /proc/<pid>/root: an absolute symlink met on the way resolves against
+// this root instead, and the one every such path starts with is /var/run
+// (-> /run).
+func inContainer(path string) string {
+	if rest, ok := strings.CutPrefix(path, "/var/run/"); ok {
+		return "/run/" + rest
+	}
+	return path
+}
+
 func (t *Testbed) kindNode(name string) (KindNode, bool) {
 	for _, n := range t.st.Spec.Kind.Nodes {
 		if n.Name == name {
@@ -188,7 +201,7 @@ func (t *Testbed) removeKindGuest(ctx context.Context, guest string) error {
 	t.st.Plugs = slices.DeleteFunc(t.st.Plugs, func(p plugState) bool { return p.Guest == guest })
 	gns := kindGuestNetns(t.st.RunID, guest)
 	if slices.Contains(t.st.Adopted, gns) {
-		if err := netns.Named(gns).Delete(); err != nil {
+		if err := netns.Named(gns).Delete(); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, guest, err)
 		}
 		t.st.Adopted = slices.DeleteFunc(t.st.Adopted, func(n string) bool { return n == gns })

@@ -67,3 +67,15 @@ func TestOVSMap(t *testing.T) {
 		t.Error("a non-map decoded")
 	}
 }
+
+func TestInContainer(t *testing.T) {
+	for in, want := range map[string]string{
+		"/var/run/netns/cni-1": "/run/netns/cni-1",
+		"/run/netns/cni-1":     "/run/netns/cni-1",
+		"/var/lib/x":           "/var/lib/x",
+	} {
+		if got := inContainer(in); got != want {
+			t.Errorf("inContainer(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
