@@ -87,6 +87,14 @@ kind-up:
 kind-down:
 	RUN_ID=$(RUN_ID) ./hack/kind/down.sh
 
+## kind-deploy: deploy nqos-controller into nqos-$(RUN_ID) as config/deploy says (central mode, ssl:
+## Northbound in the control plane): builds $(IMAGE) if the engine lacks it (NQOS_IMAGE_REBUILD=1:
+## always), loads it into the nodes, waits until the rollout is done and a pod holds the Lease
+.PHONY: kind-deploy
+REPLICAS ?=
+kind-deploy:
+	RUN_ID=$(RUN_ID) IMAGE=$(IMAGE) REPLICAS=$(REPLICAS) ./hack/kind/deploy.sh
+
 ## mutation: run the scenario suite once per seeded bug (internal/seeded) and print bug | caught | by (MUTATION_SUITE=unit|all)
 mutation: deps
 	./hack/mutation.sh

@@ -5,6 +5,8 @@
 //	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain] [-cni-bin PATH -nad-crd PATH]
 //	nqos-kind down -name nqos-RUNID -kubeconfig PATH
 //	nqos-kind down -all        (every cluster whose name starts with nqos-)
+//	nqos-kind deploy -name nqos-RUNID -kubeconfig PATH [-image REF] [-replicas N] [-build never|missing|always]
+//	nqos-kind undeploy -name nqos-RUNID -kubeconfig PATH
 package main
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/tools/kind/internal/cluster"
+	"github.com/nqos/nqos/tools/kind/internal/deploy"
 )
 
 func main() {
@@ -30,7 +33,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: nqos-kind up|down [flags]")
+		return fmt.Errorf("usage: nqos-kind up|down|deploy|undeploy [flags]")
 	}
 	fs := flag.NewFlagSet("nqos-kind "+args[0], flag.ContinueOnError)
 	name := fs.String("name", "", "cluster name (nqos-<runid>)")
@@ -67,7 +70,28 @@ func run(ctx context.Context, args []string) error {
 			return cluster.DownAll(ctx, os.Stdout)
 		}
 		return cluster.Down(ctx, *name, *kubeconfig)
+	case "deploy":
+		image := fs.String("image", deploy.DefaultImage, "controller image, tagged in the engine of $DOCKER_HOST")
+		replicas := fs.Int("replicas", 0, "replicas of the Deployment (0: the manifest's)")
+		repo := fs.String("repo", "", "nqos checkout with config/ and build/ (empty: the one around the working directory)")
+		build := fs.String("build", string(deploy.BuildNever), "build the image from build/Containerfile: never, missing or always")
+		builderRoot := fs.String("builder-root", deploy.DefaultBuilderRoot(), "hack/builder-root.sh's root file system, for -build")
+		nbCA := fs.String("nb-ca", "", "PEM CA the Secret carries instead of the Northbound's (shows the TLS failure)")
+		timeout := fs.Duration("timeout", 3*time.Minute, "deadline for the rollout and the Lease")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return deploy.Deploy(ctx, deploy.Spec{
+			Name: *name, Kubeconfig: *kubeconfig, Repo: *repo, Image: *image, Replicas: *replicas,
+			Build: deploy.BuildMode(*build), BuilderRoot: *builderRoot, NBCAFile: *nbCA, Timeout: *timeout,
+		}, os.Stdout)
+	case "undeploy":
+		repo := fs.String("repo", "", "nqos checkout with config/ (empty: the one around the working directory)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return deploy.Undeploy(ctx, *name, *kubeconfig, *repo, os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q (want up or down)", args[0])
+		return fmt.Errorf("unknown command %q (want up, down, deploy or undeploy)", args[0])
 	}
 }

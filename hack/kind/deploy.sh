@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Owns `make kind-deploy`: deploys nqos-controller into the KinD cluster
+# nqos-$RUN_ID the way config/deploy/README.md says (central mode) with
+# `nqos-kind deploy`: builds the image IMAGE from build/Containerfile in
+# the private engine when it lacks it (NQOS_IMAGE_REBUILD=1: always; the
+# builder image comes from hack/builder-root.sh's root, modules from this
+# machine's module cache), loads it into every node, and applies the CRDs,
+# namespace, RBAC, Northbound TLS Secret and the Deployment (REPLICAS, empty:
+# the manifest's). Extra arguments go to nqos-kind deploy (e.g. -timeout 5m).
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+run_id="${RUN_ID:-}"
+if [[ -z "$run_id" ]]; then
+  echo "kind-deploy: RUN_ID names the cluster (make kind-deploy RUN_ID=x)" >&2; exit 2
+fi
+name="nqos-$run_id"
+kubeconfig="$kind_runs/$name/kubeconfig"
+[[ -f "$kubeconfig" ]] || { echo "kind-deploy: no cluster $name ($kubeconfig missing; make kind-up RUN_ID=$run_id)" >&2; exit 1; }
+DOCKER_HOST="$("$kind_here/hack/kind/dockerd.sh" env)"
+export DOCKER_HOST
+build=missing
+if [[ "${NQOS_IMAGE_REBUILD:-}" == 1 ]]; then build=always; fi
+tool="$(kind_tool)"
+"$tool" deploy -name "$name" -kubeconfig "$kubeconfig" -repo "$kind_here" \
+  -image "${IMAGE:-nqos/nqos-controller:dev}" -replicas "${REPLICAS:-0}" -build "$build" "$@"
+echo "export KUBECONFIG=$kubeconfig   # kubectl -n nqos-system get pods"
