@@ -58,6 +58,12 @@ down() {
   fi
   # kind's network (br-*) is removed by down.sh while the engine runs
   if ip link show "$bridge" >/dev/null 2>&1; then ip link del "$bridge"; fi
+  # dockerd leaves mounts below its exec root (netns/default, an nsfs
+  # binding): unmount every mount under $state, deepest first
+  local m
+  for m in $(awk -v p="$state/" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r); do
+    umount "$m"
+  done
   if mountpoint -q "$state/exec" 2>/dev/null; then umount "$state/exec"; fi
   rm -rf "$state"
 }
