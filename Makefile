@@ -18,7 +18,7 @@ OVN_PKGS  ?= ./internal/ovnnb/... ./internal/controller/... ./cmd/nqos-sim/...
 OVN_SKIP  ?= ^TestContainerImage$$
 # ovn_env V: shell prefix that makes a command run OVN version V.
 ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)
-export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0
+export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0-static
 
 .PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind kind-up kind-down mutation image clean
 

@@ -3,8 +3,11 @@
 # (default ~/.cache/nqos/kind-v0.33.0-k8s-v1.37.2/bin): kubeadm, kubelet,
 # kubectl, kube-apiserver, kube-controller-manager, kube-scheduler, a static
 # etcd, the CNI plugins and crictl. Kubernetes builds from a copy of the
-# nested module tools/kube (tools/kube itself is never written). Each binary
-# already present is kept, so a warm run builds nothing. Prints the bin dir.
+# nested module tools/kube (tools/kube itself is never written); etcd and
+# kube-apiserver are copied from hack/kube-bins.sh's cache (the same static,
+# version-stamped build the tests use; built there first when missing). Each
+# binary already present is kept, so a warm run builds nothing. Prints the
+# bin dir.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 here="$kind_here"
@@ -58,8 +61,21 @@ install() {
   rmdir "$tmp"
 }
 
-build etcd go.etcd.io/etcd/server/v3 -ldflags="-s -w"
-for b in kube-apiserver kube-scheduler kubectl kubeadm kubelet kube-controller-manager; do
+# etcd and kube-apiserver: the tests' build (hack/kube-bins.sh), copied
+shared=""
+for b in etcd kube-apiserver; do
+  [[ -x "$bin/$b" ]] && continue
+  [[ -n "$shared" ]] || shared="$("$here/hack/kube-bins.sh")"
+  # the images are FROM scratch: a cgo build there would not start
+  if ! go version -m "$shared/$b" | grep -qx $'\tbuild\tCGO_ENABLED=0'; then
+    echo "kind bins: $shared/$b is not a CGO_ENABLED=0 build (a stale cache directory?)" >&2
+    exit 1
+  fi
+  cp "$shared/$b" "$bin/$b.tmp"
+  mv "$bin/$b.tmp" "$bin/$b"
+  echo "kind bins: $b copied from $shared" >&2
+done
+for b in kube-scheduler kubectl kubeadm kubelet kube-controller-manager; do
   build "$b" "k8s.io/kubernetes/cmd/$b" -ldflags="$ldflags"
 done
 mkdir -p "$bin/cni"

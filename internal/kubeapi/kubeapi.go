@@ -16,10 +16,10 @@ import (
 )
 
 // binVersion names the cache directory hack/kube-bins.sh fills.
-const binVersion = "kube-v1.37.2-etcd3.7.0"
+const binVersion = "kube-v1.37.2-etcd3.7.0-static"
 
 // BinDir returns the directory holding the kube-apiserver and etcd
-// binaries: $NQOS_KUBE_BIN_DIR, else ~/.cache/nqos/kube-v1.37.2-etcd3.7.0.
+// binaries: $NQOS_KUBE_BIN_DIR, else ~/.cache/nqos/kube-v1.37.2-etcd3.7.0-static.
 // It fails, saying how to build them, when either binary is missing.
 func BinDir() (string, error) {
 	dir := os.Getenv("NQOS_KUBE_BIN_DIR")
