@@ -4,7 +4,8 @@
 # `nqos-kind deploy`: builds the image IMAGE from build/Containerfile in
 # the private engine when it lacks it (NQOS_IMAGE_REBUILD=1: always; the
 # builder image comes from hack/builder-root.sh's root, modules from this
-# machine's module cache), loads it into every node, and applies the CRDs,
+# machine's module cache; rebuilt when the sources changed since the last
+# deploy's build), loads it into every node, and applies the CRDs,
 # namespace, RBAC, Northbound TLS Secret and the Deployment (REPLICAS, empty:
 # the manifest's). Extra arguments go to nqos-kind deploy (e.g. -timeout 5m).
 set -euo pipefail
@@ -18,9 +19,19 @@ kubeconfig="$kind_runs/$name/kubeconfig"
 [[ -f "$kubeconfig" ]] || { echo "kind-deploy: no cluster $name ($kubeconfig missing; make kind-up RUN_ID=$run_id)" >&2; exit 1; }
 DOCKER_HOST="$("$kind_here/hack/kind/dockerd.sh" env)"
 export DOCKER_HOST
+image="${IMAGE:-nqos/nqos-controller:dev}"
+# The engine's data root outlives clones and commits: an image of that tag
+# built from other sources is rebuilt. The stamp names the image and a hash
+# of the files the Containerfile copies, as they are in this tree.
+src_hash="$(cd "$kind_here" && git ls-files -z -- go.mod go.sum build api cmd/nqos-controller internal |
+  xargs -0 sha256sum | sha256sum | cut -c1-16)"
+stamp="$kind_cache/controller-image.src"
 build=missing
-if [[ "${NQOS_IMAGE_REBUILD:-}" == 1 ]]; then build=always; fi
+if [[ "${NQOS_IMAGE_REBUILD:-}" == 1 ]] || [[ "$(cat "$stamp" 2>/dev/null)" != "$image $src_hash" ]]; then
+  build=always
+fi
 tool="$(kind_tool)"
 "$tool" deploy -name "$name" -kubeconfig "$kubeconfig" -repo "$kind_here" \
-  -image "${IMAGE:-nqos/nqos-controller:dev}" -replicas "${REPLICAS:-0}" -build "$build" "$@"
+  -image "$image" -replicas "${REPLICAS:-0}" -build "$build" "$@"
+echo "$image $src_hash" >"$stamp"
 echo "export KUBECONFIG=$kubeconfig   # kubectl -n nqos-system get pods"
