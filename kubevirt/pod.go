@@ -117,7 +117,7 @@ func launcherPod(vm VM, name, node string, atts []attachment, image string, podN
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vm.Namespace, Labels: labels, Annotations: annotations},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{c}},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{c}},
 	}, nil
 }
 
