@@ -3,7 +3,15 @@ package kubevirt
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nqos/nqos/internal/poll"
 )
+
+// ovnkubeLSPTimeout bounds the wait for ovnkube to create a launcher
+// pod's LSP, or to remove it after the pod is deleted.
+const ovnkubeLSPTimeout = time.Minute
 
 // CreateLSPs creates the LSPs of a VM created with SkipLSP and waits
 // until they are up.
@@ -11,9 +19,15 @@ func (m *Manager) CreateLSPs(ctx context.Context, namespace, name string) error 
 	return m.withVM(namespace, name, func(in *instance) error { return m.createLSPs(ctx, in, in.node, false) })
 }
 
+// createLSPs writes the VM's LSPs, or where ovnkube writes them waits
+// for them, then (unless noWait) waits until they are up.
 func (m *Manager) createLSPs(ctx context.Context, in *instance, node string, noWait bool) error {
 	for i, a := range in.atts {
-		if err := m.addLSP(ctx, in.vm, a, in.lsps[i], node); err != nil {
+		add := m.addLSP
+		if m.tb.OVNKubeLSPs() {
+			add = m.awaitLSP
+		}
+		if err := add(ctx, in.vm, in.pod, a, in.lsps[i], node); err != nil {
 			return err
 		}
 	}
@@ -29,7 +43,7 @@ func (m *Manager) createLSPs(ctx context.Context, in *instance, node string, noW
 }
 
 // addLSP creates a pod LSP as ovnkube does on a secondary network.
-func (m *Manager) addLSP(ctx context.Context, vm VM, a attachment, lsp, chassis string) error {
+func (m *Manager) addLSP(ctx context.Context, vm VM, _ string, a attachment, lsp, chassis string) error {
 	addr := a.MAC
 	for _, ip := range a.ovnIPs() {
 		addr += " " + prefixAddr(ip)
@@ -44,6 +58,35 @@ func (m *Manager) addLSP(ctx context.Context, vm VM, a attachment, lsp, chassis 
 	return nil
 }
 
+// awaitLSP waits until ovnkube has created the LSP of pod's attachment a
+// and checks that its addresses start with the MAC the networks
+// annotation asked for and that it is requested on chassis.
+func (m *Manager) awaitLSP(ctx context.Context, vm VM, pod string, a attachment, lsp, chassis string) error {
+	what := fmt.Sprintf("ovnkube's LSP %s of pod %s/%s", lsp, vm.Namespace, pod)
+	err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, what, func(ctx context.Context) (bool, error) {
+		out, err := m.tb.NBCtl(ctx, "--bare", "--columns=addresses,options", "find", "Logical_Switch_Port", "name="+lsp)
+		if err != nil {
+			return false, err
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) < 2 || lines[0] == "" {
+			return false, poll.Retry("not in the NB (find: %q)", out)
+		}
+		addr, opts := strings.Fields(lines[0]), lines[len(lines)-1]
+		if !strings.EqualFold(addr[0], a.MAC) {
+			return false, fmt.Errorf("addresses %q: MAC %s, the networks annotation asks %s", lines[0], addr[0], a.MAC)
+		}
+		if !strings.Contains(opts, "requested-chassis="+chassis) {
+			return false, fmt.Errorf("options %q: not requested on chassis %s", opts, chassis)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("VM %s/%s: %w", vm.Namespace, vm.Name, err)
+	}
+	return nil
+}
+
 // lspExternalIDs are the ovn-nbctl set arguments for the external_ids
 // ovnkube writes on the LSP of a pod of vm on a secondary localnet network
 // (upstream-networkqos-facts: namespace, pod, network, nad, topology).
@@ -54,7 +97,19 @@ func lspExternalIDs(vm VM, a attachment) []string {
 		"external_ids:k8s.ovn.org/topology=localnet"}
 }
 
+// deleteLSP deletes a pod's LSP, or where ovnkube owns it waits until
+// ovnkube has removed it (the pod is deleted first).
 func (m *Manager) deleteLSP(ctx context.Context, vm VM, lsp string) error {
+	if m.tb.OVNKubeLSPs() {
+		err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, "ovnkube to remove LSP "+lsp, func(ctx context.Context) (bool, error) {
+			out, err := m.tb.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch_Port", "name="+lsp)
+			return err == nil && strings.TrimSpace(out) == "", err
+		})
+		if err != nil {
+			return fmt.Errorf("VM %s/%s: %w", vm.Namespace, vm.Name, err)
+		}
+		return nil
+	}
 	if _, err := m.tb.NBCtl(ctx, "--if-exists", "lsp-del", lsp); err != nil {
 		return fmt.Errorf("VM %s/%s: delete LSP %s: %w", vm.Namespace, vm.Name, lsp, err)
 	}

@@ -36,6 +36,11 @@ type Testbed interface {
 	// launcher pods run where pods really run ("": none do).
 	GuestNIC(i int) string
 	LauncherImage() string
+	// OVNKubeLSPs reports whether OVN-Kubernetes' ovnkube creates the
+	// launcher pods' LSPs: then the Manager waits for them (and for their
+	// removal) instead of writing them, and leaves the pods'
+	// k8s.ovn.org/pod-networks annotation to ovnkube.
+	OVNKubeLSPs() bool
 }
 
 // Manager runs VMs on a testbed. Kube may be nil: then no launcher pods
@@ -168,7 +173,7 @@ func (m *Manager) createPod(ctx context.Context, in *instance, node string) (str
 	if err := localnet.EnsureNamespace(ctx, m.kube, in.vm.Namespace); err != nil {
 		return "", fmt.Errorf("VM %s/%s: %w", in.vm.Namespace, in.vm.Name, err)
 	}
-	pod, err := launcherPod(in.vm, name, node, in.atts, m.tb.LauncherImage())
+	pod, err := launcherPod(in.vm, name, node, in.atts, m.tb.LauncherImage(), !m.tb.OVNKubeLSPs())
 	if err != nil {
 		return "", fmt.Errorf("VM %s/%s: launcher pod: %w", in.vm.Namespace, in.vm.Name, err)
 	}

@@ -140,7 +140,7 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 		if opts.LateTargetLSP {
 			continue
 		}
-		if err := m.addLSP(ctx, in.vm, a, dst[i], target); err != nil {
+		if err := m.addLSP(ctx, in.vm, "", a, dst[i], target); err != nil {
 			return err
 		}
 		if err := m.tb.WaitPortUp(ctx, dst[i]); err != nil {
@@ -158,7 +158,7 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 	}
 	if opts.LateTargetLSP {
 		for i, a := range in.atts {
-			if err := m.addLSP(ctx, in.vm, a, dst[i], target); err != nil {
+			if err := m.addLSP(ctx, in.vm, "", a, dst[i], target); err != nil {
 				return err
 			}
 		}

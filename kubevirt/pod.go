@@ -78,8 +78,11 @@ func (a attachment) ovnIPs() []string {
 
 // launcherPod builds the virt-launcher pod of vm on node. With an image
 // the pod runs it as present on the node (no pull, its own entrypoint):
-// where a kubelet really runs the pod; without, it names KubeVirt's.
-func launcherPod(vm VM, name, node string, atts []attachment, image string) (*corev1.Pod, error) {
+// where a kubelet really runs the pod; without, it names KubeVirt's. The
+// networks annotation asks for each interface's MAC; podNetworks writes
+// k8s.ovn.org/pod-networks too, as ovnkube would (where ovnkube runs, it
+// writes it itself).
+func launcherPod(vm VM, name, node string, atts []attachment, image string, podNetworks bool) (*corev1.Pod, error) {
 	labels := maps.Clone(vm.Labels)
 	if labels == nil {
 		labels = map[string]string{}
@@ -108,10 +111,13 @@ func launcherPod(vm VM, name, node string, atts []attachment, image string) (*co
 	if image != "" {
 		c = corev1.Container{Name: "compute", Image: image, ImagePullPolicy: corev1.PullNever}
 	}
+	annotations := map[string]string{nadv1.NetworksAnnotation: string(mj)}
+	if podNetworks {
+		annotations[PodNetworksAnnotation] = string(pj)
+	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vm.Namespace, Labels: labels,
-			Annotations: map[string]string{nadv1.NetworksAnnotation: string(mj), PodNetworksAnnotation: string(pj)}},
-		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{c}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: vm.Namespace, Labels: labels, Annotations: annotations},
+		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{c}},
 	}, nil
 }
 

@@ -48,14 +48,14 @@ func TestLauncherPod(t *testing.T) {
 	if err != nil || !strings.HasPrefix(name, "virt-launcher-vm1-") || len(name) != len("virt-launcher-vm1-")+5 {
 		t.Fatalf("launcher name %q (%v)", name, err)
 	}
-	pod, err := launcherPod(vm, name, "node2", atts, "")
+	pod, err := launcherPod(vm, name, "node2", atts, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := pod.Spec.Containers[0]; c.Image != "quay.io/kubevirt/virt-launcher:v1.6.0" || len(c.Command) != 1 {
 		t.Errorf("container without a node image: %s %v, want KubeVirt's launcher", c.Image, c.Command)
 	}
-	onNode, err := launcherPod(vm, name, "node2", atts, "registry.k8s.io/pause:3.10.2")
+	onNode, err := launcherPod(vm, name, "node2", atts, "registry.k8s.io/pause:3.10.2", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +81,13 @@ func TestLauncherPod(t *testing.T) {
 	}
 	if ipam := pn["infra/ipam-net"]; len(ipam.IPAddresses) != 1 || ipam.IPAddresses[0] != "10.40.0.5/24" || ipam.Role != "secondary" {
 		t.Errorf("IPAM entry %+v", ipam)
+	}
+	byOVNKube, err := launcherPod(vm, name, "node2", atts, "registry.k8s.io/pause:3.10.2", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := byOVNKube.Annotations[PodNetworksAnnotation]; ok || byOVNKube.Annotations[nadv1.NetworksAnnotation] != wantNets {
+		t.Errorf("pod where ovnkube annotates: %v, want the networks annotation alone", byOVNKube.Annotations)
 	}
 }
 

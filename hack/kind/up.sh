@@ -3,8 +3,10 @@
 # is missing (bins.sh, rootfs.sh, images.sh; nothing when warm) and creates
 # the KinD cluster nqos-$RUN_ID with KIND_WORKERS workers (nqos-kind up:
 # the cluster, then OVN on the userspace datapath in its nodes and a ping
-# across geneve, then the nqos-cni plugin built here on every node), its
-# kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A failed create deletes
+# across geneve, then the nqos-cni plugin built here on every node, then
+# OVN-Kubernetes' ovnkube in the control plane, built once by ovnkube.sh:
+# it creates the launcher pods' LSPs; KIND_LSP=emulated leaves them to the
+# harness), its kubeconfig at $kind_runs/nqos-$RUN_ID/kubeconfig. A failed create deletes
 # the cluster it made.
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
@@ -21,6 +23,10 @@ image="$("$kind_here/hack/kind/images.sh")"
 tool="$(kind_tool)"
 # nqos-cni runs inside the nodes: statically linked, from the repo root
 (cd "$kind_here" && CGO_ENABLED=0 go build -o "$kind_cache/nqos-cni" ./cmd/nqos-cni)
+lsp="${KIND_LSP:-ovnkube}"
+ovnkube_args=()
+if [[ "$lsp" == ovnkube ]]; then ovnkube_args=(-ovnkube-bin "$("$kind_here/hack/kind/ovnkube.sh")"); fi
 "$tool" up -name "$name" -image "$image" -workers "${KIND_WORKERS:-1}" -kubeconfig "$kubeconfig" \
-  -cni-bin "$kind_cache/nqos-cni" -nad-crd "$kind_here/config/crd/k8s.cni.cncf.io_network-attachment-definitions.yaml"
+  -cni-bin "$kind_cache/nqos-cni" -nad-crd "$kind_here/config/crd/k8s.cni.cncf.io_network-attachment-definitions.yaml" \
+  -lsp "$lsp" "${ovnkube_args[@]}"
 echo "export KUBECONFIG=$kubeconfig   # make kind-down RUN_ID=$run_id"

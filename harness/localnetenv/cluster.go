@@ -24,7 +24,7 @@ import (
 )
 
 // fieldManager is the server-side-apply manager of scenario objects.
-const fieldManager = "nqos-sim-run"
+const fieldManager = localnet.FieldManager
 
 // resourceOf maps a scenario kind to its API resource.
 func resourceOf(kind string) (schema.GroupVersionResource, bool) {

@@ -33,9 +33,13 @@ const (
 	controllerDeployment = "nqos-controller"
 )
 
+// ovnkubeNamespace holds the lease of the cluster's ovnkube (nqos-kind up
+// -lsp ovnkube).
+const ovnkubeNamespace = "ovn-kubernetes"
+
 // systemNamespaces are the namespaces of the cluster itself: everything
 // else a scenario made is deleted at its end.
-var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace}
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace, ovnkubeNamespace}
 
 // onKind reports whether the environment is a KinD cluster.
 func (e *Env) onKind() bool { return e.tb.Kind() != nil }

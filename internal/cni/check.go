@@ -23,6 +23,8 @@ func (p Plugin) check(ctx context.Context, o ovs, args *skel.CmdArgs, pt port) e
 		return fmt.Errorf("port %s has ofport %s: ovs-vswitchd did not open it", pt.host, st.ofport)
 	case st.ids["iface-id"] != pt.lsp:
 		return fmt.Errorf("port %s: external_ids:iface-id %q, want %q", pt.host, st.ids["iface-id"], pt.lsp)
+	case st.ids[keyIfaceIDVer] != pt.podUID:
+		return fmt.Errorf("port %s: external_ids:%s %q, want %q", pt.host, keyIfaceIDVer, st.ids[keyIfaceIDVer], pt.podUID)
 	case st.ids[keySandbox] != args.ContainerID:
 		return fmt.Errorf("port %s: external_ids:%s %q, want %q", pt.host, keySandbox, st.ids[keySandbox], args.ContainerID)
 	}

@@ -17,6 +17,9 @@ const (
 	keyIfName  = "nqos-cni/ifname"
 	keyPod     = "nqos-cni/pod"
 	keySandbox = "nqos-cni/sandbox"
+	// keyIfaceIDVer is OVN's: ovn-controller binds an LSP whose
+	// options:iface-id-ver is set only to an interface with the same value.
+	keyIfaceIDVer = "iface-id-ver"
 )
 
 // vsctlTimeout is ovs-vsctl's own bound (seconds) on one invocation.

@@ -18,6 +18,10 @@ type port struct {
 	host string           // node end, on the bridge
 	mac  net.HardwareAddr // pod end
 	lsp  string           // the logical switch port (external_ids:iface-id)
+	// podUID is the pod's UID (external_ids:iface-id-ver): ovnkube sets
+	// options:iface-id-ver to it on the LSP, and ovn-controller binds the
+	// LSP only to an interface carrying the same value.
+	podUID string
 }
 
 // plan reads the pod and every NAD its networks annotation names and
@@ -41,7 +45,9 @@ func plan(ctx context.Context, api API, pod podRef, args *skel.CmdArgs) ([]port,
 		if err == nil {
 			var n Network
 			if n, err = ParseNAD(nad); err == nil {
-				ports = append(ports, resolve(a, n, pod, args.ContainerID))
+				pt := resolve(a, n, pod, args.ContainerID)
+				pt.podUID = string(p.UID)
+				ports = append(ports, pt)
 				continue
 			}
 		}

@@ -62,14 +62,24 @@ func (p Plugin) plug(ctx context.Context, o ovs, pod podRef, args *skel.CmdArgs,
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
+	if err := o.addPort(ctx, pt.host, portIDs(pt, pod, args)); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	return hostMAC, nil
+}
+
+// portIDs are the external_ids of pt's OVS interface: OVN's binding keys
+// (iface-id, iface-id-ver when the pod's UID is known, attached-mac,
+// iface-status) and nqos-cni's own.
+func portIDs(pt port, pod podRef, args *skel.CmdArgs) map[string]string {
 	ids := map[string]string{
 		"iface-id": pt.lsp, "attached-mac": pt.mac.String(), "iface-status": "active",
 		keyNetns: args.Netns, keyIfName: pt.Interface, keyPod: pod.String(), keySandbox: args.ContainerID,
 	}
-	if err := o.addPort(ctx, pt.host, ids); err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+	if pt.podUID != "" {
+		ids[keyIfaceIDVer] = pt.podUID
 	}
-	return hostMAC, nil
+	return ids
 }
 
 // quietIPv6 turns duplicate address detection, autoconfiguration and

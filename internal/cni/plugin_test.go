@@ -88,6 +88,7 @@ func testAddCheckDel(t *testing.T, w *world) {
 	wantIDs := map[string]string{
 		"iface-id": qos.LogicalPortName("vms", "blue", "vms", "launcher-a"), "attached-mac": "02:00:00:00:0a:01", "iface-status": "active",
 		"nqos-cni/netns": args.Netns, "nqos-cni/ifname": "pod1", "nqos-cni/pod": "vms/launcher-a", "nqos-cni/sandbox": "sandbox-a",
+		"iface-id-ver": uid,
 	}
 	if diff := cmp.Diff(wantIDs, st.ids); diff != "" || st.bridge != DefaultBridge || st.ofport == "[]" {
 		t.Errorf("port %s: bridge %s ofport %s, external_ids (-want +got):\n%s", host, st.bridge, st.ofport, diff)

@@ -2,7 +2,7 @@
 // sigs.k8s.io/kind's Go API, on the private engine and images of hack/kind,
 // and starts OVN on the userspace datapath in their nodes.
 //
-//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain] [-cni-bin PATH -nad-crd PATH]
+//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain] [-cni-bin PATH -nad-crd PATH [-lsp ovnkube|emulated] [-ovnkube-bin PATH]]
 //	nqos-kind down -name nqos-RUNID -kubeconfig PATH
 //	nqos-kind down -all        (every cluster whose name starts with nqos-)
 //	nqos-kind deploy -name nqos-RUNID -kubeconfig PATH [-image REF] [-replicas N] [-build never|missing|always]
@@ -47,11 +47,20 @@ func run(ctx context.Context, args []string) error {
 		retain := fs.Bool("retain", false, "keep the nodes of a failed create (debugging)")
 		cniBin := fs.String("cni-bin", "", "nqos-cni binary to install on every node (none: bridge and portmap only)")
 		nadCRD := fs.String("nad-crd", "", "NetworkAttachmentDefinition CRD manifest, applied with -cni-bin when missing")
+		lsp := fs.String("lsp", string(cluster.LSPOVNKube), "who creates the launcher pods' LSPs (with -cni-bin): ovnkube (run in the control plane) or emulated (the harness)")
+		ovnkubeBin := fs.String("ovnkube-bin", "", "static ovnkube binary for -lsp ovnkube (hack/kind/ovnkube.sh)")
+		ovnkubeTimeout := fs.Duration("ovnkube-timeout", 2*time.Minute, "deadline for ovnkube to start")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		if *cniBin != "" && *nadCRD == "" {
 			return fmt.Errorf("up: -cni-bin needs -nad-crd")
+		}
+		if !cluster.LSPMode(*lsp).Valid() {
+			return fmt.Errorf("up: -lsp %q: want %s or %s", *lsp, cluster.LSPOVNKube, cluster.LSPEmulated)
+		}
+		if *cniBin != "" && cluster.LSPMode(*lsp) == cluster.LSPOVNKube && *ovnkubeBin == "" {
+			return fmt.Errorf("up: -lsp ovnkube needs -ovnkube-bin")
 		}
 		if err := cluster.Up(ctx, cluster.Spec{
 			Name: *name, Image: *image, Workers: *workers,
@@ -60,7 +69,11 @@ func run(ctx context.Context, args []string) error {
 		}, os.Stdout); err != nil || *cniBin == "" {
 			return err
 		}
-		return cluster.InstallPlugin(ctx, cluster.PluginSpec{Name: *name, Kubeconfig: *kubeconfig, Bin: *cniBin, NADCRD: *nadCRD, Retain: *retain}, os.Stdout)
+		if err := cluster.InstallPlugin(ctx, cluster.PluginSpec{Name: *name, Kubeconfig: *kubeconfig, Bin: *cniBin, NADCRD: *nadCRD, Retain: *retain}, os.Stdout); err != nil {
+			return err
+		}
+		return cluster.StartLSPs(ctx, cluster.LSPSpec{Name: *name, Kubeconfig: *kubeconfig, Mode: cluster.LSPMode(*lsp),
+			Bin: *ovnkubeBin, Timeout: *ovnkubeTimeout, Retain: *retain}, os.Stdout)
 	case "down":
 		all := fs.Bool("all", false, "delete every nqos-* cluster")
 		if err := fs.Parse(args[1:]); err != nil {

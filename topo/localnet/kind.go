@@ -41,6 +41,9 @@ type KindCluster struct {
 	Kubeconfig string     `json:"kubeconfig"`
 	DockerHost string     `json:"dockerHost,omitempty"`
 	Nodes      []KindNode `json:"nodes"` // control plane first, then by name
+	// LSPs is who creates the launcher pods' LSPs: KindLSPOVNKube or
+	// KindLSPEmulated (kind_lsp.go).
+	LSPs string `json:"lsps"`
 }
 
 // KindNode is one node container of a KinD cluster.
@@ -65,7 +68,8 @@ func (k KindCluster) centralAddr(port int) string {
 }
 
 // DiscoverKind reads the node containers of KinD cluster name from the
-// Docker engine at dockerHost ("" = the default engine).
+// Docker engine at dockerHost ("" = the default engine) and who creates
+// the launcher pods' LSPs there.
 func DiscoverKind(ctx context.Context, name, kubeconfig, dockerHost string) (KindCluster, error) {
 	k := KindCluster{Name: name, Kubeconfig: kubeconfig, DockerHost: dockerHost}
 	out, err := k.docker(ctx, "ps", "--filter", "label=io.x-k8s.kind.cluster="+name, "--format", "{{.Names}}")
@@ -98,7 +102,8 @@ func DiscoverKind(ctx context.Context, name, kubeconfig, dockerHost string) (Kin
 	if k.Nodes[0].Role != "control-plane" {
 		return k, fmt.Errorf("KinD cluster %s: no control-plane node among %d", name, len(k.Nodes))
 	}
-	return k, nil
+	k.LSPs, err = k.discoverLSPMode(ctx)
+	return k, err
 }
 
 // parseKindNode reads one line of DiscoverKind's docker inspect format.

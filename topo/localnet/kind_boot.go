@@ -2,10 +2,12 @@ package localnet
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,9 +28,10 @@ func kindGuestNetns(runID, guest string) string {
 }
 
 // bootKind builds the testbed on the KinD cluster of the spec: the
-// cluster's NB must hold no logical switch (nothing of an earlier run),
+// cluster's NB must hold no localnet switch (nothing of an earlier run),
 // then fabric, nodes (br-phys and uplink in each node container), hosts,
-// networks and their API objects.
+// networks and their API objects. With ovnkube in the cluster the
+// networks' switches are ovnkube's, made from the NADs: it waits for them.
 func (t *Testbed) bootKind(ctx context.Context) error {
 	k := t.st.Spec.Kind
 	inst, _, err := ovninstall.Current(ctx)
@@ -62,13 +65,20 @@ func (t *Testbed) bootKind(ctx context.Context) error {
 	if err := t.createNetworkObjects(ctx); err != nil {
 		return err
 	}
+	if t.OVNKubeLSPs() {
+		if err := t.waitOVNKubeNetworks(ctx); err != nil {
+			return err
+		}
+	}
 	return t.WaitHVSync(ctx)
 }
 
-// kindClean fails when the cluster's NB holds a logical switch: an
-// earlier run did not tear down.
+// kindClean fails when the cluster's NB holds a localnet switch (one of
+// the spec's networks or any with external_ids k8s.ovn.org/topology=
+// localnet): an earlier run did not tear down. The switches of ovnkube's
+// default network (join, one per node) are the cluster's and stay.
 func (t *Testbed) kindClean(ctx context.Context) error {
-	out, err := t.NBCtl(ctx, "--format=json", "--columns=name", "list", "Logical_Switch")
+	out, err := t.NBCtl(ctx, "--format=json", "--columns=name,external_ids", "list", "Logical_Switch")
 	if err != nil {
 		return err
 	}
@@ -76,15 +86,36 @@ func (t *Testbed) kindClean(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
-	if len(tb.Data) > 0 {
-		var names []string
-		for _, c := range tb.column("name") {
-			names = append(names, strings.Trim(string(c), `"`))
-		}
-		return fmt.Errorf("testbed %s: KinD cluster %s: NB already holds logical switches %v (an earlier run was not torn down)",
+	names, err := localnetSwitches(tb, t.st.Spec.Networks)
+	if err != nil {
+		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("testbed %s: KinD cluster %s: NB already holds localnet switches %v (an earlier run was not torn down)",
 			t.st.RunID, t.st.Spec.Kind.Name, names)
 	}
 	return nil
+}
+
+// localnetSwitches names the rows of a Logical_Switch table (columns name
+// and external_ids) that are localnet switches or the networks' switches.
+func localnetSwitches(tb nbTable, networks []Network) ([]string, error) {
+	var names []string
+	ids := tb.column("external_ids")
+	for i, c := range tb.column("name") {
+		var name string
+		if err := json.Unmarshal(c, &name); err != nil {
+			return nil, fmt.Errorf("NB Logical_Switch name %s: %w", c, err)
+		}
+		m, err := ovsMap(ids[i])
+		if err != nil {
+			return nil, fmt.Errorf("NB Logical_Switch %s: %w", name, err)
+		}
+		if m["k8s.ovn.org/topology"] == "localnet" || slices.ContainsFunc(networks, func(n Network) bool { return n.Switch == name }) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 // newKindNode declares node i (1-based) on a node container: its OVS is
@@ -132,12 +163,18 @@ func (t *Testbed) adoptNetns(name, path string) error {
 
 // closeKind undoes what the run changed in the cluster: the networks'
 // switches (with every port on them) leave the NB, each node's br-phys
-// goes and its bridge mappings return to the underlay's.
+// goes and its bridge mappings return to the underlay's. Switches ovnkube
+// made are ovnkube's to remove: the networks' NADs are deleted and it is
+// awaited.
 func (t *Testbed) closeKind(ctx context.Context) error {
 	var errs []error
-	for _, n := range t.st.Spec.Networks {
-		if _, err := t.NBCtl(ctx, "--if-exists", "ls-del", n.Switch); err != nil {
-			errs = append(errs, err)
+	if t.OVNKubeLSPs() {
+		errs = append(errs, t.removeOVNKubeNetworks(ctx))
+	} else {
+		for _, n := range t.st.Spec.Networks {
+			if _, err := t.NBCtl(ctx, "--if-exists", "ls-del", n.Switch); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	for _, n := range t.st.Nodes {

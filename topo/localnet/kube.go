@@ -63,7 +63,7 @@ func (t *Testbed) createNetworkObject(ctx context.Context, cs kubernetes.Interfa
 		if owner != nil {
 			obj.OwnerReferences = []metav1.OwnerReference{*owner}
 		}
-		if _, err := createObject(ctx, dyn.Resource(nadv1.GroupVersionResource()).Namespace(obj.Namespace), obj); err != nil {
+		if _, err := applyObject(ctx, dyn.Resource(nadv1.GroupVersionResource()).Namespace(obj.Namespace), obj); err != nil {
 			return fmt.Errorf("NAD %s/%s: %w", obj.Namespace, obj.Name, err)
 		}
 	}
@@ -86,6 +86,34 @@ func createObject(ctx context.Context, ri dynamic.ResourceInterface, obj any) (*
 		if apierrors.IsAlreadyExists(err) {
 			got, err = ri.Get(ctx, u.GetName(), metav1.GetOptions{})
 		}
+		if err != nil {
+			return false, poll.Retry("%v", err)
+		}
+		return true, nil
+	})
+	return got, err
+}
+
+// FieldManager is the server-side apply field manager of the objects the
+// testbed and the scenarios write (harness/localnetenv applies with it).
+const FieldManager = "nqos-sim-run"
+
+// applyObject creates or updates a typed object with server-side apply
+// as FieldManager, retrying while a freshly installed CRD is not served
+// yet. NADs are written so: a scenario that applies the same NAD again
+// as the same manager changes nothing, not even managedFields. (A first
+// apply by another manager that changes nothing adds a managedFields
+// entry without a time, on which ovnkube's NAD controller panics.)
+func applyObject(ctx context.Context, ri dynamic.ResourceInterface, obj any) (*unstructured.Unstructured, error) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: raw}
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	var got *unstructured.Unstructured
+	err = poll.Until(ctx, 20*time.Second, pollEvery, "apply "+u.GetKind()+" "+u.GetName(), func(ctx context.Context) (bool, error) {
+		got, err = ri.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 		if err != nil {
 			return false, poll.Retry("%v", err)
 		}

@@ -108,7 +108,7 @@ func (t *Testbed) bootOVN(ctx context.Context) error {
 }
 
 // startHostsAndNetworks starts the external hosts and creates the
-// networks' switches.
+// networks' switches (unless ovnkube makes them: OVNKubeLSPs).
 func (t *Testbed) startHostsAndNetworks(ctx context.Context) error {
 	for i, hs := range t.st.Spec.Hosts {
 		h, err := t.startHost(ctx, i+1, hs)
@@ -117,7 +117,11 @@ func (t *Testbed) startHostsAndNetworks(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, n := range t.st.Spec.Networks {
+	networks := t.st.Spec.Networks
+	if t.OVNKubeLSPs() {
+		networks = nil
+	}
+	for _, n := range networks {
 		if err := t.createNetwork(ctx, n); err != nil {
 			return err
 		}
