@@ -75,10 +75,15 @@ type BaselineResult struct {
 	Detail      any
 }
 
-// Appearance is what StartVMProbed measured; durations count from the
-// LSP's creation (zero: not seen).
+// Appearance is what StartVMProbed measured; durations count from
+// Origin (zero: not seen): the LSP's creation where the harness creates
+// it under the probe, or the probe's start where ovnkube had created the
+// LSP with the launcher pod, LSPBefore earlier (the port then binds under
+// the probe).
 type Appearance struct {
 	LSP                                       string
+	Origin                                    string
+	LSPBefore                                 time.Duration
 	PortUp, InGroup, FirstPacket, FirstMarked time.Duration
 	// Packets are the probe packets seen on the uplink, Unmarked those
 	// without the object's DSCP.

@@ -18,6 +18,12 @@ import (
 // precede the sampled join by at most that.
 const joinResolution = 25 * time.Millisecond
 
+// The origins of an Appearance's durations.
+const (
+	OriginLSPCreated = "LSP created"
+	OriginProbeStart = "probe start"
+)
+
 // AppearWindow is when a new VM's first marked packet may leave, from
 // its LSP's creation: not before its port joined the port group (OVN
 // cannot mark a port outside the group), and not after the later of the
@@ -73,13 +79,20 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 	m := func(name string, d time.Duration, note string) results.Measure {
 		return results.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
 	}
+	o := a.Origin
+	if o == "" {
+		o = OriginLSPCreated
+	}
+	if a.LSPBefore > 0 {
+		ex.measures = append(ex.measures, m("LSP created (by ovnkube) → probe start", a.LSPBefore, a.LSP))
+	}
 	ex.measures = append(ex.measures,
-		m("LSP created → port up", a.PortUp, a.LSP),
-		m("LSP created → in its port group", a.InGroup, p.Manifest.Key()),
-		m("LSP created → first probe packet on the uplink", a.FirstPacket, ""),
-		m("LSP created → first marked packet on the uplink", a.FirstMarked, fmt.Sprintf("DSCP %d, window [%v, %v]", p.DSCP, lo, hi)),
+		m(o+" → port up", a.PortUp, a.LSP),
+		m(o+" → in its port group", a.InGroup, p.Manifest.Key()),
+		m(o+" → first probe packet on the uplink", a.FirstPacket, ""),
+		m(o+" → first marked packet on the uplink", a.FirstMarked, fmt.Sprintf("DSCP %d, window [%v, %v]", p.DSCP, lo, hi)),
 		m("OVN's own port-group change → first marked (same run, median)", ovn.median, fmt.Sprintf("min %v, max %v", ovn.min, ovn.max)),
-		m("difference: LSP created → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
+		m("difference: "+o+" → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
 		results.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
 	vs := []verdict.Verdict{
 		verdict.FirstMarked(vm.Name, a.FirstMarked, lo, hi, a.Packets, fmt.Sprintf("join %v, port up %v, OVN's own max %v, tolerance %v",

@@ -25,8 +25,9 @@ type AppearSpec struct {
 	Traffic Traffic `json:"traffic"`
 }
 
-// AppearResult is what VMAppears measured. Durations count from the
-// ovn-nbctl command that created the LSP (CommandAt).
+// AppearResult is what VMAppears measured. Durations count from
+// CommandAt: the ovn-nbctl command that created the LSP, or, where ovnkube
+// created it with the launcher pod (LSPInNB negative), the probe's start.
 type AppearResult struct {
 	VM        VMRef     `json:"vm"`
 	LSP       string    `json:"lsp"`
@@ -117,6 +118,11 @@ func (o *vmOps) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, e
 
 // step is the appearance as a probed startVM step's result.
 func (res AppearResult) step() harness.Appearance {
-	return harness.Appearance{LSP: res.LSP, PortUp: res.PortUp, InGroup: res.InGroup, FirstPacket: res.FirstPacket,
-		FirstMarked: res.FirstMarked, Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked, Detail: res}
+	a := harness.Appearance{LSP: res.LSP, Origin: harness.OriginLSPCreated, PortUp: res.PortUp, InGroup: res.InGroup,
+		FirstPacket: res.FirstPacket, FirstMarked: res.FirstMarked, Packets: res.Marking.Packets,
+		Unmarked: res.Marking.Unmarked, Detail: res}
+	if res.LSPInNB < 0 {
+		a.Origin, a.LSPBefore = harness.OriginProbeStart, -res.LSPInNB
+	}
+	return a
 }
