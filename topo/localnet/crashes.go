@@ -45,15 +45,18 @@ func (t *Testbed) Crashes() ([]Crash, error) {
 }
 
 // crashLines picks the crash lines of one log: OVS/OVN daemons write
-// "|EMER|" before they abort, and a monitor writes "N crashes: pid P
-// died, ..., restarting" when it restarts its daemon.
+// "|EMER|" before they abort, a monitor writes "N crashes: pid P
+// died, ..., restarting" when it restarts its daemon, and a Go program
+// (ovnkube's stdout/stderr) starts its last words with "panic: " or
+// "fatal error: ".
 func crashLines(name string, raw []byte) []Crash {
 	var out []Crash
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.Contains(line, "|EMER|") || (strings.Contains(line, "(monitor)|") && strings.Contains(line, " crashes: pid ")) {
+		if strings.Contains(line, "|EMER|") || (strings.Contains(line, "(monitor)|") && strings.Contains(line, " crashes: pid ")) ||
+			strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: ") {
 			out = append(out, Crash{Log: name, Line: line})
 		}
 	}
@@ -61,7 +64,8 @@ func crashLines(name string, raw []byte) []Crash {
 }
 
 // daemonLogs are the run's daemon logs, sorted: its own and, on a KinD
-// cluster, the OVS and OVN logs inside the nodes it uses.
+// cluster, the OVS and OVN logs inside the nodes it uses and ovnkube's
+// output in the control plane (where a Go panic lands).
 func (t *Testbed) daemonLogs() ([]string, error) {
 	patterns := []string{filepath.Join(t.dir, "logs", "*.log")}
 	if k := t.st.Spec.Kind; k != nil {
@@ -69,6 +73,8 @@ func (t *Testbed) daemonLogs() ([]string, error) {
 			root := filepath.Join("/proc", strconv.Itoa(n.PID), "root")
 			patterns = append(patterns, filepath.Join(root, "var/log/openvswitch/*.log"), filepath.Join(root, "var/log/ovn/*.log"))
 		}
+		cp := filepath.Join("/proc", strconv.Itoa(k.Nodes[0].PID), "root")
+		patterns = append(patterns, filepath.Join(cp, "var/log/ovn-kubernetes/ovnkube.stdout"))
 	}
 	var logs []string
 	for _, p := range patterns {

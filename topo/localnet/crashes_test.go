@@ -24,3 +24,22 @@ func TestCrashLines(t *testing.T) {
 		t.Fatalf("crashLines = %q, want %q", got, want)
 	}
 }
+
+// A Go panic in ovnkube's output is a crash; a log line that mentions
+// a panic is not.
+func TestCrashLinesGoPanic(t *testing.T) {
+	raw := []byte(`I1202 17:20:01.000000   12 nad_controller.go:200] Adding NAD vms/tenant-blue
+E1202 17:20:01.100000   12 runtime.go:79] Observed a panic: "invalid memory address or nil pointer dereference"
+panic: runtime error: invalid memory address or nil pointer dereference [recovered]
+	panic: runtime error: invalid memory address or nil pointer dereference
+fatal error: concurrent map writes
+`)
+	got := crashLines("nqos-e2e-control-plane-ovnkube.stdout", raw)
+	want := []Crash{
+		{"nqos-e2e-control-plane-ovnkube.stdout", "panic: runtime error: invalid memory address or nil pointer dereference [recovered]"},
+		{"nqos-e2e-control-plane-ovnkube.stdout", "fatal error: concurrent map writes"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("crashLines = %q, want %q", got, want)
+	}
+}
