@@ -16,12 +16,8 @@ dir="${NQOS_KUBE_BIN_DIR:-${HOME}/.cache/nqos/kube-${version}}"
 mkdir -p "$dir"
 cd "$here/tools/kube"
 export CGO_ENABLED=0
-minor="${k8s_version#v1.}"; minor="${minor%%.*}"
-ldflags="-s -w"
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$minor"
-  ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
-done
+source "$here/hack/kube-ldflags.sh"
+ldflags="$(kube_ldflags "$k8s_version")"
 # build NAME PACKAGE [FLAGS...]: skip when present, write via a temp file.
 build() {
   local name="$1" pkg="$2"; shift 2

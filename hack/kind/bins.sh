@@ -22,12 +22,8 @@ exec 9>"$cache/bins.lock"
 flock 9
 export CGO_ENABLED=0
 
-minor="${k8s_version#v1.}"; minor="${minor%%.*}"
-ldflags="-s -w"
-for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$minor"
-  ldflags+=" -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
-done
+source "$here/hack/kube-ldflags.sh"
+ldflags="$(kube_ldflags "$k8s_version")"
 
 # kube_src: a private copy of tools/kube, so -mod=mod may add what it needs.
 kube_src() {
