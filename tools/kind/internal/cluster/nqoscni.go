@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,7 +58,7 @@ func pluginEntry() string {
 // conflist with the plugin appended. It checks from every node that the
 // binary runs and the kubeconfig may get pods. A failure deletes the
 // cluster unless Retain.
-func InstallPlugin(ctx context.Context, s PluginSpec, out io.Writer) (err error) {
+func InstallPlugin(ctx context.Context, s PluginSpec, out io.Writer) error {
 	bin, err := os.ReadFile(s.Bin)
 	if err != nil {
 		return fmt.Errorf("cluster %s: nqos-cni binary: %w", s.Name, err)
@@ -70,23 +69,12 @@ func InstallPlugin(ctx context.Context, s PluginSpec, out io.Writer) (err error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, pluginTimeout)
 	defer cancel()
-	p := newProvider()
-	defer func() {
-		if err == nil || s.Retain {
-			return
-		}
-		if derr := p.Delete(s.Name, s.Kubeconfig); derr != nil {
-			err = errors.Join(err, fmt.Errorf("delete failed cluster %s: %w", s.Name, derr))
-		}
-	}()
-	ns, err := ovnNodes(ctx, p, s.Name)
-	if err != nil {
-		return err
-	}
-	central := centralOf(ns)
-	if central == nil {
-		return fmt.Errorf("cluster %s: no control-plane node", s.Name)
-	}
+	return onNodes(ctx, s.Name, s.Kubeconfig, s.Retain, func(ns []ovnNode, central *ovnNode) error {
+		return installPlugin(ctx, s, ns, central, bin, crd, out)
+	})
+}
+
+func installPlugin(ctx context.Context, s PluginSpec, ns []ovnNode, central *ovnNode, bin, crd []byte, out io.Writer) error {
 	if err := ensureNADCRD(ctx, central.kn, crd, out); err != nil {
 		return fmt.Errorf("cluster %s: %w", s.Name, err)
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -100,4 +101,27 @@ func centralOf(ns []ovnNode) *ovnNode {
 		}
 	}
 	return nil
+}
+
+// onNodes runs fn with the cluster's nodes and its control-plane node;
+// when finding them or fn fails, the cluster is deleted unless retain.
+func onNodes(ctx context.Context, name, kubeconfig string, retain bool, fn func(ns []ovnNode, central *ovnNode) error) (err error) {
+	p := newProvider()
+	defer func() {
+		if err == nil || retain {
+			return
+		}
+		if derr := p.Delete(name, kubeconfig); derr != nil {
+			err = errors.Join(err, fmt.Errorf("delete failed cluster %s: %w", name, derr))
+		}
+	}()
+	ns, err := ovnNodes(ctx, p, name)
+	if err != nil {
+		return err
+	}
+	central := centralOf(ns)
+	if central == nil {
+		return fmt.Errorf("cluster %s: no control-plane node", name)
+	}
+	return fn(ns, central)
 }

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,29 +56,18 @@ type LSPSpec struct {
 // background (ovn/ovnkube.sh) and waits until it runs and has written the
 // cluster router to the NB; then it records the mode in the ConfigMap
 // kube-system/nqos-kind. A failure deletes the cluster unless Retain.
-func StartLSPs(ctx context.Context, s LSPSpec, out io.Writer) (err error) {
+func StartLSPs(ctx context.Context, s LSPSpec, out io.Writer) error {
 	if !s.Mode.Valid() {
 		return fmt.Errorf("cluster %s: LSP mode %q: want %s or %s", s.Name, s.Mode, LSPOVNKube, LSPEmulated)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	p := newProvider()
-	defer func() {
-		if err == nil || s.Retain {
-			return
-		}
-		if derr := p.Delete(s.Name, s.Kubeconfig); derr != nil {
-			err = errors.Join(err, fmt.Errorf("delete failed cluster %s: %w", s.Name, derr))
-		}
-	}()
-	ns, err := ovnNodes(ctx, p, s.Name)
-	if err != nil {
-		return err
-	}
-	central := centralOf(ns)
-	if central == nil {
-		return fmt.Errorf("cluster %s: no control-plane node", s.Name)
-	}
+	return onNodes(ctx, s.Name, s.Kubeconfig, s.Retain, func(_ []ovnNode, central *ovnNode) error {
+		return startLSPs(ctx, s, central, out)
+	})
+}
+
+func startLSPs(ctx context.Context, s LSPSpec, central *ovnNode, out io.Writer) error {
 	if s.Mode == LSPOVNKube {
 		if err := startOVNKube(ctx, central, s.Bin, out); err != nil {
 			return fmt.Errorf("cluster %s: %w", s.Name, err)
