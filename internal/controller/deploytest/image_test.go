@@ -2,6 +2,8 @@ package deploytest
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,7 +16,8 @@ import (
 // The image builds from build/Containerfile (a local builder image made
 // from a debootstrap root and this machine's Go; runtime FROM scratch;
 // modules from the local module cache) and `nqos-controller --help` runs
-// in it as the non-root user.
+// in it as the non-root user. The checked image is saved for
+// hack/kind/deploy.sh (saveImage).
 func TestContainerImage(t *testing.T) {
 	testenv.Root(t, "runs a Docker engine of its own")
 	testenv.Binaries(t, "dockerd", "docker", "containerd", "go")
@@ -61,4 +64,42 @@ func TestContainerImage(t *testing.T) {
 			t.Errorf("--help in the image lacks %s:\n%s", flag, help)
 		}
 	}
+	if !t.Failed() {
+		saveImage(ctx, t, e, image)
+	}
+}
+
+// saveImage writes the checked image where hack/controller-image-cache.sh
+// names it for this tree, so `make kind-deploy` loads it instead of
+// building the same sources again. Older saves are removed.
+func saveImage(ctx context.Context, t *testing.T, e *dockerEngine, image string) {
+	t.Helper()
+	out, err := exec.CommandContext(ctx, filepath.Join(repoRoot, "hack", "controller-image-cache.sh"), "path").Output()
+	if err != nil {
+		t.Fatalf("hack/controller-image-cache.sh path: %v", err)
+	}
+	path := strings.TrimSpace(string(out))
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "nqos-controller-*.tar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := path + ".tmp"
+	if _, err := e.docker(ctx, "save", "-o", tmp, image); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range old {
+		if o != path {
+			if err := os.Remove(o); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Logf("image saved for kind-deploy: %s", path)
 }
