@@ -103,16 +103,29 @@ func flowNames(runs []harness.FlowRun) string {
 // expected undelivered waits unresolvedTimeout; when its peer does not
 // resolve, its entry in the result says so and the flow sends nothing
 // (resolving is what its verdict then fails on).
+// A VM-to-host flow instead has its sender re-resolve the host when it
+// knows it already (refreshHost).
 func (e *Env) resolvePeers(ctx context.Context, runs []harness.FlowRun) ([]string, error) {
 	unresolved := make([]string, len(runs))
+	refreshed := map[string]bool{}
 	for i, run := range runs {
-		if run.Tool == scenarios.ToolPackets || e.sc.VM(run.Spec.To) == nil {
+		if run.Tool == scenarios.ToolPackets {
 			continue
 		}
 		vm := e.sc.VM(run.Spec.From)
 		in, err := e.vms.Get(vm.Namespace, vm.Name)
 		if err != nil {
 			return nil, fmt.Errorf("flow %s: %w", run.Name, err)
+		}
+		if e.sc.VM(run.Spec.To) == nil {
+			key := in.Netns + " " + in.NICs[run.FromNIC] + " " + run.Spec.DstIP.String()
+			if !refreshed[key] {
+				if err := refreshHost(ctx, in.Netns, in.NICs[run.FromNIC], run.Spec.SrcIP, run.Spec.DstIP); err != nil {
+					return nil, fmt.Errorf("flow %s: %w", run.Name, err)
+				}
+				refreshed[key] = true
+			}
+			continue
 		}
 		timeout := neighbourTimeout
 		if run.Expect.Undelivered {

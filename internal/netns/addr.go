@@ -1,6 +1,7 @@
 package netns
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -118,6 +119,18 @@ func (c *Conn) Neigh(dev string, ip netip.Addr) (net.HardwareAddr, error) {
 		return err
 	})
 	return mac, err
+}
+
+// DelNeigh deletes the neighbour entry for ip on dev (`ip neigh del`); an
+// entry that is not there is not an error.
+func (c *Conn) DelNeigh(dev string, ip netip.Addr) error {
+	return c.with(dev, "delete neighbour "+ip.String(), func(l netlink.Link) error {
+		err := c.h.NeighDel(&netlink.Neigh{LinkIndex: l.Attrs().Index, Family: family(ip), IP: ip.AsSlice()})
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	})
 }
 
 func family(ip netip.Addr) int {

@@ -213,6 +213,14 @@ func TestVethBridgeAddrs(t *testing.T) {
 	if got, err := ca.Neigh("x0", netip.MustParseAddr("10.9.0.2")); err != nil || got.String() != mac.String() {
 		t.Errorf("neighbour 10.9.0.2 = %v, %v; want %s", got, err, mac)
 	}
+	for i := range 2 { // the second delete finds no entry, which is no error
+		if err := ca.DelNeigh("x0", netip.MustParseAddr("10.9.0.2")); err != nil {
+			t.Fatalf("delete %d of neighbour 10.9.0.2: %v", i+1, err)
+		}
+	}
+	if got, err := ca.Neigh("x0", netip.MustParseAddr("10.9.0.2")); err != nil || got != nil {
+		t.Errorf("neighbour 10.9.0.2 after delete = %v, %v; want none", got, err)
+	}
 	if up, err := ca.Carrier("x0"); !up || err != nil {
 		t.Errorf("carrier of x0 with its peer up: %v, %v", up, err)
 	}
