@@ -89,9 +89,11 @@ func saveImage(ctx context.Context, t *testing.T, e *dockerEngine, image string)
 	}
 	tmp := path + ".tmp"
 	if _, err := e.docker(ctx, "save", "-o", tmp, image); err != nil {
+		removePartial(t, tmp)
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
+		removePartial(t, tmp)
 		t.Fatal(err)
 	}
 	for _, o := range old {
@@ -102,4 +104,13 @@ func saveImage(ctx context.Context, t *testing.T, e *dockerEngine, image string)
 		}
 	}
 	t.Logf("image saved for kind-deploy: %s", path)
+}
+
+// removePartial deletes a save that did not complete, so the cache never
+// holds a file kind-deploy could mistake for an image.
+func removePartial(t *testing.T, tmp string) {
+	t.Helper()
+	if err := os.Remove(tmp); err != nil && !os.IsNotExist(err) {
+		t.Errorf("removing the partial save %s: %v", tmp, err)
+	}
 }
