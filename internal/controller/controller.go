@@ -40,6 +40,8 @@ type NB interface {
 	MigrateLegacyBatch(ctx context.Context, ms []ovnnb.Migration) (ovnnb.MigrateBatchResult, error)
 	ApplyBatch(ctx context.Context, objs []ovnnb.KeyedRows) (ovnnb.BatchResult, error)
 	TeardownBatch(ctx context.Context, keys []ovnnb.Key) (int, error)
+	AdoptEarlierRows(ctx context.Context, ovnkubeOff bool) (ovnnb.AdoptResult, error)
+	ForeignNetworkQoS(ctx context.Context, switches []string) ([]ovnnb.ForeignRow, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))
@@ -61,6 +63,14 @@ type Config struct {
 	// it and names the condition Ready-In-Zone-<Node>; empty means one
 	// central NB serving every node (condition Ready-In-Zone-global).
 	Node string
+	// OVNKubeNetworkQoS says OVN-Kubernetes's own NetworkQoS controller
+	// runs in the cluster (its --enable-network-qos): nqos then writes
+	// rows only on networks without discoverable pod IPs, leaves
+	// Ready-In-Zone-* and status.status to it, and adopts only the rows
+	// provably its own. False (the testbed, a cluster without it): nqos
+	// serves every localnet and layer2 network and owns those too (see
+	// conditions.go).
+	OVNKubeNetworkQoS bool
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 	// Metrics registers the controller's metrics; nil keeps them private.
@@ -76,6 +86,7 @@ type Controller struct {
 	dialNB   func(ctx context.Context) (NB, error)
 	node     string
 	zone     string
+	ovnkube  bool // OVN-Kubernetes's NetworkQoS runs (Config.OVNKubeNetworkQoS)
 	log      *slog.Logger
 	kube     kubernetes.Interface
 	dyn      dynamic.Interface
@@ -113,7 +124,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: dynamic client: %w", err)
 	}
 	c := &Controller{
-		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
+		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), ovnkube: cfg.OVNKubeNetworkQoS, log: log,
 		kube: kube, dyn: dyn,
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
 		ports:    newPending(),

@@ -23,6 +23,8 @@ type Options struct {
 	NBCACert   string
 	NBCertName string
 	Node       string
+	// OVNKubeNetworkQoS: OVN-Kubernetes's own NetworkQoS controller runs.
+	OVNKubeNetworkQoS bool
 
 	LeaderElect    bool
 	LeaseNamespace string
@@ -57,6 +59,9 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.NBCertName, "nb-cert-common-name", "", "`NAME` the Northbound server certificate must carry; empty: the host of --nb-address")
 	fs.StringVar(&o.Node, "node", "", "node `NAME` (one NB per node, interconnect): only pods on NAME join port groups and the "+
 		"condition is Ready-In-Zone-NAME; empty: one central NB serving every node, condition Ready-In-Zone-global")
+	fs.BoolVar(&o.OVNKubeNetworkQoS, "ovnkube-enable-network-qos", true, "OVN-Kubernetes's own NetworkQoS controller runs in the cluster "+
+		"(its --enable-network-qos): nqos then writes rows only on networks without discoverable pod IPs (ipamless localnet and layer2) "+
+		"and leaves Ready-In-Zone-* and status.status to it; false: nqos serves every localnet and layer2 network and writes those too")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "run only while holding a coordination.k8s.io Lease (replicated deployments)")
 	fs.StringVar(&o.LeaseNamespace, "leader-elect-lease-namespace", envOr("POD_NAMESPACE", "nqos-system"), "`NAMESPACE` of the Lease (default $POD_NAMESPACE)")
 	fs.StringVar(&o.LeaseName, "leader-elect-lease-name", "nqos-controller", "`NAME` of the Lease")

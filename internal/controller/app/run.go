@@ -122,7 +122,7 @@ func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheu
 		st.nbConnected()
 		return c, nil
 	}
-	c, err := controller.New(controller.Config{Kube: kube, DialNB: dial, Node: o.Node, Log: log, Metrics: reg})
+	c, err := controller.New(controller.Config{Kube: kube, DialNB: dial, Node: o.Node, OVNKubeNetworkQoS: o.OVNKubeNetworkQoS, Log: log, Metrics: reg})
 	if err != nil {
 		return err
 	}
