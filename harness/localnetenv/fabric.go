@@ -13,6 +13,7 @@ import (
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/internal/tc"
+	tckernel "github.com/nqos/nqos/internal/tc/kernel"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -20,8 +21,8 @@ var _ harness.Fabric = (*Env)(nil)
 
 // fabricEnv is what the fabric steps installed on the testbed.
 type fabricEnv struct {
-	shapers   map[string]*tc.Shaper // by "netns/ifname"
-	untrusted map[int]bool          // node index -> trust boundary set
+	shapers   map[string]*tckernel.Shaper // by "netns/ifname"
+	untrusted map[int]bool                // node index -> trust boundary set
 }
 
 // port is the namespace and link of a shaped port (for a host, the
@@ -37,7 +38,7 @@ func (e *Env) port(ctx context.Context, p scenarios.Port) (ns, ifname string, er
 }
 
 // ShapeEgress installs (or with h nil removes) an HTB hierarchy on the
-// port's egress through package tc.
+// port's egress through package tc/kernel.
 func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) error {
 	ns, dev, err := e.port(ctx, p)
 	if err != nil {
@@ -53,12 +54,12 @@ func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) erro
 	if h == nil {
 		return nil
 	}
-	s, err := tc.Install(netns.Named(ns), dev, *h)
+	s, err := tckernel.Install(netns.Named(ns), dev, *h)
 	if err != nil {
 		return err
 	}
 	if e.fab.shapers == nil {
-		e.fab.shapers = map[string]*tc.Shaper{}
+		e.fab.shapers = map[string]*tckernel.Shaper{}
 	}
 	e.fab.shapers[key] = s
 	return nil

@@ -1,4 +1,4 @@
-package tc
+package kernel
 
 import (
 	"encoding/binary"
@@ -7,6 +7,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/tc"
 )
 
 // quantum is every class's HTB quantum in bytes: about one MTU-sized
@@ -38,19 +40,19 @@ func handle(minor uint16) uint32 { return netlink.MakeHandle(rootQdiscID, minor)
 
 // build turns a validated hierarchy into netlink objects for the link
 // with index link.
-func (h HTB) build(link int) plan {
+func build(h tc.HTB, link int) plan {
 	var p plan
 	p.qdisc = netlink.NewHtb(netlink.QdiscAttrs{LinkIndex: link, Handle: handle(0), Parent: netlink.HANDLE_ROOT})
-	root := netlink.ClassAttrs{LinkIndex: link, Parent: handle(0), Handle: handle(rootMinor)}
+	root := netlink.ClassAttrs{LinkIndex: link, Parent: handle(0), Handle: handle(tc.RootMinor)}
 	p.classes = append(p.classes, netlink.NewHtbClass(root, netlink.HtbClassAttrs{Rate: h.Ceil, Ceil: h.Ceil, Quantum: quantum}))
 	for i, c := range h.Classes {
-		minor := uint16(firstLeaf + i)
+		minor := tc.LeafMinor(i)
 		if c.Default {
 			p.qdisc.Defcls = uint32(minor)
 		}
-		attrs := netlink.ClassAttrs{LinkIndex: link, Parent: handle(rootMinor), Handle: handle(minor)}
+		attrs := netlink.ClassAttrs{LinkIndex: link, Parent: handle(tc.RootMinor), Handle: handle(minor)}
 		p.classes = append(p.classes, netlink.NewHtbClass(attrs, netlink.HtbClassAttrs{
-			Rate: c.Rate, Ceil: h.ceilOf(c), Prio: c.Prio, Quantum: quantum}))
+			Rate: c.Rate, Ceil: h.CeilOf(c), Prio: c.Prio, Quantum: quantum}))
 		add := func(proto uint16, keys []nl.TcU32Key) {
 			p.filters = append(p.filters, u32(link, len(p.filters)+1, minor, proto, keys))
 		}

@@ -1,27 +1,28 @@
-package tc
+package kernel
 
 import (
 	"net/netip"
-	"strings"
 	"testing"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
 	"golang.org/x/sys/unix"
+
+	"github.com/nqos/nqos/internal/tc"
 )
 
 // lab is the tc HTB lab's shape at 50 Mbit/s: production 90% guaranteed,
 // background 10% selected by destination, both may borrow the ceiling.
-func lab() HTB {
-	return HTB{Ceil: 50e6, Classes: []Class{
+func lab() tc.HTB {
+	return tc.HTB{Ceil: 50e6, Classes: []tc.Class{
 		{Name: "production", Rate: 45e6, Default: true},
 		{Name: "background", Rate: 5e6, Dst: []netip.Prefix{netip.MustParsePrefix("10.40.0.22/32")}},
 	}}
 }
 
 func TestBuildLab(t *testing.T) {
-	p := lab().build(7)
-	if p.qdisc.Defcls != firstLeaf || p.qdisc.LinkIndex != 7 || p.qdisc.Parent != netlink.HANDLE_ROOT {
+	p := build(lab(), 7)
+	if p.qdisc.Defcls != uint32(tc.LeafMinor(0)) || p.qdisc.LinkIndex != 7 || p.qdisc.Parent != netlink.HANDLE_ROOT {
 		t.Fatalf("qdisc: defcls %#x link %d parent %#x", p.qdisc.Defcls, p.qdisc.LinkIndex, p.qdisc.Parent)
 	}
 	if len(p.classes) != 3 {
@@ -34,7 +35,7 @@ func TestBuildLab(t *testing.T) {
 	if prod.Parent != handle(1) || prod.Rate != 45e6/8 || prod.Ceil != 50e6/8 {
 		t.Errorf("production rate %d ceil %d B/s, parent %s", prod.Rate, prod.Ceil, netlink.HandleStr(prod.Parent))
 	}
-	if bg.Handle != handle(firstLeaf+1) || bg.Rate != 5e6/8 || bg.Ceil != 50e6/8 {
+	if bg.Handle != handle(tc.LeafMinor(1)) || bg.Rate != 5e6/8 || bg.Ceil != 50e6/8 {
 		t.Errorf("background %s rate %d ceil %d B/s", netlink.HandleStr(bg.Handle), bg.Rate, bg.Ceil)
 	}
 	if len(p.filters) != 1 {
@@ -48,7 +49,7 @@ func TestBuildLab(t *testing.T) {
 }
 
 func TestBuildDSCPPrio(t *testing.T) {
-	h := HTB{Ceil: 50e6, Classes: []Class{
+	h := tc.HTB{Ceil: 50e6, Classes: []tc.Class{
 		{Name: "ef", Rate: 30e6, Prio: 0, DSCP: []int{46}},
 		{Name: "af11", Rate: 10e6, Prio: 1, DSCP: []int{10}},
 		{Name: "rest", Rate: 10e6, Prio: 2, Default: true},
@@ -56,7 +57,7 @@ func TestBuildDSCPPrio(t *testing.T) {
 	if err := h.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p := h.build(3)
+	p := build(h, 3)
 	if got := p.classes[2].Prio; got != 1 {
 		t.Errorf("af11 prio %d, want 1", got)
 	}
@@ -75,7 +76,7 @@ func TestBuildDSCPPrio(t *testing.T) {
 			t.Errorf("filter %d has preference %d", i, f.Priority)
 		}
 	}
-	if p.qdisc.Defcls != firstLeaf+2 {
+	if p.qdisc.Defcls != uint32(tc.LeafMinor(2)) {
 		t.Errorf("default class %#x, want the rest class", p.qdisc.Defcls)
 	}
 }
@@ -102,34 +103,5 @@ func TestDstKeys(t *testing.T) {
 				t.Errorf("%s: key %d %+v, want %+v", c.prefix, i, got[i], c.want[i])
 			}
 		}
-	}
-}
-
-func TestValidate(t *testing.T) {
-	bad := map[string]func(*HTB){
-		"ceil: must be above 0":         func(h *HTB) { h.Ceil = 0 },
-		"2 default classes":             func(h *HTB) { h.Classes[1].Default = true },
-		"0 default classes":             func(h *HTB) { h.Classes[0].Default = false; h.Classes[0].DSCP = []int{46} },
-		"add up to 55000000":            func(h *HTB) { h.Classes[1].Rate = 10e6 },
-		"selects nothing":               func(h *HTB) { h.Classes[1].Dst = nil },
-		"dscp 64: must be 0-63":         func(h *HTB) { h.Classes[1].DSCP = []int{64} },
-		"prio 8: must be 0-7":           func(h *HTB) { h.Classes[0].Prio = 8 },
-		"above the root ceiling":        func(h *HTB) { h.Classes[0].Ceil = 60e6 },
-		"duplicate name \"production\"": func(h *HTB) { h.Classes[1].Name = "production" },
-		"rate: must be above 0":         func(h *HTB) { h.Classes[1].Rate = 0 },
-	}
-	for want, mutate := range bad {
-		h := lab()
-		mutate(&h)
-		err := h.Validate()
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: got %v", want, err)
-		}
-	}
-	if err := lab().Validate(); err != nil {
-		t.Errorf("lab: %v", err)
-	}
-	if id := lab().ClassID("background"); id != firstLeaf+1 {
-		t.Errorf("ClassID(background) = %#x", id)
 	}
 }

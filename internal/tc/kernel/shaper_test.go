@@ -1,4 +1,4 @@
-package tc
+package kernel
 
 import (
 	"net"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/internal/nettest"
+	"github.com/nqos/nqos/internal/tc"
 	"golang.org/x/sys/unix"
 )
 
@@ -45,13 +46,13 @@ func send(t *testing.T, ns, dst string, tos, n, size int) {
 	}
 }
 
-func stats(t *testing.T, s *Shaper) map[string]ClassStats {
+func stats(t *testing.T, s *Shaper) map[string]tc.ClassStats {
 	t.Helper()
 	st, err := s.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]ClassStats{}
+	out := map[string]tc.ClassStats{}
 	for _, c := range st {
 		out[c.Name] = c
 	}
@@ -84,7 +85,7 @@ func TestShaperInNamespace(t *testing.T) {
 	b.Neigh(a, "tcta0", "10.99.0.2", "02:00:00:00:99:02")
 	b.Neigh(a, "tcta0", "10.99.0.3", "02:00:00:00:99:02")
 
-	h := HTB{Ceil: 20e6, Classes: []Class{
+	h := tc.HTB{Ceil: 20e6, Classes: []tc.Class{
 		{Name: "ef", Rate: 10e6, DSCP: []int{46}},
 		{Name: "slow", Rate: 1e6, Ceil: 1e6, Dst: []netip.Prefix{netip.MustParsePrefix("10.99.0.3/32")}},
 		{Name: "rest", Rate: 9e6, Default: true},
@@ -110,7 +111,7 @@ func TestShaperInNamespace(t *testing.T) {
 	send(t, a, "10.99.0.2", 0, 30, 500)    // unclassified: default
 	send(t, a, "10.99.0.3", 0, 120, 1000)  // by destination, into a 1 Mbit/s class (the socket blocks, no drop)
 	got := stats(t, s)
-	total := func(c ClassStats) uint64 { return c.Packets + c.Drops + c.Queued }
+	total := func(c tc.ClassStats) uint64 { return c.Packets + c.Drops + c.Queued }
 	if ef := got["ef"]; total(ef) != 50 || ef.Drops == 0 {
 		t.Errorf("ef class: %+v, want the 50 EF datagrams, some dropped by its 7-packet queue", ef)
 	}

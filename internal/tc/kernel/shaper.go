@@ -1,4 +1,10 @@
-package tc
+// Package kernel installs a tc.HTB hierarchy on a link through rtnetlink
+// inside a network namespace (the htb qdisc, its classes and u32
+// filters), reads its class counters back and removes it. The kernel the
+// testbed runs on has the htb, tbf and pfifo qdiscs and the u32
+// classifier only (no flower, prio, netem), so this is everything it
+// offers that classifies and shapes.
+package kernel
 
 import (
 	"errors"
@@ -8,13 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/nqos/nqos/internal/netns"
+	"github.com/nqos/nqos/internal/tc"
 )
 
 // Shaper is an HTB hierarchy installed on one link; Close removes it.
 type Shaper struct {
 	ns   netns.NS
 	dev  string
-	htb  HTB
+	htb  tc.HTB
 	h    *netlink.Handle
 	link netlink.Link
 	// qlen is the link's txqueuelen before Install changed it (-1: unchanged).
@@ -23,7 +30,7 @@ type Shaper struct {
 
 // Install replaces the root qdisc of link dev in namespace ns with the
 // hierarchy. On any error nothing of it is left on the link.
-func Install(ns netns.NS, dev string, h HTB) (*Shaper, error) {
+func Install(ns netns.NS, dev string, h tc.HTB) (*Shaper, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: link %s: %w", ns, dev, err)
 	}
@@ -48,7 +55,7 @@ func Install(ns netns.NS, dev string, h HTB) (*Shaper, error) {
 		}
 		s.qlen = orig
 	}
-	if err := s.apply(h.build(s.link.Attrs().Index)); err != nil {
+	if err := s.apply(build(h, s.link.Attrs().Index)); err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: link %s: %w", ns, dev, err), s.Close())
 	}
 	return s, nil
@@ -72,20 +79,11 @@ func (s *Shaper) apply(p plan) error {
 }
 
 // HTB is the hierarchy the shaper installed.
-func (s *Shaper) HTB() HTB { return s.htb }
-
-// ClassStats are one leaf class's counters.
-type ClassStats struct {
-	Name    string `json:"name"`
-	Bytes   uint64 `json:"bytes"`
-	Packets uint64 `json:"packets"`
-	Drops   uint64 `json:"drops"`
-	Queued  uint64 `json:"queued"` // packets waiting in the class's queue
-}
+func (s *Shaper) HTB() tc.HTB { return s.htb }
 
 // Stats reads every leaf class's counters, in the hierarchy's order; a
 // class missing from the kernel's list is an error.
-func (s *Shaper) Stats() ([]ClassStats, error) {
+func (s *Shaper) Stats() ([]tc.ClassStats, error) {
 	cs, err := s.h.ClassList(s.link, handle(0))
 	if err != nil {
 		return nil, fmt.Errorf("%s: link %s: list classes: %w", s.ns, s.dev, err)
@@ -96,14 +94,14 @@ func (s *Shaper) Stats() ([]ClassStats, error) {
 			byHandle[hc.Handle] = hc
 		}
 	}
-	out := make([]ClassStats, len(s.htb.Classes))
+	out := make([]tc.ClassStats, len(s.htb.Classes))
 	for i, c := range s.htb.Classes {
-		hc := byHandle[handle(uint16(firstLeaf+i))]
+		hc := byHandle[handle(tc.LeafMinor(i))]
 		if hc == nil || hc.Statistics == nil || hc.Statistics.Basic == nil || hc.Statistics.Queue == nil {
-			return nil, fmt.Errorf("%s: link %s: class %s (%s): no statistics", s.ns, s.dev, c.Name, netlink.HandleStr(handle(uint16(firstLeaf+i))))
+			return nil, fmt.Errorf("%s: link %s: class %s (%s): no statistics", s.ns, s.dev, c.Name, netlink.HandleStr(handle(tc.LeafMinor(i))))
 		}
 		st := hc.Statistics
-		out[i] = ClassStats{Name: c.Name, Bytes: st.Basic.Bytes, Packets: uint64(st.Basic.Packets), Drops: uint64(st.Queue.Drops), Queued: uint64(st.Queue.Qlen)}
+		out[i] = tc.ClassStats{Name: c.Name, Bytes: st.Basic.Bytes, Packets: uint64(st.Basic.Packets), Drops: uint64(st.Queue.Drops), Queued: uint64(st.Queue.Qlen)}
 	}
 	return out, nil
 }
