@@ -1,4 +1,4 @@
-package verify
+package intent
 
 import (
 	"fmt"
@@ -74,11 +74,21 @@ func TestClasses(t *testing.T) {
 		{name: "a block covering the VM's subnet: outside goes to the documentation range", vm: v4only, fams: both,
 			rules: []Rule{{Ref: "ns/o#0", Blocks: []Block{block("10.0.0.0/8")}}},
 			want:  []string{"v4 10.0.0.1 udp/5201", "v4 192.0.2.1 udp/5201"}},
+		{name: "0.0.0.0/0 with an except: inside the block, inside the hole, no outside", vm: v4only, fams: both,
+			rules: []Rule{{Ref: "ns/o#0", Blocks: []Block{block("0.0.0.0/0", "10.0.0.0/8")}}},
+			want:  []string{"v4 10.0.0.1 udp/5201", "v4 192.0.2.1 udp/5201"}},
+		{name: "::/0 and 0.0.0.0/0 with excepts, dual-stack", vm: dual, fams: both,
+			rules: []Rule{{Ref: "ns/o#0", Blocks: []Block{block("0.0.0.0/0", "10.0.0.0/8", "192.0.2.0/24"), block("::/0", "fd00::/8")}}},
+			want: []string{"v4 10.0.0.1 udp/5201", "v4 192.0.2.1 udp/5201", "v4 198.51.100.1 udp/5201",
+				"v6 2001:db8::1 udp/5201", "v6 fd00::1 udp/5201"}},
+		{name: "a v4 block of everything leaves the v6 outside class", vm: dual, fams: both,
+			rules: []Rule{{Ref: "ns/o#0", Blocks: []Block{block("0.0.0.0/0")}}},
+			want:  []string{"v4 192.0.2.1 udp/5201", "v6 fd00:10::1 udp/5201"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			taken := append(slices.Clone(tc.taken), tc.vm.Addrs[0].Addr())
-			got, err := Classes(tc.vm, tc.rules, tc.fams, taken)
+			got, err := NewDeriver(taken).Classes(tc.vm, tc.rules, tc.fams)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +106,7 @@ func TestClasses(t *testing.T) {
 
 func TestClassesErrors(t *testing.T) {
 	vm := VM{Ref: "vms/a", Addrs: []netip.Prefix{pfx("10.10.0.11/8")}}
-	_, err := Classes(vm, []Rule{{Ref: "ns/o#2", Blocks: []Block{block("10.20.0.0/30", "10.20.0.0/30")}}}, []Family{V4}, nil)
+	_, err := NewDeriver(nil).Classes(vm, []Rule{{Ref: "ns/o#2", Blocks: []Block{block("10.20.0.0/30", "10.20.0.0/30")}}}, []Family{V4})
 	if err == nil || err.Error() != "VM vms/a: rule ns/o#2: ipBlock 10.20.0.0/30 has no address outside its excepts" {
 		t.Fatalf("err = %v", err)
 	}

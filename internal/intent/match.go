@@ -1,4 +1,4 @@
-package harness
+package intent
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// packet is the first packet of a flow as the compiled intent sees it:
+// Packet is the first packet of a flow as the compiled intent sees it:
 // the fields the compiler's QoS matches can test.
-type packet struct {
-	inport   string
-	src, dst netip.Addr
-	proto    string // tcp, udp, sctp or icmp
-	dstPort  int
+type Packet struct {
+	InPort   string // the logical switch port it enters by
+	Src, Dst netip.Addr
+	Protocol string // tcp, udp, sctp or icmp
+	DstPort  int
 }
 
 // matchEnv resolves @port_group and $address_set references.
@@ -26,11 +26,16 @@ type matchEnv struct {
 // (&&, ||, !, parentheses, ==/!=/<=/>=/</> against literals, {sets},
 // @port_group and $address_set) for the packet. Anything else is an
 // error naming the unsupported token, never a silent false.
-func evalMatch(match string, p packet, env matchEnv) (bool, error) {
+func evalMatch(match string, p Packet, env matchEnv) (bool, error) {
 	toks, err := tokenize(match)
 	if err != nil {
 		return false, fmt.Errorf("match %q: %w", match, err)
 	}
+	return evalTokens(match, toks, p, env)
+}
+
+// evalTokens evaluates a tokenized match (tokenize's output) for p.
+func evalTokens(match string, toks []string, p Packet, env matchEnv) (bool, error) {
 	e := &evaluator{toks: toks, p: p, env: env}
 	v, err := e.or()
 	if err == nil && e.i < len(e.toks) {
@@ -81,7 +86,7 @@ func tokenize(s string) ([]string, error) {
 type evaluator struct {
 	toks []string
 	i    int
-	p    packet
+	p    Packet
 	env  matchEnv
 }
 
@@ -197,15 +202,15 @@ func (e *evaluator) expand(t string) ([]string, error) {
 func (e *evaluator) predicate(field string) (bool, error) {
 	switch field {
 	case "ip4":
-		return e.p.dst.Is4(), nil
+		return e.p.Dst.Is4(), nil
 	case "ip6":
-		return e.p.dst.Is6(), nil
+		return e.p.Dst.Is6(), nil
 	case "ip":
 		return true, nil
 	case "tcp", "udp", "sctp":
-		return e.p.proto == field, nil
+		return e.p.Protocol == field, nil
 	case "icmp", "icmp4", "icmp6":
-		return e.p.proto == "icmp" && (field == "icmp" || (field == "icmp4") == e.p.dst.Is4()), nil
+		return e.p.Protocol == "icmp" && (field == "icmp" || (field == "icmp4") == e.p.Dst.Is4()), nil
 	}
 	return false, fmt.Errorf("unsupported predicate %q", field)
 }
@@ -219,23 +224,23 @@ func (e *evaluator) compare(field, op string, vals []string) (bool, error) {
 	case field == "inport":
 		hit := false
 		for _, v := range vals {
-			hit = hit || strings.Trim(v, `"`) == e.p.inport
+			hit = hit || strings.Trim(v, `"`) == e.p.InPort
 		}
 		return (op == "==") == hit, nil
 	case (fam == "ip4" || fam == "ip6") && (sub == "src" || sub == "dst"):
-		addr := e.p.dst
+		addr := e.p.Dst
 		if sub == "src" {
-			addr = e.p.src
+			addr = e.p.Src
 		}
 		if addr.Is4() != (fam == "ip4") {
 			return false, nil
 		}
 		return e.compareAddr(addr, op, vals)
 	case (fam == "tcp" || fam == "udp" || fam == "sctp") && sub == "dst":
-		if e.p.proto != fam {
+		if e.p.Protocol != fam {
 			return false, nil
 		}
-		return comparePort(e.p.dstPort, op, vals)
+		return comparePort(e.p.DstPort, op, vals)
 	}
 	return false, fmt.Errorf("unsupported field %q", field)
 }

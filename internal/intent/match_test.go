@@ -1,11 +1,9 @@
-package harness
+package intent
 
 import (
 	"net/netip"
 	"strings"
 	"testing"
-
-	"github.com/nqos/nqos/harness/ovntrace"
 )
 
 func TestEvalMatch(t *testing.T) {
@@ -13,11 +11,11 @@ func TestEvalMatch(t *testing.T) {
 		portGroups: map[string][]string{"a1": {"lsp-pay", "lsp-app"}, "empty": nil},
 		addrSets:   map[string][]string{"s4": {"10.20.0.5", "10.30.0.0/24"}, "none": nil},
 	}
-	tcp4 := packet{inport: "lsp-pay", src: netip.MustParseAddr("10.20.0.5"), dst: netip.MustParseAddr("10.20.0.100"), proto: "tcp", dstPort: 2049}
-	udp6 := packet{inport: "lsp-app", src: netip.MustParseAddr("fd00::5"), dst: netip.MustParseAddr("fd00::100"), proto: "udp", dstPort: 5201}
+	tcp4 := Packet{InPort: "lsp-pay", Src: netip.MustParseAddr("10.20.0.5"), Dst: netip.MustParseAddr("10.20.0.100"), Protocol: "tcp", DstPort: 2049}
+	udp6 := Packet{InPort: "lsp-app", Src: netip.MustParseAddr("fd00::5"), Dst: netip.MustParseAddr("fd00::100"), Protocol: "udp", DstPort: 5201}
 	for _, tc := range []struct {
 		match string
-		p     packet
+		p     Packet
 		want  bool
 	}{
 		{"inport == @a1 && (ip4 || ip6)", tcp4, true},
@@ -45,7 +43,7 @@ func TestEvalMatch(t *testing.T) {
 }
 
 func TestEvalMatchRejectsWhatItCannotJudge(t *testing.T) {
-	p := packet{inport: "x", src: netip.MustParseAddr("10.0.0.1"), dst: netip.MustParseAddr("10.0.0.2"), proto: "udp", dstPort: 1}
+	p := Packet{InPort: "x", Src: netip.MustParseAddr("10.0.0.1"), Dst: netip.MustParseAddr("10.0.0.2"), Protocol: "udp", DstPort: 1}
 	env := matchEnv{portGroups: map[string][]string{}, addrSets: map[string][]string{}}
 	for _, tc := range []struct{ match, err string }{
 		{"inport == @missing", "port group @missing does not exist"},
@@ -60,28 +58,6 @@ func TestEvalMatchRejectsWhatItCannotJudge(t *testing.T) {
 		_, err := evalMatch(tc.match, p, env)
 		if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), tc.match) {
 			t.Errorf("%q: error %v, want one naming the match and %q", tc.match, err, tc.err)
-		}
-	}
-}
-
-func TestCapturePolicingClaim(t *testing.T) {
-	steady := func(r float64) Measured { return Measured{Rate: []float64{r / 3, r, r, r, r / 5}} }
-	for _, tc := range []struct {
-		name    string
-		m       Measured
-		offered uint64
-		meter   float64
-		want    ovntrace.Policing
-	}{
-		{"held at the meter", steady(98e6), 300e6, 100e6, ovntrace.Policed},
-		{"TCP held at the meter", steady(105e6), 0, 100e6, ovntrace.Policed},
-		{"above the meter", steady(140e6), 300e6, 100e6, ovntrace.NotPoliced},
-		{"offered below the meter", steady(20e6), 20e6, 100e6, ovntrace.PolicingNotJudged},
-		{"no meter rate", steady(20e6), 300e6, 0, ovntrace.PolicingNotJudged},
-		{"no windows", Measured{}, 300e6, 100e6, ovntrace.PolicingNotJudged},
-	} {
-		if got := policing(tc.m, tc.offered, tc.meter); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
