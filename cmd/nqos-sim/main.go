@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/nqos/nqos/harness"
 )
 
 // command is one subcommand: it parses its own flags from args.
@@ -35,9 +37,14 @@ func commands() map[string]command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(realMain(ctx, os.Args[1:]))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	tds := &harness.Teardowns{}
+	go onSignals(sigs, cancel, tds, os.Stderr, os.Exit)
+	code := realMain(withTeardowns(ctx, tds), os.Args[1:])
+	signal.Stop(sigs)
+	os.Exit(code)
 }
 
 func realMain(ctx context.Context, args []string) int {
