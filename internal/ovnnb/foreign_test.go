@@ -113,7 +113,7 @@ func TestApplyRefusesForeignName(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	want := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.srv.MustNBCtl("--", "pg-add", want.PortGroups[0].Name, "p1",
+	f.nbctlSynced("--", "pg-add", want.PortGroups[0].Name, "p1",
 		"--", "set", "Port_Group", want.PortGroups[0].Name, `external_ids:"k8s.ovn.org/owner-type"=NetworkPolicy`)
 	before := f.state()
 	_, err := f.c.Apply(f.ctx, key, want)
