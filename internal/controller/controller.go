@@ -128,7 +128,7 @@ func New(cfg Config) (*Controller, error) {
 	if c.metrics, err = newMetrics(reg, c.queue); err != nil {
 		return nil, err
 	}
-	if c.inf, err = newInformerSet(kube, dyn); err != nil {
+	if c.inf, err = newInformerSet(kube, dyn, cfg.Node); err != nil {
 		return nil, err
 	}
 	c.facts = &informerFacts{inf: c.inf}

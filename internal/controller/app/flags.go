@@ -23,6 +23,9 @@ type Options struct {
 	NBCACert   string
 	NBCertName string
 	Node       string
+	// AggregateOnly runs the status aggregator of per-node deployments
+	// instead of a controller: no Northbound.
+	AggregateOnly bool
 
 	LeaderElect    bool
 	LeaseNamespace string
@@ -57,6 +60,9 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.NBCertName, "nb-cert-common-name", "", "`NAME` the Northbound server certificate must carry; empty: the host of --nb-address")
 	fs.StringVar(&o.Node, "node", "", "node `NAME` (one NB per node, interconnect): only pods on NAME join port groups and the "+
 		"condition is Ready-In-Zone-NAME; empty: one central NB serving every node, condition Ready-In-Zone-global")
+	fs.BoolVar(&o.AggregateOnly, "aggregate-only", false, "connect to no Northbound: write status.status of every NetworkQoS from the "+
+		"Ready-In-Zone-<node> conditions of the per-node controllers (--node) and remove those of deleted nodes; "+
+		"run it beside the DaemonSet where ovnkube's own NetworkQoS is off (with --leader-elect when replicated)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "run only while holding a coordination.k8s.io Lease (replicated deployments)")
 	fs.StringVar(&o.LeaseNamespace, "leader-elect-lease-namespace", envOr("POD_NAMESPACE", "nqos-system"), "`NAMESPACE` of the Lease (default $POD_NAMESPACE)")
 	fs.StringVar(&o.LeaseName, "leader-elect-lease-name", "nqos-controller", "`NAME` of the Lease")
@@ -82,7 +88,10 @@ func Parse(args []string, out io.Writer) (Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if o.NBAddress == "" {
+	switch {
+	case o.AggregateOnly && (o.NBAddress != "" || o.Node != ""):
+		return o, errors.New("--aggregate-only connects to no Northbound: --nb-address and --node must be empty")
+	case !o.AggregateOnly && o.NBAddress == "":
 		return o, errors.New("--nb-address is required")
 	}
 	if o.LeaderElect && (o.LeaseNamespace == "" || o.LeaseName == "") {
