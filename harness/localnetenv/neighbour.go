@@ -39,7 +39,7 @@ func awaitNeighbour(ctx context.Context, ns, dev string, src, dst netip.Addr, ti
 // replaces whatever entry it holds for the guest's address. Without this a
 // host whose entry for the guest has failed stays unable to answer: on
 // OVN 23.03 the guest's neighbour advertisements are dropped (see the
-// README's known problems), so the host's own solicitations go
+// docs/quality.md's known problems), so the host's own solicitations go
 // unanswered, while the guest, still holding a reachable entry for the
 // host, sends none. A routed dst has no entry of its own and is left
 // alone. It runs before the captures start.
