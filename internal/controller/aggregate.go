@@ -25,7 +25,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/nqos/nqos/api/v1alpha1"
-	"github.com/nqos/nqos/internal/qos"
 )
 
 // AggregateFieldManager is the field manager that owns status.status
@@ -59,7 +58,7 @@ type AggregatorConfig struct {
 // Aggregator writes the aggregate status.status of every NetworkQoS from
 // the per-zone readiness conditions the zone controllers (one per node,
 // Config.Node) write, and removes the conditions of zones whose node no
-// longer exists. It connects to no Northbound. Every node is a zone: an
+// longer exists (every condition the zone's field manager owns). It connects to no Northbound. Every node is a zone: an
 // object is applied once every node's zone reports it Ready for the
 // object's current generation; a zone reporting False is named in the
 // status with its reason, and zones that have not reported yet are named
@@ -335,8 +334,10 @@ type verdict struct {
 	stale  []string
 }
 
-// aggregateOf aggregates the Ready-In-Zone conditions of nq over zones
-// (sorted). A zone is failed when its condition is False, pending when it
+// aggregateOf aggregates the per-zone readiness conditions of nq over
+// zones (sorted): a zone's NQOSReady-In-Zone-<zone>, else its
+// Ready-In-Zone-<zone> (nqos writes both where ovnkube's NetworkQoS is
+// off, the only place an Aggregator runs). A zone is failed when its condition is False, pending when it
 // has none, one for an older generation, or one that is Unknown. Failed
 // zones are named with their reason and message (upstream's aggregation
 // only matched a fixed text no zone writes, so a zone's failure never
@@ -345,7 +346,13 @@ func aggregateOf(nq *v1alpha1.NetworkQoS, zones []string) verdict {
 	byZone := map[string]*metav1.Condition{}
 	for i := range nq.Status.Conditions {
 		c := &nq.Status.Conditions[i]
-		if zone, ok := strings.CutPrefix(c.Type, qos.ReadyConditionPrefix); ok {
+		if zone, ok := strings.CutPrefix(c.Type, ConditionNQOSReadyPrefix); ok {
+			byZone[zone] = c
+		}
+	}
+	for i := range nq.Status.Conditions {
+		c := &nq.Status.Conditions[i]
+		if zone, ok := strings.CutPrefix(c.Type, ConditionOVNKReadyPrefix); ok && byZone[zone] == nil {
 			byZone[zone] = c
 		}
 	}
@@ -370,13 +377,13 @@ func aggregateOf(nq *v1alpha1.NetworkQoS, zones []string) verdict {
 	sort.Strings(v.stale)
 	switch {
 	case len(failed) > 0:
-		v.status = statusNotApplied + ": " + listed(failed, "; ", "zones")
+		v.status = StatusNotApplied + ": " + listed(failed, "; ", "zones")
 	case len(zones) == 0:
 		v.status = statusPendingPrefix + ": no nodes"
 	case len(pending) > 0:
 		v.status = statusPendingPrefix + " in zones " + listed(pending, ", ", "zones")
 	default:
-		v.status = statusApplied
+		v.status = StatusApplied
 	}
 	return v
 }

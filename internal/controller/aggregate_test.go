@@ -21,7 +21,7 @@ import (
 
 func TestAggregateOf(t *testing.T) {
 	ready := func(zone string, status metav1.ConditionStatus, gen int64) metav1.Condition {
-		return metav1.Condition{Type: qos.ReadyConditionPrefix + zone, Status: status, Reason: "R", Message: "m " + zone, ObservedGeneration: gen}
+		return metav1.Condition{Type: NQOSReadyType(zone), Status: status, Reason: "R", Message: "m " + zone, ObservedGeneration: gen}
 	}
 	accepted := metav1.Condition{Type: qos.ConditionAccepted, Status: metav1.ConditionTrue, ObservedGeneration: 2}
 	for _, tc := range []struct {
@@ -31,20 +31,23 @@ func TestAggregateOf(t *testing.T) {
 		want      string
 		wantStale []string
 	}{
-		{"every zone ready", []metav1.Condition{accepted, ready("a", "True", 2), ready("b", "True", 2)}, []string{"a", "b"}, statusApplied, nil},
+		{"every zone ready", []metav1.Condition{accepted, ready("a", "True", 2), ready("b", "True", 2)}, []string{"a", "b"}, StatusApplied, nil},
 		{"one zone failed is named", []metav1.Condition{ready("a", "True", 2), ready("b", "False", 2)}, []string{"a", "b"},
-			statusNotApplied + ": zone b: R: m b", nil},
-		{"failure wins over pending", []metav1.Condition{ready("b", "False", 2)}, []string{"a", "b"}, statusNotApplied + ": zone b: R: m b", nil},
+			StatusNotApplied + ": zone b: R: m b", nil},
+		{"failure wins over pending", []metav1.Condition{ready("b", "False", 2)}, []string{"a", "b"}, StatusNotApplied + ": zone b: R: m b", nil},
 		{"zone without a condition is pending", []metav1.Condition{ready("a", "True", 2)}, []string{"a", "b"}, statusPendingPrefix + " in zones b", nil},
 		{"older generation is pending", []metav1.Condition{ready("a", "True", 1), ready("b", "True", 2)}, []string{"a", "b"}, statusPendingPrefix + " in zones a", nil},
 		{"unknown is pending", []metav1.Condition{ready("a", "Unknown", 2)}, []string{"a"}, statusPendingPrefix + " in zones a", nil},
 		{"vanished zone is stale and ignored", []metav1.Condition{ready("a", "True", 2), ready("gone", "False", 2), ready("global", "True", 2)},
-			[]string{"a"}, statusApplied, []string{"global", "gone"}},
+			[]string{"a"}, StatusApplied, []string{"global", "gone"}},
 		{"no nodes", nil, nil, statusPendingPrefix + ": no nodes", nil},
+		{"ovnkube's type read when nqos's is absent", []metav1.Condition{{Type: OVNKReadyType("a"), Status: "False", Reason: "R", Message: "m a", ObservedGeneration: 2},
+			ready("b", "True", 2), {Type: OVNKReadyType("b"), Status: "False", ObservedGeneration: 2}}, []string{"a", "b"},
+			StatusNotApplied + ": zone a: R: m a", nil},
 		{"many failed zones are counted", []metav1.Condition{ready("1", "False", 2), ready("2", "False", 2), ready("3", "False", 2),
 			ready("4", "False", 2), ready("5", "False", 2), ready("6", "False", 2), ready("7", "False", 2)},
 			[]string{"1", "2", "3", "4", "5", "6", "7"},
-			statusNotApplied + ": zone 1: R: m 1; zone 2: R: m 2; zone 3: R: m 3; zone 4: R: m 4; zone 5: R: m 5; and 2 more zones", nil},
+			StatusNotApplied + ": zone 1: R: m 1; zone 2: R: m 2; zone 3: R: m 3; zone 4: R: m 4; zone 5: R: m 5; and 2 more zones", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nq := &v1alpha1.NetworkQoS{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
@@ -78,10 +81,10 @@ func TestAggregatorNamesFailedZoneAndRemovesVanished(t *testing.T) {
 	e.createNQ(e.nqos("gold", 50, map[string]string{"tier": "gold"}, []string{e.net}, ruleSpec{dscp: 46}))
 
 	e.waitAggregateFunc("gold", "names failed zone "+zoneB, func(s string) bool {
-		return strings.HasPrefix(s, statusNotApplied+": zone "+zoneB+": "+reasonFailed+": ") && !strings.Contains(s, zoneA)
+		return strings.HasPrefix(s, StatusNotApplied+": zone "+zoneB+": "+reasonFailed+": ") && !strings.Contains(s, zoneA)
 	})
 	nbB.MustNBCtl("ls-add", e.switchName(), "--", "lsp-add", e.switchName(), e.lsp(nadName, "vm-b"))
-	e.waitAggregate("gold", statusApplied)
+	e.waitAggregate("gold", StatusApplied)
 	if !e.ownsStatusField("gold", AggregateFieldManager) {
 		t.Errorf("%s does not own status.status", AggregateFieldManager)
 	}
@@ -89,7 +92,7 @@ func TestAggregatorNamesFailedZoneAndRemovesVanished(t *testing.T) {
 	e.createNode(zoneC) // no controller there
 	e.waitAggregate("gold", statusPendingPrefix+" in zones "+zoneC)
 	e.deleteNode(zoneC)
-	e.waitAggregate("gold", statusApplied)
+	e.waitAggregate("gold", StatusApplied)
 
 	ctrlB.stop(t)
 	e.deleteNode(zoneB)
@@ -98,10 +101,10 @@ func TestAggregatorNamesFailedZoneAndRemovesVanished(t *testing.T) {
 		if err != nil {
 			return false, err.Error()
 		}
-		gone := meta.FindStatusCondition(nq.Status.Conditions, qos.ReadyConditionPrefix+zoneB) == nil
-		kept := meta.FindStatusCondition(nq.Status.Conditions, qos.ConditionAccepted) != nil &&
-			meta.FindStatusCondition(nq.Status.Conditions, qos.ReadyConditionPrefix+zoneA) != nil
-		return gone && kept && nq.Status.Status == statusApplied, describeConditions(nq) + " status " + nq.Status.Status
+		has := func(typ string) bool { return meta.FindStatusCondition(nq.Status.Conditions, typ) != nil }
+		gone := !has(NQOSReadyType(zoneB)) && !has(OVNKReadyType(zoneB))
+		kept := has(ConditionAccepted) && (has(NQOSReadyType(zoneA)) || has(OVNKReadyType(zoneA)))
+		return gone && kept && nq.Status.Status == StatusApplied, describeConditions(nq) + " status " + nq.Status.Status
 	})
 }
 

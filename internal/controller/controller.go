@@ -44,6 +44,7 @@ type NB interface {
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))
 	HasSwitch(name string) bool
+	TakeFence(ctx context.Context, holder string) error
 }
 
 // Config configures a Controller.
@@ -61,6 +62,12 @@ type Config struct {
 	// it and names the condition Ready-In-Zone-<Node>; empty means one
 	// central NB serving every node (condition Ready-In-Zone-global).
 	Node string
+	// Fence, when set (the leader's identity under leader election),
+	// makes the startup sync first take the Northbound's leader fence for
+	// this holder (ovnnb.Client.TakeFence): from then on the NB refuses
+	// every transaction of an earlier leader, and this controller's once
+	// a later leader takes it.
+	Fence string
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 	// Metrics registers the controller's metrics; nil keeps them private.
@@ -72,10 +79,16 @@ const workers = 8
 
 // Controller reconciles NetworkQoS objects into the OVN Northbound DB.
 type Controller struct {
-	nb       NB // nil until dialNB returned, when dialNB is set
-	dialNB   func(ctx context.Context) (NB, error)
-	node     string
-	zone     string
+	nb     NB // nil until dialNB returned, when dialNB is set
+	dialNB func(ctx context.Context) (NB, error)
+	node   string
+	zone   string
+	fence  string
+	// fenceTaken is set once the startup sync took the fence (Run's
+	// goroutine only).
+	fenceTaken bool
+	// depose ends the run when the NB refused a transaction as fenced.
+	depose   context.CancelCauseFunc
 	log      *slog.Logger
 	kube     kubernetes.Interface
 	dyn      dynamic.Interface
@@ -113,7 +126,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: dynamic client: %w", err)
 	}
 	c := &Controller{
-		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
+		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, log: log,
 		kube: kube, dyn: dyn,
 		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
 		ports:    newPending(),
@@ -218,6 +231,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.live.Store(true)
 	c.setNotReady(errors.New("startup NB sync running"))
+	ctx, c.depose = context.WithCancelCause(ctx)
+	defer c.depose(nil)
 	synced, err := c.startup(ctx)
 	if err != nil {
 		c.setNotReady(err)
@@ -246,6 +261,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) {
+		c.setNotReady(cause)
+		return fmt.Errorf("controller: stopped writing: %w", cause)
+	}
 	return nil
 }
 

@@ -43,6 +43,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	out := c.reconcile(ctx, key)
 	c.first.done(key, out)
 	c.metrics.observe(out, time.Since(start))
+	if errors.Is(out.err, ovnnb.ErrFenced) {
+		c.log.Error("another leader took the Northbound: stopping", "networkqos", key, "err", out.err)
+		c.depose(out.err)
+	}
 	switch {
 	case out.err != nil:
 		if ctx.Err() == nil {
@@ -83,6 +87,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 		res.MissingPorts = nil // seeded bug: a pod without its LSP is dropped silently, never retried
 	}
 	c.waitForRows(key, res)
+	c.metrics.nbFailed(err)
 	if err != nil { // ovnnb's errors name the object
 		return outcome{result: resultError, err: err}.also(c.writeStatus(ctx, nq, r.Accepted, c.failed(key, err)))
 	}
@@ -115,6 +120,7 @@ func (c *Controller) remove(ctx context.Context, key string, nbKey ovnnb.Key, re
 	c.switches.set(key, nil)
 	c.results.delete(key)
 	if err := c.teardown(ctx, nbKey); err != nil { // names the object
+		c.metrics.nbFailed(err)
 		return outcome{result: resultError, err: err}
 	}
 	return outcome{result: result}

@@ -44,7 +44,8 @@ type Client struct {
 	comment *string // Options.ClientID, sent with every transaction
 
 	mu        sync.Mutex
-	changed   chan struct{} // closed and replaced on every cache event
+	fence     map[string]string // the fence row's external_ids once TakeFence succeeded
+	changed   chan struct{}     // closed and replaced on every cache event
 	portAdded []func(lspName string)
 	stop      *stoppableBackOff
 }

@@ -125,7 +125,11 @@ func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheu
 		st.nbConnected()
 		return c, nil
 	}
-	c, err := controller.New(controller.Config{Kube: kube, DialNB: dial, Node: o.Node, Log: log, Metrics: reg})
+	cfg := controller.Config{Kube: kube, DialNB: dial, Node: o.Node, Log: log, Metrics: reg}
+	if o.LeaderElect {
+		cfg.Fence = o.Identity // a deposed leader's transactions are refused by the NB
+	}
+	c, err := controller.New(cfg)
 	if err != nil {
 		return err
 	}
