@@ -43,6 +43,7 @@ type NB interface {
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))
+	OnOwnedRowChange(fn func(ovnnb.Key))
 	HasSwitch(name string) bool
 	TakeFence(ctx context.Context, holder string) error
 }
@@ -68,6 +69,9 @@ type Config struct {
 	// every transaction of an earlier leader, and this controller's once
 	// a later leader takes it.
 	Fence string
+	// ResyncPeriod is how often every object is reconciled and orphaned
+	// rows collected again; zero means DefaultResyncPeriod.
+	ResyncPeriod time.Duration
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 	// Metrics registers the controller's metrics; nil keeps them private.
@@ -88,19 +92,21 @@ type Controller struct {
 	// goroutine only).
 	fenceTaken bool
 	// depose ends the run when the NB refused a transaction as fenced.
-	depose   context.CancelCauseFunc
-	log      *slog.Logger
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	queue    workqueue.TypedRateLimitingInterface[string]
-	inf      *informerSet
-	facts    *informerFacts
-	metrics  *metrics
-	events   *eventSink
-	ports    *pending // objects waiting for logical switch ports
-	switches *pending // objects waiting for logical switches
-	results  *resultCache
-	first    firstPass // startup objects not reconciled yet (Ready)
+	depose      context.CancelCauseFunc
+	log         *slog.Logger
+	kube        kubernetes.Interface
+	dyn         dynamic.Interface
+	queue       workqueue.TypedRateLimitingInterface[string]
+	inf         *informerSet
+	facts       *informerFacts
+	metrics     *metrics
+	events      *eventSink
+	ports       *pending // objects waiting for logical switch ports
+	switches    *pending // objects waiting for logical switches
+	results     *resultCache
+	applied     *appliedRows // complete rows per object, to count drift repairs
+	resyncEvery time.Duration
+	first       firstPass // startup objects not reconciled yet (Ready)
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
@@ -128,11 +134,13 @@ func New(cfg Config) (*Controller, error) {
 	c := &Controller{
 		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, log: log,
 		kube: kube, dyn: dyn,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
-		ports:    newPending(),
-		switches: newPending(),
-		results:  newResultCache(),
-		notReady: errors.New("not started"),
+		queue:       workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
+		ports:       newPending(),
+		switches:    newPending(),
+		results:     newResultCache(),
+		applied:     newAppliedRows(),
+		resyncEvery: cfg.ResyncPeriod,
+		notReady:    errors.New("not started"),
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -161,6 +169,7 @@ func (c *Controller) attachNB(nb NB) {
 	c.nb = nb
 	nb.OnLogicalSwitchPortAdd(c.onPortAdd)
 	nb.OnLogicalSwitchAdd(c.onSwitchAdd)
+	nb.OnOwnedRowChange(c.onOwnedChange)
 }
 
 // protobufConfig is cfg speaking protobuf to the built-in APIs (pods
@@ -258,6 +267,15 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	period := c.resyncEvery
+	if period <= 0 {
+		period = DefaultResyncPeriod
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.resync(ctx, period)
+	}()
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()

@@ -20,6 +20,7 @@ type metrics struct {
 	duration   prometheus.Histogram
 	nbWrites   prometheus.Counter
 	nbErrors   *prometheus.CounterVec
+	repairs    prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, q workqueue.TypedRateLimitingInterface[string]) (*metrics, error) {
@@ -44,13 +45,17 @@ func newMetrics(reg prometheus.Registerer, q workqueue.TypedRateLimitingInterfac
 			"disconnected (no trustworthy NB cache), timeout (the call's deadline passed), row_gone (a row deleted meanwhile), " +
 			"rejected (the NB refused the transaction), other.",
 	}, []string{"kind"})
+	m.repairs = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "nqos_drift_repairs_total",
+		Help: "Reconciles that rewrote an object's NB rows changed by someone else (the wanted rows had not changed since they were last complete).",
+	})
 	for _, k := range nbErrorKinds {
 		m.nbErrors.WithLabelValues(k)
 	}
 	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "nqos_queue_depth", Help: "NetworkQoS keys waiting in the work queue.",
 	}, func() float64 { return float64(q.Len()) })
-	for _, col := range []prometheus.Collector{m.reconciles, m.errors, m.duration, m.nbWrites, m.nbErrors, depth} {
+	for _, col := range []prometheus.Collector{m.reconciles, m.errors, m.duration, m.nbWrites, m.nbErrors, m.repairs, depth} {
 		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("controller: register metrics: %w", err)
 		}
