@@ -35,10 +35,12 @@ type simEnv struct {
 	audit       func() []Sighting                          // the invariant check of one NB state
 	watch       *simWatch
 	closed      bool
-	crashes     []string    // what Crashes reports
-	crashErr    error       // what Crashes fails with
-	noJoin      bool        // StartVM leaves the VM out of the NB rows
-	life        *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
+	closeErr    error        // what Close fails with
+	onCall      func(string) // called with each call's name (outside the lock)
+	crashes     []string     // what Crashes reports
+	crashErr    error        // what Crashes fails with
+	noJoin      bool         // StartVM leaves the VM out of the NB rows
+	life        *LifeResult  // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 	ctrl        simController
 	adv         simAdv                   // sim_adv_test.go
 	classes     map[string]tc.ClassStats // sim_fabric_test.go
@@ -49,6 +51,9 @@ func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
 }
 
 func (s *simEnv) call(name string) error {
+	if s.onCall != nil {
+		s.onCall(name)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, name)
@@ -302,7 +307,7 @@ func (s *simEnv) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	return nil
+	return s.closeErr
 }
 
 // simProv provisions one prepared simEnv.
@@ -310,10 +315,17 @@ type simProv struct {
 	env  *simEnv
 	fams []scenarios.Family
 	err  error // what Provision fails with
+	// provisioned counts the Provision calls, cancelled those made with
+	// a cancelled context.
+	provisioned, cancelled int
 }
 
-func (p *simProv) Provision(_ context.Context, sc *scenarios.Scenario, fams []scenarios.Family, _ string) (Env, error) {
+func (p *simProv) Provision(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, _ string) (Env, error) {
 	p.fams = fams
+	p.provisioned++
+	if ctx.Err() != nil {
+		p.cancelled++
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

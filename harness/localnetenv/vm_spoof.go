@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
@@ -222,15 +222,15 @@ func (f spoofFlow) wireSpec(vlan int) flow.Spec {
 	return s
 }
 
-func (o *vmOps) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*capture.Capture, error) {
-	caps := map[string]*capture.Capture{}
+func (o *vmOps) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*live.Capture, error) {
+	caps := map[string]*live.Capture{}
 	for _, f := range plan {
 		if caps[f.node] != nil {
 			continue
 		}
 		ns, ifname, err := o.tb.UplinkCapturePoint(f.node)
 		if err == nil {
-			caps[f.node], err = capture.Start(ctx, capture.Options{Netns: ns, Interface: ifname,
+			caps[f.node], err = live.Start(ctx, live.Options{Netns: ns, Interface: ifname,
 				PcapPath: filepath.Join(dir, "uplink-"+f.node+".pcap")})
 		}
 		if err != nil {

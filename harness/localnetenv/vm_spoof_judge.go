@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
@@ -13,7 +14,7 @@ import (
 
 // analyze classifies each node's capture with the flows sent from that
 // node and fills the flows and verdicts.
-func (r *SpoofResult) analyze(plan []spoofFlow, caps map[string]*capture.Capture, reports map[string]traffic.InjectReport, spec SpoofSpec, ready time.Time) error {
+func (r *SpoofResult) analyze(plan []spoofFlow, caps map[string]*live.Capture, reports map[string]traffic.InjectReport, spec SpoofSpec, ready time.Time) error {
 	for node, c := range caps {
 		var specs []flow.Spec
 		expect := map[string]flow.Expect{}
