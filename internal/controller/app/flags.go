@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/nqos/nqos/internal/controller"
 )
 
 // Options are the parsed flags.
@@ -34,6 +36,8 @@ type Options struct {
 	RenewDeadline  time.Duration
 	RetryPeriod    time.Duration
 	Identity       string
+
+	ResyncPeriod time.Duration
 
 	MetricsAddr string
 	ProbeAddr   string
@@ -70,6 +74,8 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", defaultRenewDeadline, "how long the leader retries renewing before it gives up (and exits)")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", defaultRetryPeriod, "interval between acquire and renew attempts")
 	fs.StringVar(&o.Identity, "leader-elect-identity", "", "holder `ID` in the Lease and writer name in NB transactions; empty: $POD_NAME, else hostname_pid")
+	fs.DurationVar(&o.ResyncPeriod, "resync-period", controller.DefaultResyncPeriod, "reconcile every object and collect orphaned NB rows this often "+
+		"(the backstop of drift repair, which follows every change of an owned NB row as it happens)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "", "serve Prometheus metrics at `ADDR`/metrics (e.g. :9476); empty: off")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "alias of --metrics-bind-address")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "", "serve /healthz and /readyz at `ADDR` (e.g. :8081); empty: off")
