@@ -292,7 +292,8 @@ func (r *running) Finish(ctx context.Context) ([]harness.Measured, error) {
 }
 
 // analyze analyses one node's capture and fills the measurements of the
-// runs it holds: each flow with its meter's token bucket.
+// runs it holds: the whole analysis, and each flow with its meter's token
+// bucket.
 func (r *running) analyze(path string, stats live.Stats, out []harness.Measured) error {
 	var idx []int
 	var specs []flow.Spec
@@ -315,7 +316,7 @@ func (r *running) analyze(path string, stats live.Stats, out []harness.Measured)
 			meter = a.Bucket(run.Expect.MeterKey(run.Spec.Name))
 		}
 		out[i] = harness.Measure(a.Flow(run.Spec.Name), meter, r.errs[i])
-		out[i].Unresolved, out[i].Notes = r.unresolved[i], r.notes[i]
+		out[i].Capture, out[i].Unresolved, out[i].Notes = a, r.unresolved[i], r.notes[i]
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
-	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/harness/verdict"
 )
@@ -42,10 +41,10 @@ type SpoofSpec struct {
 
 // Spoof flow names.
 const (
-	FlowSpooferOwn       = harness.SpoofOwn       // spoofer's IP and MAC
-	FlowSpooferVictimIP  = harness.SpoofForgedIP  // victim's IP, spoofer's MAC
-	FlowSpooferVictimMAC = harness.SpoofForgedMAC // victim's IP and MAC
-	FlowVictimOwn        = harness.SpoofControl   // control: the victim's own frames
+	FlowSpooferOwn       = verdict.SpoofOwn       // spoofer's IP and MAC
+	FlowSpooferVictimIP  = verdict.SpoofForgedIP  // victim's IP, spoofer's MAC
+	FlowSpooferVictimMAC = verdict.SpoofForgedMAC // victim's IP and MAC
+	FlowVictimOwn        = verdict.SpoofControl   // control: the victim's own frames
 	spooferMeter         = "spoofer-class"
 )
 
