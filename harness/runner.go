@@ -24,7 +24,10 @@ const (
 type Runner struct {
 	Prov Provisioner
 	// Backend names the environment in the results ("embedded", "kind").
-	Backend  string
+	Backend string
+	// Topology names the OVN control-plane layout in the results
+	// ("central", "interconnect"; default: what the scenarios recorded).
+	Topology string
 	Dir      string    // output directory; each scenario gets a subdirectory
 	Mode     string    // v4, v6 or dual
 	IPAM     string    // ipamless, ovnk, dhcp or all ("" is all)
@@ -115,11 +118,14 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend}
+	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
 	for i, sc := range scs {
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
 			run.OVNVersion = res.OVNVersion
+		}
+		if run.Topology == "" {
+			run.Topology = res.Topology
 		}
 		run.Scenarios = append(run.Scenarios, res)
 	}

@@ -204,17 +204,22 @@ func (r *restartRun) result() harness.ControllerResult {
 	return out
 }
 
-// controllerLog is the tail of the controller process's log, if any.
+// controllerLog are the tails of the zone controllers' logs and of the
+// controller process's log, if any.
 func (e *Env) controllerLog() []results.Log {
+	var zones []results.Log
+	if e.plane != nil {
+		zones = e.plane.logs()
+	}
 	if e.proc == nil {
-		return nil
+		return zones
 	}
 	raw, err := os.ReadFile(e.proc.cfg.LogPath)
 	if err != nil {
-		return nil
+		return zones
 	}
 	if len(raw) > logTail {
 		raw = raw[len(raw)-logTail:]
 	}
-	return []results.Log{{Name: "nqos-controller.log", Text: string(raw)}}
+	return append(zones, results.Log{Name: "nqos-controller.log", Text: string(raw)})
 }
