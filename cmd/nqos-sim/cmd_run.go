@@ -85,6 +85,11 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	if o.topology, o.controllerBin, err = o.topo.parse(); err != nil {
 		return o, err
 	}
+	if o.topology == localnet.Interconnect && !o.validate {
+		if err := requireBin(o.controllerBin); err != nil {
+			return o, err
+		}
+	}
 	if _, err := harness.Families(o.family); err != nil {
 		return o, fmt.Errorf("--ip-family: %w", err)
 	}

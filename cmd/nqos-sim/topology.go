@@ -32,7 +32,7 @@ func (f *topologyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.controllerBin, "controller-bin", os.Getenv(controllerBinEnv), "the nqos-controller binary each zone runs on interconnect; default $"+controllerBinEnv+" or nqos-controller beside this binary (make build's bin/)")
 }
 
-// parse validates the topology and resolves the controller binary.
+// parse validates the topology and resolves the controller binary path.
 func (f *topologyFlags) parse() (localnet.Topology, string, error) {
 	t, err := localnet.ParseTopology(f.topology)
 	if err != nil {
@@ -46,10 +46,14 @@ func (f *topologyFlags) parse() (localnet.Topology, string, error) {
 		}
 		bin = filepath.Join(filepath.Dir(self), "nqos-controller")
 	}
-	if t == localnet.Interconnect {
-		if _, err := os.Stat(bin); err != nil {
-			return "", "", fmt.Errorf("--controller-bin: interconnect runs nqos-controller per zone: %w (make build, or pass --controller-bin)", err)
-		}
-	}
 	return t, bin, nil
+}
+
+// requireBin fails unless bin exists: the scenarios on interconnect run it
+// once per zone.
+func requireBin(bin string) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("--controller-bin: interconnect runs nqos-controller per zone: %w (make build, or pass --controller-bin)", err)
+	}
+	return nil
 }

@@ -21,6 +21,9 @@ type controlPlane interface {
 	start(ctx context.Context, e *Env, log *slog.Logger) error
 	close() error
 	logs() []results.Log
+	// process is the controller process serving zone, if one runs as a
+	// process (the restartController and upgrade steps act on it).
+	process(zone string) (*controllerProc, bool)
 }
 
 // newControlPlane is the control plane of the testbed's topology.
@@ -35,11 +38,14 @@ func newControlPlane(t localnet.Topology) controlPlane {
 // process for the scenarios that restart or upgrade it (controller.go).
 type centralPlane struct {
 	cancel context.CancelFunc
+	proc   *controllerProc
 }
 
 func (p *centralPlane) start(ctx context.Context, e *Env, log *slog.Logger) error {
 	if e.sc.ControllerProcess() {
-		return e.startProcess(ctx)
+		err := e.startProcess(ctx)
+		p.proc = e.proc
+		return err
 	}
 	ctrl, err := controller.New(controller.Config{Kube: e.tb.RESTConfig(), NB: e.nb, Log: log})
 	if err != nil {
@@ -69,12 +75,16 @@ func (p *centralPlane) close() error {
 
 func (p *centralPlane) logs() []results.Log { return nil }
 
+func (p *centralPlane) process(string) (*controllerProc, bool) { return p.proc, p.proc != nil }
+
 // zonePlane is one `nqos-controller --node <node>` process per zone on
 // the zone's NB unix socket, as the DaemonSet runs it on every node: the
-// built nqos-controller binary (Provisioner.ZoneControllerBin).
+// built nqos-controller binary (Provisioner.ZoneControllerBin). Scenarios
+// that boot no controller (upgrade) get the processes configured, not
+// started.
 type zonePlane struct {
-	procs []*Controller
-	paths []string
+	zones []string
+	procs []*controllerProc
 }
 
 func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
@@ -87,15 +97,21 @@ func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
 	for _, z := range e.zones {
 		cfg := ControllerConfig{Bin: e.zoneBin, Direct: true, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,
 			LogPath: filepath.Join(e.dir, "nqos-controller-"+z.zone.Name+".log")}
-		c, err := StartController(ctx, cfg)
-		if err != nil {
-			return fmt.Errorf("zone %s: %w", z.zone.Name, err)
-		}
-		p.procs, p.paths = append(p.procs, c), append(p.paths, cfg.LogPath)
+		p.zones, p.procs = append(p.zones, z.zone.Name), append(p.procs, &controllerProc{cfg: cfg})
+	}
+	if !e.sc.BootsController() {
+		return nil
 	}
 	for i, c := range p.procs {
-		if err := c.WaitSynced(ctx, syncTimeout); err != nil {
-			return fmt.Errorf("zone %s: %w", e.zones[i].zone.Name, err)
+		cur, err := StartController(ctx, c.cfg)
+		if err != nil {
+			return fmt.Errorf("zone %s: %w", p.zones[i], err)
+		}
+		c.cur = cur
+	}
+	for i, c := range p.procs {
+		if err := c.cur.WaitSynced(ctx, syncTimeout); err != nil {
+			return fmt.Errorf("zone %s: %w", p.zones[i], err)
 		}
 	}
 	return nil
@@ -104,9 +120,24 @@ func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
 func (p *zonePlane) close() error {
 	var errs []error
 	for _, c := range p.procs {
-		errs = append(errs, c.Close())
+		errs = append(errs, c.close())
 	}
 	return errors.Join(errs...)
 }
 
-func (p *zonePlane) logs() []results.Log { return tailLogs(p.paths) }
+func (p *zonePlane) logs() []results.Log {
+	paths := make([]string, len(p.procs))
+	for i, c := range p.procs {
+		paths[i] = c.cfg.LogPath
+	}
+	return tailLogs(paths)
+}
+
+func (p *zonePlane) process(zone string) (*controllerProc, bool) {
+	for i, z := range p.zones {
+		if z == zone {
+			return p.procs[i], true
+		}
+	}
+	return nil, false
+}

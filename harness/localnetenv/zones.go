@@ -22,6 +22,15 @@ type zoneNB struct {
 	nb   *ovnnb.Client
 }
 
+// node is the --node the zone's controller runs with: the zone's node on
+// interconnect, "" for the one central zone (GlobalZone).
+func (z zoneNB) node() string {
+	if z.zone.Name == localnet.GlobalZone {
+		return ""
+	}
+	return z.zone.Name
+}
+
 // dialZones connects one NB client per zone; e.nb is the first zone's.
 func (e *Env) dialZones(ctx context.Context, log *slog.Logger) error {
 	for _, z := range e.tb.Zones() {
