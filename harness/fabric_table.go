@@ -8,6 +8,7 @@ import (
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/internal/bitrate"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -35,7 +36,7 @@ type labFigures struct {
 
 // labRow formats one approach as ratios, each with its rate.
 func labRow(approach, note string, f labFigures, ceiling, prodG, bgG float64) []string {
-	cell := func(v, of float64) string { return fmt.Sprintf("%.2f (%s)", v/of, scenarios.FormatBitrate(v)) }
+	cell := func(v, of float64) string { return fmt.Sprintf("%.2f (%s)", v/of, bitrate.Format(v)) }
 	return []string{approach, cell(f.prodAlone, ceiling), cell(f.bgAlone, ceiling),
 		cell(f.prodTogether, prodG), cell(f.bgTogether, bgG), cell(f.prodTogether+f.bgTogether, ceiling), note}
 }
@@ -92,7 +93,7 @@ var deliveredColumns = []string{"step", "flow", "DSCP on the uplink", "DSCP deli
 // DeliveredRow is one measured flow of the delivered table.
 func DeliveredRow(step string, up, at results.Flow, deliveredBps float64, upBps float64) []string {
 	return []string{step, up.Name + " → " + up.To, dscpCell(up.DSCP), dscpCell(at.DSCP),
-		scenarios.FormatBitrate(upBps), scenarios.FormatBitrate(deliveredBps),
+		bitrate.Format(upBps), bitrate.Format(deliveredBps),
 		fmt.Sprintf("%.1f%% (%d of %d packets)", 100*lossOf(up.Packets, at.Packets), up.Packets-min(up.Packets, at.Packets), up.Packets)}
 }
 

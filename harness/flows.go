@@ -12,6 +12,7 @@ import (
 
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/bitrate"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -252,7 +253,7 @@ func describeExpect(f *scenarios.Flow, x scenarios.FlowExpect) string {
 			floor = fmt.Sprintf(", floor %.0f%%", (1-pb.Below)*100)
 		}
 		parts = append(parts, fmt.Sprintf("policed by %s rule %d (%s, burst %d kbit%s)",
-			pb.Manifest, pb.Rule, scenarios.FormatBitrate(float64(pb.RateKbps)*1000), pb.BurstKbit, floor))
+			pb.Manifest, pb.Rule, bitrate.Format(float64(pb.RateKbps)*1000), pb.BurstKbit, floor))
 	}
 	if t := x.Throughput; t != nil {
 		parts = append(parts, describeThroughput(*t))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -17,12 +18,8 @@ type Packet struct {
 	DstPort  int
 }
 
-// Winners are the compiled rows that decide one packet: Mark is the row
-// whose DSCP it carries, Meter the row whose meter polices it; nil where
-// none applies.
-type Winners struct {
-	Mark, Meter *qos.QoSRow
-}
+// Winners are the compiled rows that decide one packet.
+type Winners = intent.Winners
 
 // Compiled is the compiler's output for a scenario's manifests as
 // written (every applied kind in force, one launcher pod per VM that
@@ -72,31 +69,8 @@ func (c *Compiled) Intent(ovn, vm string, p Packet) (Winners, error) {
 	if port == "" {
 		return Winners{}, fmt.Errorf("scenario %s: no VM %q", c.sc.Name, vm)
 	}
-	pk := packet{inport: port, src: p.Src, dst: p.Dst, proto: p.Protocol, dstPort: p.DstPort}
-	return stageWinners(c.Desired, c.Switch(vm), pk, ovn)
-}
-
-// stageWinners applies OVN's QoS stages to the rows matching p on
-// datapath: before 24.09 marking and metering are separate stages, so the
-// DSCP comes from the highest-priority matching row and the meter from
-// the highest-priority matching row with a bandwidth; from 24.09 one row
-// decides both.
-func stageWinners(d qos.Desired, datapath string, p packet, ovn string) (Winners, error) {
-	mark, meter, err := winners(d, datapath, p)
-	if err != nil {
-		return Winners{}, err
-	}
-	split, err := ovntrace.SplitQoSStages(ovn)
-	if err != nil {
-		return Winners{}, err
-	}
-	if !split {
-		meter = nil
-		if mark != nil && mark.Bandwidth != nil && mark.Bandwidth.Rate > 0 {
-			meter = mark
-		}
-	}
-	return Winners{Mark: mark, Meter: meter}, nil
+	pk := intent.Packet{InPort: port, Src: p.Src, Dst: p.Dst, Protocol: p.Protocol, DstPort: p.DstPort}
+	return intent.StageWinners(&c.Desired, c.Switch(vm), pk, ovn)
 }
 
 // predicted is the typed trace leg of p: nil without a single egress.

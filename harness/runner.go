@@ -38,6 +38,9 @@ type Runner struct {
 	// JoinTimeout bounds how long a startVM step waits for the VM's port
 	// to join its port groups; default scenarios.DefaultWaitTimeout.
 	JoinTimeout time.Duration
+	// Teardowns, when set, holds the teardown of the environment up, for
+	// a forced exit.
+	Teardowns *Teardowns
 }
 
 // Families maps an IP-family mode to the families a scenario runs in.
@@ -120,6 +123,10 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 	host, _ := os.Hostname()
 	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
 	for i, sc := range scs {
+		if ctx.Err() != nil {
+			run.Scenarios = append(run.Scenarios, r.notStarted(sc, fams, i, len(scs)))
+			continue
+		}
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
 			run.OVNVersion = res.OVNVersion
@@ -174,18 +181,60 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 	if err != nil {
 		res.Status, res.Error = results.Error, fmt.Sprintf("provision testbed for %s: %v", sc.Name, err)
 		var ns *NotSupportedError
-		if errors.As(err, &ns) {
+		switch {
+		case errors.As(err, &ns):
 			res.Status = results.Unsupported
+		case ctx.Err() != nil:
+			res.Status = results.Interrupted
 		}
 		return res
 	}
+	teardown, remove := r.Teardowns.Add(env.Close)
 	defer func() {
-		if err := env.Close(); err != nil && res.Status == results.Pass {
-			res.Status, res.Error = results.Error, fmt.Sprintf("tear down testbed of %s: %v", sc.Name, err)
-		}
+		defer remove()
+		reportTeardown(&res, sc.Name, teardown())
 	}()
 	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc), kinds: stepKinds()}
 	ex.run(ctx)
+	if ctx.Err() != nil && res.Status != results.Pass {
+		res.Status, res.Error = results.Interrupted, joinError("interrupted", res.Error)
+	}
+	return res
+}
+
+// reportTeardown records a teardown error in the scenario's result
+// whatever its status: a passed scenario becomes an error, any other
+// keeps its status and its error gains the teardown's.
+func reportTeardown(res *results.Scenario, name string, err error) {
+	if err == nil {
+		return
+	}
+	msg := fmt.Sprintf("tear down testbed of %s: %v", name, err)
+	if res.Status == results.Pass {
+		res.Status = results.Error
+	}
+	res.Error = joinError(res.Error, msg)
+}
+
+func joinError(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// notStarted is the result of a scenario the run did not start because
+// it was interrupted: nothing is provisioned with a cancelled context.
+func (r *Runner) notStarted(sc *scenarios.Scenario, fams []scenarios.Family, i, n int) results.Scenario {
+	res := newResult(sc, scenarioFamilies(sc, fams))
+	res.Started = r.now()
+	res.Finished = res.Started
+	res.Status, res.Error = results.Interrupted, "the run was interrupted before this scenario started"
+	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
+	r.Progress.ScenarioEnd(res)
 	return res
 }
 

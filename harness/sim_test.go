@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/internal/tc"
+	"slices"
+	"strings"
 	"sync"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/internal/tc"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -35,10 +38,12 @@ type simEnv struct {
 	audit       func() []Sighting                          // the invariant check of one NB state
 	watch       *simWatch
 	closed      bool
-	crashes     []string    // what Crashes reports
-	crashErr    error       // what Crashes fails with
-	noJoin      bool        // StartVM leaves the VM out of the NB rows
-	life        *LifeResult // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
+	closeErr    error        // what Close fails with
+	onCall      func(string) // called with each call's name (outside the lock)
+	crashes     []string     // what Crashes reports
+	crashErr    error        // what Crashes fails with
+	noJoin      bool         // StartVM leaves the VM out of the NB rows
+	life        *LifeResult  // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 	ctrl        simController
 	adv         simAdv                   // sim_adv_test.go
 	classes     map[string]tc.ClassStats // sim_fabric_test.go
@@ -49,6 +54,9 @@ func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
 }
 
 func (s *simEnv) call(name string) error {
+	if s.onCall != nil {
+		s.onCall(name)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, name)
@@ -287,7 +295,31 @@ func (r *simRunning) Finish(context.Context) ([]Measured, error) {
 	for i, run := range r.runs {
 		out[i] = r.s.measure(run)
 	}
+	simCaptures(r.runs, out)
 	return out, nil
+}
+
+// simCaptures hands each run the analysis of its capture, as a capture
+// holding the flows and meters measured for the runs of its pcap.
+func simCaptures(runs []FlowRun, ms []Measured) {
+	byPcap := map[string]*capture.Analysis{}
+	for i, run := range runs {
+		a := byPcap[run.Pcap]
+		if a == nil {
+			a = &capture.Analysis{}
+			byPcap[run.Pcap] = a
+		}
+		if ms[i].Flow != nil {
+			a.Flows = append(a.Flows, ms[i].Flow)
+		}
+		if b := ms[i].Meter; b != nil && a.Bucket(b.Key) == nil {
+			a.Buckets = append(a.Buckets, b)
+		}
+		ms[i].Capture = a
+	}
+	for _, a := range byPcap {
+		slices.SortFunc(a.Buckets, func(x, y *capture.Bucket) int { return strings.Compare(x.Key, y.Key) })
+	}
 }
 
 func (s *simEnv) OVNVersion(context.Context) (string, error) { return s.ovn, nil }
@@ -302,7 +334,7 @@ func (s *simEnv) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	return nil
+	return s.closeErr
 }
 
 // simProv provisions one prepared simEnv.
@@ -310,10 +342,17 @@ type simProv struct {
 	env  *simEnv
 	fams []scenarios.Family
 	err  error // what Provision fails with
+	// provisioned counts the Provision calls, cancelled those made with
+	// a cancelled context.
+	provisioned, cancelled int
 }
 
-func (p *simProv) Provision(_ context.Context, sc *scenarios.Scenario, fams []scenarios.Family, _ string) (Env, error) {
+func (p *simProv) Provision(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, _ string) (Env, error) {
 	p.fams = fams
+	p.provisioned++
+	if ctx.Err() != nil {
+		p.cancelled++
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -87,6 +87,9 @@ func (ex *execution) steps(ctx context.Context) error {
 	for i := range ex.sc.Steps {
 		st := &ex.sc.Steps[i]
 		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: ex.summary(st), Started: ex.r.now()}
+		if first == nil && ctx.Err() != nil {
+			first = fmt.Errorf("run interrupted before steps[%d] (line %d): %w", i, st.Line, ctx.Err())
+		}
 		if first != nil {
 			rs.Status, rs.Finished = results.NotRun, rs.Started
 			ex.res.Steps = append(ex.res.Steps, rs)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -69,9 +70,9 @@ func (ex *execution) intent(run FlowRun, datapath string) (ovntrace.Intent, []st
 		return ovntrace.Intent{}, nil, err
 	}
 	vm := ex.sc.VM(run.Spec.From)
-	p := packet{inport: ex.world.portOn(vm, run.Network), src: run.Spec.SrcIP, dst: run.Spec.DstIP,
-		proto: string(run.Spec.Protocol), dstPort: int(run.Spec.DstPort)}
-	wn, err := stageWinners(d, datapath, p, ex.res.OVNVersion)
+	p := intent.Packet{InPort: ex.world.portOn(vm, run.Network), Src: run.Spec.SrcIP, Dst: run.Spec.DstIP,
+		Protocol: string(run.Spec.Protocol), DstPort: int(run.Spec.DstPort)}
+	wn, err := intent.StageWinners(&d, datapath, p, ex.res.OVNVersion)
 	if err != nil {
 		return ovntrace.Intent{}, nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
@@ -95,38 +96,6 @@ func (ex *execution) intent(run FlowRun, datapath string) (ovntrace.Intent, []st
 		}
 	}
 	return in, rows, nil
-}
-
-// winners are the highest-priority row on the switch whose match the
-// packet satisfies, and the highest-priority such row with a bandwidth.
-func winners(d qos.Desired, datapath string, p packet) (mark, meter *qos.QoSRow, err error) {
-	env := matchEnv{portGroups: map[string][]string{}, addrSets: map[string][]string{}}
-	for _, pg := range d.PortGroups {
-		env.portGroups[pg.Name] = pg.Ports
-	}
-	for _, as := range d.AddressSets {
-		env.addrSets[as.Name] = as.Addresses
-	}
-	for i := range d.QoS {
-		r := &d.QoS[i]
-		if r.Switch != datapath {
-			continue
-		}
-		ok, err := evalMatch(r.Match, p, env)
-		if err != nil {
-			return nil, nil, fmt.Errorf("QoS row priority %d: %w", r.Priority, err)
-		}
-		if !ok {
-			continue
-		}
-		if mark == nil || r.Priority > mark.Priority {
-			mark = r
-		}
-		if r.Bandwidth != nil && r.Bandwidth.Rate > 0 && (meter == nil || r.Priority > meter.Priority) {
-			meter = r
-		}
-	}
-	return mark, meter, nil
 }
 
 // observe reduces the capture to the single DSCP it saw and whether the

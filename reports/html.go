@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/internal/bitrate"
 )
 
 //go:embed report.html.tmpl
@@ -24,13 +24,13 @@ func funcs() template.FuncMap {
 		"since":     func(a, b time.Time) time.Duration { return b.Sub(a) },
 		"dur":       func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 		"stamp":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"rate":      scenarios.FormatBitrate,
+		"rate":      bitrate.Format,
 		"bits":      func(b float64) string { return fmt.Sprintf("%.0f kbit", b/1000) },
 		"offered": func(bps float64) string {
 			if bps == 0 {
 				return "unlimited"
 			}
-			return scenarios.FormatBitrate(bps)
+			return bitrate.Format(bps)
 		},
 		"flowsPassed": func(s results.Scenario) string {
 			n := 0

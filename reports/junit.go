@@ -126,7 +126,7 @@ func scenarioSuite(s results.Scenario) junitSuite {
 		steps.Error = &msg
 	case results.Skipped:
 		steps.Skipped = &junitMessage{Message: s.SkipReason}
-	case results.Unsupported:
+	case results.Unsupported, results.Interrupted:
 		steps.Skipped = &junitMessage{Message: s.Error, Body: stepLog(s)}
 	default:
 		steps.SystemOut = msg.Body

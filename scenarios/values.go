@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nqos/nqos/internal/bitrate"
 )
 
 // Bitrate is a rate in bits per second, written as 300M, 100M, 1.5G, 64k
@@ -27,28 +29,7 @@ func (b *Bitrate) decodeNode(d *decoder, n *yaml.Node, path string) error {
 
 // String formats the rate with an SI suffix.
 func (b Bitrate) String() string {
-	return FormatBitrate(float64(b))
-}
-
-// FormatBitrate formats bits per second with an SI suffix, e.g. 97.3 Mbit/s.
-func FormatBitrate(bps float64) string {
-	switch {
-	case bps >= 1e9:
-		return strconv.FormatFloat(bps/1e9, 'f', -1, 64) + " Gbit/s"
-	case bps >= 1e6:
-		return strconv.FormatFloat(round(bps/1e6, 2), 'f', -1, 64) + " Mbit/s"
-	case bps >= 1e3:
-		return strconv.FormatFloat(round(bps/1e3, 2), 'f', -1, 64) + " kbit/s"
-	}
-	return strconv.FormatFloat(round(bps, 0), 'f', -1, 64) + " bit/s"
-}
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	return float64(int64(v*p+0.5)) / p
+	return bitrate.Format(float64(b))
 }
 
 // Constraint is an OVN version constraint such as ">=24.09" or "<24.09".

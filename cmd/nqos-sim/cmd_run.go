@@ -127,7 +127,7 @@ func runScenarios(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = reports.OutDir("reports/out", start)
 	}
-	r := &harness.Runner{Prov: prov, Backend: o.backend, Topology: string(o.topology), Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now)}
+	r := &harness.Runner{Prov: prov, Backend: o.backend, Topology: string(o.topology), Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now), Teardowns: teardownsOf(ctx)}
 	run, err := r.Run(ctx, start.UTC().Format("20060102T150405Z"), scs)
 	if err != nil {
 		return err
@@ -137,9 +137,9 @@ func runScenarios(ctx context.Context, args []string) error {
 		return err
 	}
 	c := run.Summary()
-	fmt.Printf("%d scenarios: %d passed, %d failed, %d errors, %d skipped, %d not supported by the %s backend\nreport: %s\n", c.Total, c.Passed, c.Failed, c.Errored, c.Skipped, c.Unsupported, run.Backend, page)
+	fmt.Printf("%d scenarios: %d passed, %d failed, %d errors, %d skipped, %d not supported by the %s backend, %d interrupted\nreport: %s\n", c.Total, c.Passed, c.Failed, c.Errored, c.Skipped, c.Unsupported, run.Backend, c.Interrupted, page)
 	if !run.OK() {
-		return fmt.Errorf("%d scenarios failed, %d errored (see %s)", c.Failed, c.Errored, page)
+		return fmt.Errorf("%d scenarios failed, %d errored, %d interrupted (see %s)", c.Failed, c.Errored, c.Interrupted, page)
 	}
 	return nil
 }

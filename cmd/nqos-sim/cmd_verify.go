@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/localnetenv"
 	"github.com/nqos/nqos/harness/verify"
 	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/reports"
@@ -157,7 +158,10 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	if err != nil {
 		return nil, "", err
 	}
-	r := &harness.Runner{Prov: prov, Backend: backendEmbedded, Topology: string(o.topology), Dir: o.reportDir, Mode: o.family, Progress: harness.NewProgress(os.Stderr, time.Now)}
+	if lp, ok := prov.(*localnetenv.Provisioner); ok {
+		prov = announcing{Provisioner: lp, w: os.Stderr}
+	}
+	r := &harness.Runner{Prov: prov, Backend: backendEmbedded, Topology: string(o.topology), Dir: o.reportDir, Mode: o.family, Progress: harness.NewProgress(os.Stderr, time.Now), Teardowns: teardownsOf(ctx)}
 	rep, run, err := verify.Run(ctx, plan, r, time.Now().UTC().Format("20060102T150405Z"))
 	if run != nil {
 		if _, werr := reports.Write(o.reportDir, run); werr != nil {
@@ -227,7 +231,7 @@ func verifyVersions(ctx context.Context, o verifyOptions, args []string) error {
 	for _, v := range o.ovn {
 		dir := filepath.Join(o.reportDir, v)
 		child := append(append([]string{"verify"}, args...), "--ovn", v, "-o", "json", "--full-json", "--report-dir", dir)
-		rep, err := runChild(ctx, bin, child)
+		rep, err := runChild(ctx, bin, child, teardownsOf(ctx))
 		if err != nil {
 			return fmt.Errorf("OVN %s: %w", v, err)
 		}

@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/nqos/nqos/harness"
 )
 
 // command is one subcommand: it parses its own flags from args.
@@ -29,13 +31,20 @@ func commands() map[string]command {
 		"exec":       {"run a command inside a VM guest: exec VM -- CMD", runExec},
 		"run":        {"run scenarios on the testbed and write a report", runScenarios},
 		"verify":     {"show what the fabric sees from every VM of a manifest set", runVerify},
+		"explain":    {"show every VM's classes, DSCP, meter and winning rule from the compiler alone", runExplain},
+		"diff":       {"show what changes between two manifest sets (exit 1 when something does)", runDiff},
 	}
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(realMain(ctx, os.Args[1:]))
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	tds := &harness.Teardowns{}
+	go onSignals(sigs, cancel, tds, os.Stderr, os.Exit)
+	code := realMain(withTeardowns(ctx, tds), os.Args[1:])
+	signal.Stop(sigs)
+	os.Exit(code)
 }
 
 func realMain(ctx context.Context, args []string) int {

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/internal/tc"
+	tckernel "github.com/nqos/nqos/internal/tc/kernel"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -20,8 +22,8 @@ var _ harness.Fabric = (*Env)(nil)
 
 // fabricEnv is what the fabric steps installed on the testbed.
 type fabricEnv struct {
-	shapers   map[string]*tc.Shaper // by "netns/ifname"
-	untrusted map[int]bool          // node index -> trust boundary set
+	shapers   map[string]*tckernel.Shaper // by "netns/ifname"
+	untrusted map[int]bool                // node index -> trust boundary set
 }
 
 // port is the namespace and link of a shaped port (for a host, the
@@ -37,7 +39,7 @@ func (e *Env) port(ctx context.Context, p scenarios.Port) (ns, ifname string, er
 }
 
 // ShapeEgress installs (or with h nil removes) an HTB hierarchy on the
-// port's egress through package tc.
+// port's egress through package tc/kernel.
 func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) error {
 	ns, dev, err := e.port(ctx, p)
 	if err != nil {
@@ -53,12 +55,12 @@ func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) erro
 	if h == nil {
 		return nil
 	}
-	s, err := tc.Install(netns.Named(ns), dev, *h)
+	s, err := tckernel.Install(netns.Named(ns), dev, *h)
 	if err != nil {
 		return err
 	}
 	if e.fab.shapers == nil {
-		e.fab.shapers = map[string]*tc.Shaper{}
+		e.fab.shapers = map[string]*tckernel.Shaper{}
 	}
 	e.fab.shapers[key] = s
 	return nil
@@ -111,19 +113,19 @@ func (e *Env) ClearFabric(ctx context.Context) error {
 
 // delivery is the destination captures of one measure step.
 type delivery struct {
-	caps map[string]*capture.Capture // by destination
+	caps map[string]*live.Capture // by destination
 	pcap map[string]string
 }
 
 // WatchDelivery starts one capture per destination: a VM's guest NIC or
 // an external host's port.
 func (e *Env) WatchDelivery(ctx context.Context, dests []string, pcap func(string) string) (harness.Delivery, error) {
-	d := &delivery{caps: map[string]*capture.Capture{}, pcap: map[string]string{}}
+	d := &delivery{caps: map[string]*live.Capture{}, pcap: map[string]string{}}
 	for _, dest := range dests {
 		ns, ifname, err := e.endpoint(dest, 0) // a VM's first NIC
 		if err == nil {
 			d.pcap[dest] = pcap(dest)
-			d.caps[dest], err = capture.Start(ctx, capture.Options{Netns: ns, Interface: ifname, PcapPath: d.pcap[dest]})
+			d.caps[dest], err = live.Start(ctx, live.Options{Netns: ns, Interface: ifname, PcapPath: d.pcap[dest]})
 		}
 		if err != nil {
 			for _, c := range d.caps {

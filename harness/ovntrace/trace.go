@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/internal/intent"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -74,20 +75,6 @@ func Version(ctx context.Context) (string, error) {
 	return "", fmt.Errorf("ovn version: none of %s installed", strings.Join(versionTools, ", "))
 }
 
-// versionRE is an OVN release such as "23.03.1" or "24.09.0-rc1".
-var versionRE = regexp.MustCompile(`^(\d+)\.(\d+)(\.\d+)?\S*$`)
-
 // SplitQoSStages reports whether OVN version v marks and meters in two
-// separate stages (before 24.09), where the highest-priority marking row
-// and the highest-priority metering row can differ.
-func SplitQoSStages(v string) (bool, error) {
-	m := versionRE.FindStringSubmatch(v)
-	if m == nil {
-		return false, fmt.Errorf("ovn version %q: not <major>.<minor>[.<patch>]", v)
-	}
-	var major, minor int
-	if _, err := fmt.Sscanf(m[1]+" "+m[2], "%d %d", &major, &minor); err != nil {
-		return false, fmt.Errorf("ovn version %q: %w", v, err)
-	}
-	return major < 24 || (major == 24 && minor < 9), nil
-}
+// separate stages (before 24.09): intent.SplitStages.
+func SplitQoSStages(v string) (bool, error) { return intent.SplitStages(v) }

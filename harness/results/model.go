@@ -27,6 +27,9 @@ const (
 	// (e.g. a multi-chassis migration on a KinD cluster); neither a pass
 	// nor a failure of the feature.
 	Unsupported Status = "unsupported"
+	// Interrupted: the run was stopped (Ctrl-C) before the scenario
+	// finished, or before it started; not a verdict on the feature.
+	Interrupted Status = "interrupted"
 )
 
 // Run is one invocation of the scenario runner.
@@ -234,7 +237,7 @@ type Log struct {
 }
 
 // Counts summarises a run.
-type Counts struct{ Total, Passed, Failed, Errored, Skipped, Unsupported int }
+type Counts struct{ Total, Passed, Failed, Errored, Skipped, Unsupported, Interrupted int }
 
 // Summary counts the scenarios of the run by status.
 func (r *Run) Summary() Counts {
@@ -250,6 +253,8 @@ func (r *Run) Summary() Counts {
 			c.Errored++
 		case Unsupported:
 			c.Unsupported++
+		case Interrupted:
+			c.Interrupted++
 		default:
 			c.Skipped++
 		}
@@ -257,8 +262,8 @@ func (r *Run) Summary() Counts {
 	return c
 }
 
-// OK reports whether no scenario failed or errored.
+// OK reports whether no scenario failed, errored or was interrupted.
 func (r *Run) OK() bool {
 	c := r.Summary()
-	return c.Failed == 0 && c.Errored == 0
+	return c.Failed == 0 && c.Errored == 0 && c.Interrupted == 0
 }

@@ -3,7 +3,7 @@ package verdict
 import (
 	"fmt"
 
-	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/internal/bitrate"
 )
 
 // Properties of flows measured where they are delivered (past the
@@ -51,7 +51,7 @@ func DeliveredRange(subject string, rate []float64, lo, hi float64) Verdict {
 	got, n := SteadyRate(rate)
 	return Within(subject, DeliveredRate, got, lo, Tolerance{Below: 0, Above: hi - lo}, "bit/s", n,
 		fmt.Sprintf("steady %s over %d windows, required %s..%s",
-			scenarios.FormatBitrate(got), n, scenarios.FormatBitrate(lo), scenarios.FormatBitrate(hi)))
+			bitrate.Format(got), n, bitrate.Format(lo), bitrate.Format(hi)))
 }
 
 // DeliveredMark checks that every delivered packet of a flow carries DSCP want

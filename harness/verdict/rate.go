@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/internal/bitrate"
 )
 
 // OfferedSlack is how far above the offered rate a measured rate may be
@@ -42,7 +42,7 @@ func RateRange(subject string, rate []float64, window time.Duration, offered, lo
 	}
 	v := Within(subject, Throughput, got, lo, Tolerance{Below: 0, Above: hi - lo}, "bit/s", n, "")
 	v.Message = fmt.Sprintf("%s throughput: steady %s over %d windows of %s, required %s..%s",
-		state(v.Pass), scenarios.FormatBitrate(got), n, window, scenarios.FormatBitrate(lo), formatBound(hi))
+		state(v.Pass), bitrate.Format(got), n, window, bitrate.Format(lo), formatBound(hi))
 	return v
 }
 
@@ -50,5 +50,5 @@ func formatBound(v float64) string {
 	if math.IsInf(v, 1) {
 		return "unbounded"
 	}
-	return scenarios.FormatBitrate(v)
+	return bitrate.Format(v)
 }

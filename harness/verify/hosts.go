@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/nqos/nqos/scenarios"
@@ -28,6 +29,7 @@ func (h *hostSet) host(vm *scenarios.VM, dst netip.Addr) string {
 		h.names[net] = map[netip.Addr]string{}
 		h.order = append(h.order, net)
 	}
+	ni := slices.Index(h.order, net) + 1
 	if n, ok := h.names[net][dst]; ok {
 		return n
 	}
@@ -38,7 +40,7 @@ func (h *hostSet) host(vm *scenarios.VM, dst netip.Addr) string {
 	}
 	fams[f] = append(fams[f], dst)
 	h.addrs[net] = fams
-	n := fmt.Sprintf("dst-%d-%d", len(h.order), len(fams[f]))
+	n := fmt.Sprintf("dst-%d-%d", ni, len(fams[f]))
 	h.names[net][dst] = n
 	return n
 }

@@ -1,14 +1,13 @@
 package verify
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/scenarios/manifests"
@@ -28,37 +27,14 @@ type Probe struct {
 	Flow     string // the raw probe flow
 	Overload string // the overload flow of a metered class ("" otherwise)
 	Intent   Intent
-}
-
-// Intent is the compiled intent of a class on the plan's OVN version.
-type Intent struct {
-	DSCP      *int    `json:"dscp"`
-	MeterKbps *uint32 `json:"meterKbps"`
-	Rule      *string `json:"rule"`
-	// MeterRule is the rule whose meter applies (another rule than Rule
-	// on OVN before 24.09).
-	MeterRule string `json:"-"`
-	BurstKbit uint32 `json:"-"`
-}
-
-func intentOf(w harness.Winners) Intent {
-	var in Intent
-	if w.Mark != nil {
-		d, ref := w.Mark.Action.DSCP, rowRef(w.Mark)
-		in.DSCP, in.Rule = &d, &ref
-	}
-	if w.Meter != nil && w.Meter.Bandwidth != nil {
-		r := w.Meter.Bandwidth.Rate
-		in.MeterKbps, in.MeterRule, in.BurstKbit = &r, rowRef(w.Meter), w.Meter.Bandwidth.Burst
-		if in.Rule == nil {
-			in.Rule = &in.MeterRule
-		}
-	}
-	return in
+	// Sharing is the meter's sharing on the VM's node (metered classes).
+	Sharing *intent.Share
 }
 
 // Build plans the verification of a decoded manifest set; file names the
-// set in messages. Errors about the set are *InputError.
+// set in messages. The classes, their intent and the shadowed rules are
+// the compiler-only fabric view's (internal/intent). Errors about the
+// set are *InputError.
 func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 	if opts.Nodes == 0 {
 		opts.Nodes = 2
@@ -72,33 +48,13 @@ func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
-	split, err := ovntrace.SplitQoSStages(opts.OVN)
+	view, err := explainSet(objs, opts)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{OVN: opts.OVN}
-	taken := takenAddrs(base)
-	for _, v := range sortedVMs(base) {
-		vm, err := vmOf(v)
-		if err != nil {
-			return nil, &InputError{Err: err}
-		}
-		rules, err := selecting(base, c, v.Name)
-		if err != nil {
-			return nil, &InputError{Err: err}
-		}
-		p.Shadowed = append(p.Shadowed, Shadows(vm.Ref, rules, split)...)
-		classes, err := Classes(vm, rules, opts.Families, taken)
-		if err != nil {
-			return nil, &InputError{Err: err}
-		}
-		for _, cl := range classes {
-			w, err := c.Intent(opts.OVN, v.Name, harness.Packet{Src: cl.Src, Dst: cl.Dst, Protocol: cl.Protocol, DstPort: cl.Port})
-			if err != nil {
-				return nil, err
-			}
-			p.Probes = append(p.Probes, Probe{Class: cl, Intent: intentOf(w)})
-		}
+	p := &Plan{OVN: opts.OVN, Shadowed: view.Shadowed}
+	for _, pr := range view.Probes {
+		p.Probes = append(p.Probes, Probe{Class: pr.Class, Intent: pr.Intent, Sharing: pr.Sharing})
 	}
 	if len(p.Probes) == 0 {
 		return nil, &InputError{Err: fmt.Errorf("%s: no running VM with an address in %v to probe", file, opts.Families)}
@@ -110,18 +66,25 @@ func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 	return p, nil
 }
 
-// sortedVMs are the VMs that start with the topology, by ns/name.
-func sortedVMs(sc *scenarios.Scenario) []*scenarios.VM {
-	var out []*scenarios.VM
-	for i := range sc.Topology.VMs {
-		if v := &sc.Topology.VMs[i]; !v.Late {
-			out = append(out, v)
-		}
+// explainSet is the fabric view of the set on the testbed's nodes.
+func explainSet(objs []*manifests.Object, opts Options) (*intent.View, error) {
+	set, err := manifests.Decode(objs)
+	if err != nil {
+		return nil, &InputError{Err: err}
 	}
-	slices.SortFunc(out, func(a, b *scenarios.VM) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-	return out
+	nodes := make([]string, opts.Nodes)
+	for i := range nodes {
+		nodes[i] = manifests.NodeHostname(i + 1)
+	}
+	cl, err := intent.FromSet(set, nodes)
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	view, err := intent.Explain(cl, intent.Options{OVN: opts.OVN, Families: opts.Families})
+	if err != nil {
+		return nil, &InputError{Err: err}
+	}
+	return view, nil
 }
 
 // addProbes adds the destination hosts, one raw probe flow per class,
@@ -204,7 +167,7 @@ func waitCheck(sc *scenarios.Scenario, c *harness.Compiled) map[string]any {
 		if m.Revision != 0 || m.QoS == nil {
 			continue
 		}
-		owner := objectKey(m.QoS)
+		owner := intent.ObjectKey(m.QoS)
 		oc := map[string]any{"manifest": m.ID}
 		if cond, ok := accepted(c.Desired, m.QoS.Namespace, m.QoS.Name); ok {
 			oc["condition"] = map[string]any{"status": cond.Status, "reason": cond.Reason}

@@ -141,3 +141,33 @@ func show[T any](p *T) any {
 	}
 	return *p
 }
+
+// TestBuildTwoNetworks: VMs on a CUDN and on a NAD, an ipBlock of each
+// whole family but for the local ranges: every class gets a destination
+// host on its VM's network.
+func TestBuildTwoNetworks(t *testing.T) {
+	objs := readDir(t, "../../internal/intent/testdata")
+	p, err := Build(objs, "two-networks", Options{Families: []Family{V4, V6}, OVN: "23.03.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr := probeOf(t, p, "vms/web-1", "192.0.2.1", "udp", 5201); show(pr.Intent.DSCP) != 18 || pr.Overload == "" {
+		t.Errorf("web-1 to the internet: %+v", pr)
+	}
+	if pr := probeOf(t, p, "vms/web-1", "10.0.0.1", "udp", 5201); pr.Intent.DSCP != nil {
+		t.Errorf("web-1 to the except hole: %+v", pr)
+	}
+	if pr := probeOf(t, p, "vms/db-1", "10.60.0.1", "udp", 5201); show(pr.Intent.DSCP) != 10 {
+		t.Errorf("db-1 on storage: %+v", pr)
+	}
+	nets := map[string]string{}
+	for _, h := range p.Scenario.Topology.Hosts {
+		nets[h.Name] = h.Network
+	}
+	for _, f := range p.Scenario.Flows {
+		vm := p.Scenario.VM(f.From)
+		if vm == nil || nets[f.To] != vm.Network {
+			t.Errorf("flow %s from %s to %s: host on network %q", f.Name, f.From, f.To, nets[f.To])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,8 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.*")
 
 func ptr[T any](v T) *T { return &v }
+
+func addr(s string) netip.Addr { return netip.MustParseAddr(s) }
 
 // goldenPlan is two classes of one VM: a metered backup class with its
 // overload and an unmarked class.

@@ -15,10 +15,10 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// Aggregate texts of status.status (upstream's cluster-manager wording).
+// Aggregate texts of status.status (see conditions.go).
 const (
-	statusApplied    = "NetworkQoS Destinations applied"
-	statusNotApplied = "NetworkQoS Destinations not correctly applied"
+	statusApplied    = StatusApplied
+	statusNotApplied = StatusNotApplied
 )
 
 // statusApply is the server-side-apply body for the status subresource:

@@ -1,7 +1,8 @@
 // Package layers holds the test that enforces the module's import layering:
 // lower packages (capture, topo, kubevirt, internal) never import the
 // harness, the harness never imports the renderers in reports, the results
-// model imports nothing above it, and the production controller links
+// model imports nothing above it, the judging core links no datapath
+// (packet sockets, netlink, processes), and the production controller links
 // neither the testbed nor the harness nor package testing.
 package layers
 
@@ -31,6 +32,23 @@ type rule struct {
 	Direct bool
 }
 
+// pure are the packages that judge, model, render and specify: the
+// scenario format, the intent, the verdicts, the results model, the
+// reports and the capture analysis. They link no datapath, so a tool that
+// only reads scenarios or results builds without it.
+var pure = []string{
+	"scenarios", "internal/qos", "internal/tc", "internal/bitrate",
+	"harness/verdict", "harness/results", "reports", "capture",
+}
+
+// datapath is what a pure package never links: packet sockets and libpcap
+// (gopacket), rtnetlink (vishvananda), child processes (os/exec) and the
+// module's own socket, namespace and netlink code.
+var datapath = []string{
+	"ext:github.com/gopacket/...", "ext:github.com/vishvananda/...", "std:os/exec",
+	"internal/netns", "internal/tc/kernel", "capture/live",
+}
+
 // rules is the layering of the module, bottom to top: api, internal,
 // capture, topo, kubevirt; harness (verdicts and the results model at its
 // base); reports (renders harness/results); cmd.
@@ -47,6 +65,7 @@ var rules = []rule{
 		Allow: []string{"harness/verdict"}},
 	{Name: "the scenario format never depends on the testbed or the harness",
 		From: []string{"scenarios/..."}, To: []string{"topo/...", "kubevirt/...", "capture/...", "harness/...", "reports/...", "cmd/..."}},
+	{Name: "the judging core links no datapath", From: pure, To: datapath},
 	{Name: "the controller binary links no testbed or harness",
 		From: []string{"cmd/nqos-controller"}, To: []string{"topo/...", "harness/...", "kubevirt/...", "capture/..."}},
 }
@@ -60,19 +79,29 @@ type pkg struct {
 
 // match reports whether the module-relative or standard path p matches
 // pattern: "a/..." matches a and everything under it, "std:x" the standard
-// library package x, anything else exactly.
+// library package x, "ext:x" (or "ext:x/...") the package path x of another
+// module, anything else exactly.
 func match(pattern, p string) bool {
 	if std, ok := strings.CutPrefix(pattern, "std:"); ok {
 		return p == std
+	}
+	if ext, ok := strings.CutPrefix(pattern, "ext:"); ok {
+		return subtree(ext, p)
 	}
 	rel, ok := strings.CutPrefix(p, module+"/")
 	if !ok {
 		return false
 	}
+	return subtree(pattern, rel)
+}
+
+// subtree matches path p against pattern: "a/..." is a and everything
+// under it, anything else exactly.
+func subtree(pattern, p string) bool {
 	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
-		return rel == base || strings.HasPrefix(rel, base+"/")
+		return p == base || strings.HasPrefix(p, base+"/")
 	}
-	return rel == pattern
+	return p == pattern
 }
 
 func matchAny(patterns []string, p string) bool {
@@ -175,12 +204,21 @@ func TestRulesCatchAForbiddenEdge(t *testing.T) {
 		{"controller links the testbed through a dependency",
 			[]pkg{{ImportPath: p("cmd/nqos-controller"), Imports: []string{p("internal/controller")}, Deps: []string{"fmt", p("topo/localnet"), p("internal/controller")}}},
 			[]string{"the controller binary links no testbed or harness: " + p("cmd/nqos-controller") + " -> " + p("topo/localnet")}},
+		{"the scenario format links netlink through a dependency",
+			[]pkg{{ImportPath: p("scenarios"), Deps: []string{"fmt", p("internal/tc"), "github.com/vishvananda/netlink/nl"}}},
+			[]string{"the judging core links no datapath: " + p("scenarios") + " -> github.com/vishvananda/netlink/nl"}},
+		{"the intent links os/exec and a packet socket",
+			[]pkg{{ImportPath: p("internal/qos"), Deps: []string{"os", "os/exec", "github.com/gopacket/gopacket/afpacket"}}},
+			[]string{
+				"the judging core links no datapath: " + p("internal/qos") + " -> github.com/gopacket/gopacket/afpacket",
+				"the judging core links no datapath: " + p("internal/qos") + " -> os/exec"}},
 		{"allowed edges pass",
 			[]pkg{
 				{ImportPath: p("harness"), Imports: []string{p("capture"), p("harness/results")}},
 				{ImportPath: p("reports"), Imports: []string{p("harness/results")}},
 				{ImportPath: p("harness/results"), Deps: []string{p("internal/qos"), p("harness/verdict")}},
 				{ImportPath: p("harnessx"), Imports: []string{p("reports")}}, // not under harness/
+				{ImportPath: p("scenarios"), Deps: []string{"os", p("internal/tc"), "github.com/gopacketx/y"}},
 			},
 			nil},
 	}

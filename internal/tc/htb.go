@@ -1,11 +1,10 @@
-// Package tc owns Linux traffic control on the testbed's links: an HTB
-// hierarchy (one root class holding the link's ceiling, leaf classes
-// with a guaranteed rate, a ceiling and a strict-priority level) whose
-// leaves are selected by u32 classifiers on the destination address or
-// the DSCP field, built and removed through rtnetlink inside a network
-// namespace. The kernel the testbed runs on has the htb, tbf and pfifo
-// qdiscs and the u32 classifier only (no flower, prio, netem), so this
-// is everything it offers that classifies and shapes.
+// Package tc owns the specification of Linux traffic control on the
+// testbed's links: an HTB hierarchy (one root class holding the link's
+// ceiling, leaf classes with a guaranteed rate, a ceiling and a
+// strict-priority level) whose leaves are selected on the destination
+// address or the DSCP field, its validation, its class handles and the
+// per-class counters read back. It is pure data: package tc/kernel
+// installs a hierarchy through rtnetlink inside a network namespace.
 package tc
 
 import (
@@ -51,11 +50,15 @@ type Class struct {
 // maxPrio is HTB's lowest priority level (TC_HTB_NUMPRIO - 1).
 const maxPrio = 7
 
-// rootMinor is the root class's minor number; leaf i has firstLeaf+i.
+// RootMinor is the root class's minor number (handle 1:RootMinor); leaf
+// i has LeafMinor(i).
 const (
-	rootMinor = 1
+	RootMinor = 1
 	firstLeaf = 0x10
 )
+
+// LeafMinor is the minor number of the i-th leaf class (handle 1:minor).
+func LeafMinor(i int) uint16 { return uint16(firstLeaf + i) }
 
 // Validate checks the hierarchy: a ceiling, named classes with a rate
 // within it, exactly one default, valid selectors, guarantees that do not
@@ -103,8 +106,8 @@ func (h HTB) validateClass(c Class) error {
 		return fmt.Errorf("rate: must be above 0")
 	case c.Ceil > h.Ceil:
 		return fmt.Errorf("ceil %d: above the root ceiling %d", c.Ceil, h.Ceil)
-	case c.Rate > h.ceilOf(c):
-		return fmt.Errorf("rate %d: above the class ceiling %d", c.Rate, h.ceilOf(c))
+	case c.Rate > h.CeilOf(c):
+		return fmt.Errorf("rate %d: above the class ceiling %d", c.Rate, h.CeilOf(c))
 	case c.Prio > maxPrio:
 		return fmt.Errorf("prio %d: must be 0-%d", c.Prio, maxPrio)
 	case !c.Default && len(c.Dst) == 0 && len(c.DSCP) == 0:
@@ -123,7 +126,9 @@ func (h HTB) validateClass(c Class) error {
 	return nil
 }
 
-func (h HTB) ceilOf(c Class) uint64 {
+// CeilOf is how far class c may borrow in bit/s: its own ceiling, or the
+// root's when it sets none.
+func (h HTB) CeilOf(c Class) uint64 {
 	if c.Ceil == 0 {
 		return h.Ceil
 	}
@@ -136,5 +141,14 @@ func (h HTB) ClassID(name string) uint16 {
 	if i < 0 {
 		return 0
 	}
-	return uint16(firstLeaf + i)
+	return LeafMinor(i)
+}
+
+// ClassStats are one leaf class's counters.
+type ClassStats struct {
+	Name    string `json:"name"`
+	Bytes   uint64 `json:"bytes"`
+	Packets uint64 `json:"packets"`
+	Drops   uint64 `json:"drops"`
+	Queued  uint64 `json:"queued"` // packets waiting in the class's queue
 }
