@@ -34,7 +34,7 @@ func (z *zonedSim) ZoneRows(context.Context) ([]ZoneRows, error) {
 		var ports []string
 		for j := range z.sc.Topology.VMs {
 			if vm := &z.sc.Topology.VMs[j]; vm.Node == i {
-				ports = append(ports, z.world.port(vm))
+				ports = append(ports, z.world.Port(vm))
 			}
 		}
 		d := all
