@@ -45,7 +45,9 @@ type NB interface {
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))
+	OnOwnedRowChange(fn func(ovnnb.Key))
 	HasSwitch(name string) bool
+	TakeFence(ctx context.Context, holder string) error
 }
 
 // Config configures a Controller.
@@ -71,6 +73,15 @@ type Config struct {
 	// serves every localnet and layer2 network and owns those too (see
 	// conditions.go).
 	OVNKubeNetworkQoS bool
+	// Fence, when set (the leader's identity under leader election),
+	// makes the startup sync first take the Northbound's leader fence for
+	// this holder (ovnnb.Client.TakeFence): from then on the NB refuses
+	// every transaction of an earlier leader, and this controller's once
+	// a later leader takes it.
+	Fence string
+	// ResyncPeriod is how often every object is reconciled and orphaned
+	// rows collected again; zero means DefaultResyncPeriod.
+	ResyncPeriod time.Duration
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 	// Metrics registers the controller's metrics; nil keeps them private.
@@ -82,23 +93,32 @@ const workers = 8
 
 // Controller reconciles NetworkQoS objects into the OVN Northbound DB.
 type Controller struct {
-	nb       NB // nil until dialNB returned, when dialNB is set
-	dialNB   func(ctx context.Context) (NB, error)
-	node     string
-	zone     string
-	ovnkube  bool // OVN-Kubernetes's NetworkQoS runs (Config.OVNKubeNetworkQoS)
-	log      *slog.Logger
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	queue    workqueue.TypedRateLimitingInterface[string]
-	inf      *informerSet
-	facts    *informerFacts
-	metrics  *metrics
-	events   *eventSink
-	ports    *pending // objects waiting for logical switch ports
-	switches *pending // objects waiting for logical switches
-	results  *resultCache
-	first    firstPass // startup objects not reconciled yet (Ready)
+	nb     NB // nil until dialNB returned, when dialNB is set
+	dialNB func(ctx context.Context) (NB, error)
+	node   string
+	zone   string
+	fence  string
+	// ovnkube: OVN-Kubernetes's NetworkQoS runs (Config.OVNKubeNetworkQoS).
+	ovnkube bool
+	// fenceTaken is set once the startup sync took the fence (Run's
+	// goroutine only).
+	fenceTaken bool
+	// depose ends the run when the NB refused a transaction as fenced.
+	depose      context.CancelCauseFunc
+	log         *slog.Logger
+	kube        kubernetes.Interface
+	dyn         dynamic.Interface
+	queue       workqueue.TypedRateLimitingInterface[string]
+	inf         *informerSet
+	facts       *informerFacts
+	metrics     *metrics
+	events      *eventSink
+	ports       *pending // objects waiting for logical switch ports
+	switches    *pending // objects waiting for logical switches
+	results     *resultCache
+	applied     *appliedRows // complete rows per object, to count drift repairs
+	resyncEvery time.Duration
+	first       firstPass // startup objects not reconciled yet (Ready)
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
@@ -124,13 +144,15 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: dynamic client: %w", err)
 	}
 	c := &Controller{
-		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), ovnkube: cfg.OVNKubeNetworkQoS, log: log,
+		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, ovnkube: cfg.OVNKubeNetworkQoS, log: log,
 		kube: kube, dyn: dyn,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
-		ports:    newPending(),
-		switches: newPending(),
-		results:  newResultCache(),
-		notReady: errors.New("not started"),
+		queue:       workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
+		ports:       newPending(),
+		switches:    newPending(),
+		results:     newResultCache(),
+		applied:     newAppliedRows(),
+		resyncEvery: cfg.ResyncPeriod,
+		notReady:    errors.New("not started"),
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -139,7 +161,7 @@ func New(cfg Config) (*Controller, error) {
 	if c.metrics, err = newMetrics(reg, c.queue); err != nil {
 		return nil, err
 	}
-	if c.inf, err = newInformerSet(kube, dyn); err != nil {
+	if c.inf, err = newInformerSet(kube, dyn, cfg.Node); err != nil {
 		return nil, err
 	}
 	c.facts = &informerFacts{inf: c.inf}
@@ -159,6 +181,7 @@ func (c *Controller) attachNB(nb NB) {
 	c.nb = nb
 	nb.OnLogicalSwitchPortAdd(c.onPortAdd)
 	nb.OnLogicalSwitchAdd(c.onSwitchAdd)
+	nb.OnOwnedRowChange(c.onOwnedChange)
 }
 
 // protobufConfig is cfg speaking protobuf to the built-in APIs (pods
@@ -229,6 +252,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.live.Store(true)
 	c.setNotReady(errors.New("startup NB sync running"))
+	ctx, c.depose = context.WithCancelCause(ctx)
+	defer c.depose(nil)
 	synced, err := c.startup(ctx)
 	if err != nil {
 		c.setNotReady(err)
@@ -254,9 +279,22 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	period := c.resyncEvery
+	if period <= 0 {
+		period = DefaultResyncPeriod
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.resync(ctx, period)
+	}()
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) {
+		c.setNotReady(cause)
+		return fmt.Errorf("controller: stopped writing: %w", cause)
+	}
 	return nil
 }
 

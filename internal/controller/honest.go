@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"strings"
 
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/qos"
@@ -18,9 +17,6 @@ const (
 	// foreign NetworkQoS rows on the same switches, named in the message.
 	reasonSuccessWithWarnings = "SuccessWithWarnings"
 )
-
-// maxListedWarnings bounds the warnings named in one message.
-const maxListedWarnings = 10
 
 // readyFor is the readiness condition of an accepted object whose rows
 // were applied: False/NoRows naming why when it has none, else True,
@@ -41,14 +37,14 @@ func (c *Controller) readyFor(ctx context.Context, nq *v1alpha1.NetworkQoS, r qo
 	if len(r.QoS) == 0 {
 		msg := "NetworkQoS is accepted but enforces nothing: no QoS rows"
 		if len(notes) > 0 {
-			msg += ": " + listed(notes)
+			msg += ": " + listed(notes, "; ", "warnings")
 		}
 		return qos.Condition{Type: c.readyType(), Status: conditionFalse, Reason: reasonNoRows, Message: msg}, nil
 	}
 	cond := c.ready()
 	if len(notes) > 0 {
 		cond.Reason = reasonSuccessWithWarnings
-		cond.Message += "; warnings: " + listed(notes)
+		cond.Message += "; warnings: " + listed(notes, "; ", "warnings")
 	}
 	return cond, nil
 }
@@ -61,15 +57,6 @@ func warningTexts(r qos.Result) []string {
 		out = append(out, w.Message)
 	}
 	return out
-}
-
-// listed joins at most maxListedWarnings notes.
-func listed(notes []string) string {
-	s := strings.Join(notes[:min(len(notes), maxListedWarnings)], "; ")
-	if len(notes) > maxListedWarnings {
-		s += "; and more"
-	}
-	return s
 }
 
 // reportWarnings records each compiler warning of r on nq as a Warning
