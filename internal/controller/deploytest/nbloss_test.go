@@ -1,14 +1,11 @@
 package deploytest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nqos/nqos/internal/poll"
 )
 
 // nbLostTimeout is the --nb-lost-timeout of these tests.
@@ -77,29 +74,13 @@ func TestReadyzFollowsNBAfterStartup(t *testing.T) {
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired())
 	p := startProc(t, bin, "replica-nbloss", nil, controllerFlags(kubeconfig, nb.Addr())...)
-	waitReadyz := func(what string, ok func(int, string) bool) {
-		t.Helper()
-		err := poll.Until(w.ctx, 30*time.Second, 50*time.Millisecond, what, func(ctx context.Context) (bool, error) {
-			code, body, err := p.readyz(ctx)
-			if err != nil {
-				return false, poll.Retry("%v", err)
-			}
-			if !ok(code, body) {
-				return false, poll.Retry("/readyz %d %q", code, body)
-			}
-			return true, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitReadyz("/readyz 200", func(code int, _ string) bool { return code == http.StatusOK })
+	waitReadyz(t, p, "/readyz 200", func(code int, _ string) bool { return code == http.StatusOK })
 	nb.Stop()
-	waitReadyz("/readyz 503 naming the Northbound", func(code int, body string) bool {
+	waitReadyz(t, p, "/readyz 503 naming the Northbound", func(code int, body string) bool {
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "Northbound disconnected")
 	})
 	nb.Restart()
-	waitReadyz("/readyz 200 after the NB returned", func(code int, _ string) bool { return code == http.StatusOK })
+	waitReadyz(t, p, "/readyz 200 after the NB returned", func(code int, _ string) bool { return code == http.StatusOK })
 	select {
 	case <-p.done:
 		t.Fatalf("controller exited: %v", fmt.Sprint(p.state))
