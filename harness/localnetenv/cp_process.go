@@ -46,6 +46,8 @@ type ControllerConfig struct {
 	Kubeconfig string
 	NB         string
 	Node       string // optional --node
+	// Direct: Bin is nqos-controller itself (no "controller" subcommand).
+	Direct bool
 	// LogPath receives the process's stderr (JSON logs), appended to
 	// across restarts.
 	LogPath string
@@ -78,7 +80,10 @@ func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, er
 	if err != nil {
 		return nil, fmt.Errorf("controller: log: %w", err)
 	}
-	args := []string{"controller", "--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	args := []string{"--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	if !cfg.Direct {
+		args = append([]string{"controller"}, args...)
+	}
 	if cfg.Node != "" {
 		args = append(args, "--node", cfg.Node)
 	}
