@@ -21,7 +21,7 @@ func TestLeaderReleasesLeaseWhenNBLost(t *testing.T) {
 	bin := the.binary.get(t)
 	w := newWorld(t, srv, nb)
 	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id)
+	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	lease := "nqos-" + id
@@ -70,7 +70,7 @@ func TestReadyzFollowsNBAfterStartup(t *testing.T) {
 	nb := startNB(t)
 	bin := the.binary.get(t)
 	w := newWorld(t, srv, nb)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t))
+	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t), "")
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired())
 	p := startProc(t, bin, "replica-nbloss", nil, controllerFlags(kubeconfig, nb.Addr())...)
