@@ -8,9 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gopacket/gopacket/layers"
-	"github.com/gopacket/gopacket/pcapgo"
-
 	"github.com/nqos/nqos/flow"
 )
 
@@ -163,22 +160,22 @@ func Analyze(r io.Reader, specs []flow.Spec, opts AnalyzeOptions) (*Analysis, er
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pcapgo.NewReader(bufio.NewReaderSize(r, 1<<20))
+	pr, err := newPcapReader(bufio.NewReaderSize(r, 1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: read pcap header: %w", z.opts.Source, err)
 	}
-	if pr.LinkType() != layers.LinkTypeEthernet {
-		return nil, fmt.Errorf("analyze %s: link type %s, want Ethernet", z.opts.Source, pr.LinkType())
+	if pr.linkType != linkTypeEthernet {
+		return nil, fmt.Errorf("analyze %s: link type %d, want Ethernet (%d)", z.opts.Source, pr.linkType, linkTypeEthernet)
 	}
 	for n := 0; ; n++ {
-		data, ci, err := pr.ZeroCopyReadPacketData()
+		data, ts, wireLen, err := pr.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("analyze %s: frame %d: %w", z.opts.Source, n+1, err)
 		}
-		z.add(ci.Timestamp, data, ci.Length)
+		z.add(ts, data, wireLen)
 	}
 	return z.a, nil
 }

@@ -4,9 +4,7 @@ import (
 	"flag"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -160,27 +158,10 @@ func TestPcapReadableByTshark(t *testing.T) {
 		{"ipv6.tclass == 0x28", 20},
 		{"icmp.type == 3", 1},
 	} {
-		if got := tsharkCount(t, path, c.filter); got != c.want {
+		if got := testenv.TsharkCount(t, path, c.filter); got != c.want {
 			t.Errorf("tshark filter %q: %d frames, want %d", c.filter, got, c.want)
 		}
 	}
-}
-
-func tsharkCount(t testing.TB, path, filter string) int {
-	t.Helper()
-	args := []string{"-n", "-r", path, "-T", "fields", "-e", "frame.number"}
-	if filter != "" {
-		args = append(args, "-Y", filter)
-	}
-	out, err := exec.Command("tshark", args...).Output()
-	if err != nil {
-		t.Fatalf("tshark %v: %v", args, err)
-	}
-	s := strings.TrimSpace(string(out))
-	if s == "" {
-		return 0
-	}
-	return len(strings.Split(s, "\n"))
 }
 
 func checkGolden(t *testing.T, name, got string) {

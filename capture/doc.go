@@ -1,7 +1,9 @@
-// Package capture owns packet capture on the testbed links (AF_PACKET in a
-// network namespace, written to pcap, or watched live by Watch for the
-// lifecycle probes), the streaming analysis that
-// classifies every captured frame into the scenario's flows (counts, DSCP
-// histograms, token-bucket excess, rate series: what package
-// harness/verdict judges), and the parsing of OVS meter statistics.
+// Package capture owns the analysis of packet captures: reading pcap
+// files, decoding frames without allocation, classifying every frame into
+// the scenario's flows (counts, DSCP histograms, token-bucket excess, rate
+// series: what package harness/verdict judges) and decoding frames seen
+// live into Packets. It is pure: it opens no socket and runs no process.
+// Package capture/live captures on the testbed's links (AF_PACKET inside a
+// network namespace, written to pcap, or watched live) and reads OVS meter
+// statistics.
 package capture

@@ -8,34 +8,18 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// Spoof flow names (package harness/localnetenv sends the flows under them).
-const (
-	SpoofOwn       = "spoofer-own"
-	SpoofForgedIP  = "spoofer-victim-ip"
-	SpoofForgedMAC = "spoofer-victim-mac"
-	SpoofControl   = "victim-own"
-)
-
-// SpoofFlow is what the uplinks saw of one spoof flow.
-type SpoofFlow struct {
-	Name                       string
-	Sent, Seen                 uint64
-	DSCP                       map[int]uint64
-	OfferedKbps, DeliveredKbps float64
-}
-
 // SpoofResult is what a spoof step measured.
 type SpoofResult struct {
-	Flows    []SpoofFlow
+	Flows    []verdict.SpoofFlow
 	Verdicts []verdict.Verdict
 	Detail   any
 }
 
 // Flow returns the named flow (zero when absent).
-func (r SpoofResult) Flow(name string) SpoofFlow {
-	i := slices.IndexFunc(r.Flows, func(f SpoofFlow) bool { return f.Name == name })
+func (r SpoofResult) Flow(name string) verdict.SpoofFlow {
+	i := slices.IndexFunc(r.Flows, func(f verdict.SpoofFlow) bool { return f.Name == name })
 	if i < 0 {
-		return SpoofFlow{Name: name}
+		return verdict.SpoofFlow{Name: name}
 	}
 	return r.Flows[i]
 }

@@ -39,7 +39,7 @@ func stepOf(t *testing.T, res results.Scenario, kind string, nth int) results.St
 // betray the port-based match, naming the property, and passes (with
 // the per-flow figures) when the spoofer keeps its class.
 func TestSpoofJudged(t *testing.T) {
-	mutate := func(name string, f func(*SpoofFlow)) func(*scenarios.Spoof) SpoofResult {
+	mutate := func(name string, f func(*verdict.SpoofFlow)) func(*scenarios.Spoof) SpoofResult {
 		return func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
 			for i := range r.Flows {
@@ -56,11 +56,11 @@ func TestSpoofJudged(t *testing.T) {
 		props []verdict.Property
 	}{
 		{"keeps its class", nil, nil},
-		{"forged IP marked as the victim", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []verdict.Property{verdict.DSCP}},
-		{"forged IP never seen", mutate(SpoofForgedIP, func(f *SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []verdict.Property{verdict.DSCP}},
-		{"forged MAC leaves the node", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []verdict.Property{verdict.PortSecurity}},
-		{"forged MAC never sent", mutate(SpoofForgedMAC, func(f *SpoofFlow) { f.Sent = 0 }), []verdict.Property{verdict.PortSecurity}},
-		{"control frames lost", mutate(SpoofControl, func(f *SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []verdict.Property{verdict.DSCP}},
+		{"forged IP marked as the victim", mutate(verdict.SpoofForgedIP, func(f *verdict.SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []verdict.Property{verdict.DSCP}},
+		{"forged IP never seen", mutate(verdict.SpoofForgedIP, func(f *verdict.SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []verdict.Property{verdict.DSCP}},
+		{"forged MAC leaves the node", mutate(verdict.SpoofForgedMAC, func(f *verdict.SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []verdict.Property{verdict.PortSecurity}},
+		{"forged MAC never sent", mutate(verdict.SpoofForgedMAC, func(f *verdict.SpoofFlow) { f.Sent = 0 }), []verdict.Property{verdict.PortSecurity}},
+		{"control frames lost", mutate(verdict.SpoofControl, func(f *verdict.SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []verdict.Property{verdict.DSCP}},
 		{"meter bound broken", func(sp *scenarios.Spoof) SpoofResult {
 			r := passingSpoof(sp)
 			r.Verdicts = []verdict.Verdict{{Property: verdict.PolicingBound, Message: "FAIL bound"}}
@@ -80,7 +80,7 @@ func TestSpoofJudged(t *testing.T) {
 			t.Errorf("%s: failed %v (%s), want %v", c.name, res.FailedProperties, res.Error, c.props)
 		}
 		st := stepOf(t, res, "spoof", 0)
-		if len(st.Measures) < 4 || !strings.Contains(st.Measures[1].Name, SpoofForgedIP) {
+		if len(st.Measures) < 4 || !strings.Contains(st.Measures[1].Name, verdict.SpoofForgedIP) {
 			t.Errorf("%s: measures %+v, want one per flow", c.name, st.Measures)
 		}
 		if !slices.Contains(sim.calls, "spoof batch-1 as prod-1") {

@@ -124,6 +124,11 @@ type FlowRun struct {
 // Measured is what the capture saw of one flow; package harness/verdict
 // judges it (DSCP, policing bound and floor, throughput).
 type Measured struct {
+	// Capture is the analysis of the whole capture the flow was measured
+	// in (its FlowRun.Pcap), the same one for every run of that capture:
+	// the verdicts judge it at once (meters shared by flows). Nil when the
+	// capture could not be analysed.
+	Capture *capture.Analysis
 	// Flow is the capture's analysis of the flow; nil when its capture
 	// could not be analysed (every verdict of the flow then fails).
 	Flow *capture.FlowResult

@@ -21,7 +21,7 @@ func judgeWave(runs []FlowRun, ms []Measured) [][]verdict.Verdict {
 	}
 	for _, pcap := range slices.Sorted(maps.Keys(byPcap)) {
 		idx := byPcap[pcap]
-		a, expect, floor := analysisOf(runs, ms, idx)
+		a, expect, floor := captureOf(runs, ms, idx)
 		opts := verdict.Testbed(floor)
 		opts.Shared = true // the flows of one start step run together
 		vs := verdict.Flows(a, expect, opts)
@@ -32,25 +32,24 @@ func judgeWave(runs []FlowRun, ms []Measured) [][]verdict.Verdict {
 	return out
 }
 
-// analysisOf puts the flows and meters of the runs idx back together as
-// one capture's analysis, with their expectations and the lowest floor.
-func analysisOf(runs []FlowRun, ms []Measured, idx []int) (*capture.Analysis, map[string]flow.Expect, float64) {
+// captureOf is the analysis of the capture of the runs idx (an empty one
+// when it could not be analysed), the expectations of its flows and the
+// runs' lowest floor.
+func captureOf(runs []FlowRun, ms []Measured, idx []int) (*capture.Analysis, map[string]flow.Expect, float64) {
 	a := &capture.Analysis{}
+	for _, i := range idx {
+		if ms[i].Capture != nil {
+			a = ms[i].Capture
+			break
+		}
+	}
 	expect := map[string]flow.Expect{}
-	meters := map[string]*capture.Bucket{}
 	floor := 1.0
 	for _, i := range idx {
-		if ms[i].Flow != nil {
-			a.Flows = append(a.Flows, ms[i].Flow)
+		if a.Flow(runs[i].Spec.Name) != nil {
 			expect[runs[i].Spec.Name] = runs[i].Expect
 		}
-		if b := ms[i].Meter; b != nil {
-			meters[b.Key] = b
-		}
 		floor = min(floor, runs[i].Floor)
-	}
-	for _, k := range slices.Sorted(maps.Keys(meters)) {
-		a.Buckets = append(a.Buckets, meters[k])
 	}
 	return a, expect, floor
 }

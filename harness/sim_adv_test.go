@@ -50,11 +50,11 @@ func (s *simEnv) Spoof(_ context.Context, sp *scenarios.Spoof) (SpoofResult, err
 // its class and policed, the forged-MAC frames dropped, the control in
 // the forged VM's class.
 func passingSpoof(sp *scenarios.Spoof) SpoofResult {
-	return SpoofResult{Flows: []SpoofFlow{
-		{Name: SpoofOwn, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
-		{Name: SpoofForgedIP, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
-		{Name: SpoofForgedMAC, Sent: 3000},
-		{Name: SpoofControl, Sent: 300, Seen: 300, DSCP: map[int]uint64{sp.AsDSCP: 300}},
+	return SpoofResult{Flows: []verdict.SpoofFlow{
+		{Name: verdict.SpoofOwn, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
+		{Name: verdict.SpoofForgedIP, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
+		{Name: verdict.SpoofForgedMAC, Sent: 3000},
+		{Name: verdict.SpoofControl, Sent: 300, Seen: 300, DSCP: map[int]uint64{sp.AsDSCP: 300}},
 	}, Verdicts: []verdict.Verdict{{Property: verdict.PolicingBound, Pass: true, Message: "PASS spoofer-class policing-bound"}}}
 }
 

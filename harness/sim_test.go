@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/internal/tc"
+	"slices"
+	"strings"
 	"sync"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/internal/tc"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -292,7 +295,31 @@ func (r *simRunning) Finish(context.Context) ([]Measured, error) {
 	for i, run := range r.runs {
 		out[i] = r.s.measure(run)
 	}
+	simCaptures(r.runs, out)
 	return out, nil
+}
+
+// simCaptures hands each run the analysis of its capture, as a capture
+// holding the flows and meters measured for the runs of its pcap.
+func simCaptures(runs []FlowRun, ms []Measured) {
+	byPcap := map[string]*capture.Analysis{}
+	for i, run := range runs {
+		a := byPcap[run.Pcap]
+		if a == nil {
+			a = &capture.Analysis{}
+			byPcap[run.Pcap] = a
+		}
+		if ms[i].Flow != nil {
+			a.Flows = append(a.Flows, ms[i].Flow)
+		}
+		if b := ms[i].Meter; b != nil && a.Bucket(b.Key) == nil {
+			a.Buckets = append(a.Buckets, b)
+		}
+		ms[i].Capture = a
+	}
+	for _, a := range byPcap {
+		slices.SortFunc(a.Buckets, func(x, y *capture.Bucket) int { return strings.Compare(x.Key, y.Key) })
+	}
 }
 
 func (s *simEnv) OVNVersion(context.Context) (string, error) { return s.ovn, nil }

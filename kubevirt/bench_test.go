@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/testenv"
@@ -58,8 +58,8 @@ func bootToMark(b *testing.B, withKube bool) {
 			b.Fatal(err)
 		}
 		ns, ifname, _ := tb.UplinkCapturePoint("node1")
-		var w *capture.Watch
-		w, err = capture.StartWatch(ns, ifname)
+		var w *live.Watch
+		w, err = live.StartWatch(ns, ifname)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
@@ -40,13 +41,13 @@ func bootTestbed(t testing.TB, spec localnet.Spec) (*localnet.Testbed, kubernete
 
 // watchUplink records DSCPs on the fabric side of node's uplink until
 // the test ends.
-func watchUplink(t *testing.T, tb *localnet.Testbed, node string) *capture.Watch {
+func watchUplink(t *testing.T, tb *localnet.Testbed, node string) *live.Watch {
 	t.Helper()
 	ns, ifname, err := tb.UplinkCapturePoint(node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := capture.StartWatch(ns, ifname)
+	w, err := live.StartWatch(ns, ifname)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func waitReceived(t *testing.T, p *localnet.Probe, n int) {
 
 // firstMarked returns the first packet from src with dscp the watch saw
 // at or after t.
-func firstMarked(w *capture.Watch, src netip.Addr, dscp int, t time.Time) (capture.Packet, bool) {
+func firstMarked(w *live.Watch, src netip.Addr, dscp int, t time.Time) (capture.Packet, bool) {
 	for _, p := range w.Packets(src) {
 		if p.DSCP == dscp && !p.At.Before(t) {
 			return p, true

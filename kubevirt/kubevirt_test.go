@@ -15,6 +15,7 @@ import (
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -201,7 +202,7 @@ func addQoSRow(t *testing.T, tb *localnet.Testbed, m *Manager, vm VM) {
 // while watching both uplinks: every packet of the QoS VM is DSCP 46 on
 // VLAN 100, every one of the other VM unmarked.
 func checkMarking(t *testing.T, tb *localnet.Testbed, marked, unmarked, dst endpoint) {
-	watches := []*capture.Watch{watchUplink(t, tb, "node1"), watchUplink(t, tb, "node2")}
+	watches := []*live.Watch{watchUplink(t, tb, "node1"), watchUplink(t, tb, "node2")}
 	// Closed on return: decoding every packet of the policing flood would
 	// take CPU from the datapaths under test.
 	defer func() {
@@ -225,7 +226,7 @@ func checkMarking(t *testing.T, tb *localnet.Testbed, marked, unmarked, dst endp
 // seenTo polls until w has seen at least n packets from src to dst (the
 // capture goroutine can lag behind the receiver on a loaded machine) and
 // returns them all.
-func seenTo(t *testing.T, w *capture.Watch, src, dst netip.Addr, n int) []capture.Packet {
+func seenTo(t *testing.T, w *live.Watch, src, dst netip.Addr, n int) []capture.Packet {
 	t.Helper()
 	var got []capture.Packet
 	err := poll.Until(context.Background(), 10*time.Second, 10*time.Millisecond, "captured packets", func(context.Context) (bool, error) {

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -17,15 +18,23 @@ const FabricFile = "verify.html"
 //go:embed fabric.html.tmpl
 var fabricTmpl string
 
-// WriteFabric renders the page into dir/verify.html and returns its path.
-func WriteFabric(dir string, p results.FabricPage) (string, error) {
+// RenderFabric renders the page to w.
+func RenderFabric(w io.Writer, p results.FabricPage) error {
 	t, err := template.New("fabric").Parse(fabricTmpl)
 	if err != nil {
-		return "", fmt.Errorf("fabric template: %w", err)
+		return fmt.Errorf("fabric template: %w", err)
 	}
+	if err := t.Execute(w, p); err != nil {
+		return fmt.Errorf("fabric page: %w", err)
+	}
+	return nil
+}
+
+// WriteFabric renders the page into dir/verify.html and returns its path.
+func WriteFabric(dir string, p results.FabricPage) (string, error) {
 	var buf bytes.Buffer
-	if err := t.Execute(&buf, p); err != nil {
-		return "", fmt.Errorf("fabric page: %w", err)
+	if err := RenderFabric(&buf, p); err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("report dir %s: %w", dir, err)

@@ -31,6 +31,8 @@ func commands() map[string]command {
 		"exec":       {"run a command inside a VM guest: exec VM -- CMD", runExec},
 		"run":        {"run scenarios on the testbed and write a report", runScenarios},
 		"verify":     {"show what the fabric sees from every VM of a manifest set", runVerify},
+		"explain":    {"show every VM's classes, DSCP, meter and winning rule from the compiler alone", runExplain},
+		"diff":       {"show what changes between two manifest sets (exit 1 when something does)", runDiff},
 	}
 }
 

@@ -107,13 +107,20 @@ func detachUp(ctx context.Context, runID string, args []string) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	seen := "" // the log as last read: a failed up removes its run directory, log included
 	err = poll.Until(ctx, 5*time.Minute, 200*time.Millisecond, "detached testbed ready", func(context.Context) (bool, error) {
 		select {
 		case err := <-exited:
-			return false, fmt.Errorf("up exited (%v); its log %s:\n%s", err, logPath, readLog(logPath))
+			if raw, rerr := os.ReadFile(logPath); rerr == nil {
+				seen = string(raw)
+			}
+			return false, fmt.Errorf("up exited (%v); its output:\n%s", err, seen)
 		default:
 		}
-		return strings.Contains(readLog(logPath), readyLine), nil
+		if raw, rerr := os.ReadFile(logPath); rerr == nil {
+			seen = string(raw)
+		}
+		return strings.Contains(seen, readyLine), nil
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/internal/poll"
 
@@ -34,7 +35,7 @@ type StreamSpec struct {
 type Stream struct {
 	spec  StreamSpec
 	probe *localnet.Probe
-	watch *capture.Watch
+	watch *live.Watch
 	start time.Time
 }
 
@@ -55,7 +56,7 @@ func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
 	if spec.Interval == 0 {
 		spec.Interval = 2 * time.Millisecond
 	}
-	w, err := capture.StartWatch(spec.WatchNetns, spec.WatchIf)
+	w, err := live.StartWatch(spec.WatchNetns, spec.WatchIf)
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/internal/netns"
@@ -112,19 +113,19 @@ func (e *Env) ClearFabric(ctx context.Context) error {
 
 // delivery is the destination captures of one measure step.
 type delivery struct {
-	caps map[string]*capture.Capture // by destination
+	caps map[string]*live.Capture // by destination
 	pcap map[string]string
 }
 
 // WatchDelivery starts one capture per destination: a VM's guest NIC or
 // an external host's port.
 func (e *Env) WatchDelivery(ctx context.Context, dests []string, pcap func(string) string) (harness.Delivery, error) {
-	d := &delivery{caps: map[string]*capture.Capture{}, pcap: map[string]string{}}
+	d := &delivery{caps: map[string]*live.Capture{}, pcap: map[string]string{}}
 	for _, dest := range dests {
 		ns, ifname, err := e.endpoint(dest, 0) // a VM's first NIC
 		if err == nil {
 			d.pcap[dest] = pcap(dest)
-			d.caps[dest], err = capture.Start(ctx, capture.Options{Netns: ns, Interface: ifname, PcapPath: d.pcap[dest]})
+			d.caps[dest], err = live.Start(ctx, live.Options{Netns: ns, Interface: ifname, PcapPath: d.pcap[dest]})
 		}
 		if err != nil {
 			for _, c := range d.caps {

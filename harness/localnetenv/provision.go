@@ -41,8 +41,8 @@ import (
 type Provisioner struct {
 	// Log receives the controller's and NB client's logs; nil discards.
 	Log *slog.Logger
-	// CRDFiles overrides the CRD manifests (default: config/crd above the
-	// working directory, found by topo/localnet).
+	// CRDFiles overrides the CRD manifests (default: config/crd's,
+	// embedded in the binary by topo/localnet).
 	CRDFiles []string
 	// ControllerBin is an nqos-sim binary for scenarios that run the
 	// controller as a process (controller.go); "" builds one.

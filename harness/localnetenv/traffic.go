@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
@@ -27,8 +28,8 @@ const window = 100 * time.Millisecond
 type running struct {
 	e    *Env
 	runs []harness.FlowRun
-	caps map[string]*capture.Capture // by pcap path
-	errs []error                     // per run: the sender's error
+	caps map[string]*live.Capture // by pcap path
+	errs []error                  // per run: the sender's error
 	// unresolved (per run) says how a flow expected undelivered failed
 	// to resolve its peer; such a run sends nothing.
 	unresolved []string
@@ -50,14 +51,14 @@ func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Runnin
 	if err != nil {
 		return nil, err
 	}
-	r := &running{e: e, runs: runs, caps: map[string]*capture.Capture{}, errs: make([]error, len(runs)), unresolved: unresolved, notes: make([][]string, len(runs))}
+	r := &running{e: e, runs: runs, caps: map[string]*live.Capture{}, errs: make([]error, len(runs)), unresolved: unresolved, notes: make([][]string, len(runs))}
 	for _, run := range runs {
 		if r.caps[run.Pcap] != nil {
 			continue
 		}
 		netns, ifname, err := e.tb.UplinkCapturePoint(e.nodeName(run.Node))
 		if err == nil {
-			r.caps[run.Pcap], err = capture.Start(ctx, capture.Options{Netns: netns, Interface: ifname, PcapPath: run.Pcap})
+			r.caps[run.Pcap], err = live.Start(ctx, live.Options{Netns: netns, Interface: ifname, PcapPath: run.Pcap})
 		}
 		if err != nil {
 			r.closeCaptures()
@@ -291,8 +292,9 @@ func (r *running) Finish(ctx context.Context) ([]harness.Measured, error) {
 }
 
 // analyze analyses one node's capture and fills the measurements of the
-// runs it holds: each flow with its meter's token bucket.
-func (r *running) analyze(path string, stats capture.Stats, out []harness.Measured) error {
+// runs it holds: the whole analysis, and each flow with its meter's token
+// bucket.
+func (r *running) analyze(path string, stats live.Stats, out []harness.Measured) error {
 	var idx []int
 	var specs []flow.Spec
 	expect := map[string]flow.Expect{}
@@ -314,7 +316,7 @@ func (r *running) analyze(path string, stats capture.Stats, out []harness.Measur
 			meter = a.Bucket(run.Expect.MeterKey(run.Spec.Name))
 		}
 		out[i] = harness.Measure(a.Flow(run.Spec.Name), meter, r.errs[i])
-		out[i].Unresolved, out[i].Notes = r.unresolved[i], r.notes[i]
+		out[i].Capture, out[i].Unresolved, out[i].Notes = a, r.unresolved[i], r.notes[i]
 	}
 	return nil
 }

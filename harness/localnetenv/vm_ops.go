@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/harness/lifeprobe"
 
 	"github.com/nqos/nqos/internal/qos"
@@ -153,12 +154,12 @@ func (o *vmOps) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr
 
 // watchUplinks starts a DSCP watch on the uplink of every node given.
 func (o *vmOps) watchUplinks(nodes ...string) (*uplinks, error) {
-	u := &uplinks{ws: map[string]*capture.Watch{}}
+	u := &uplinks{ws: map[string]*live.Watch{}}
 	for _, n := range nodes {
 		ns, ifname, err := o.tb.UplinkCapturePoint(n)
 		if err == nil {
-			var w *capture.Watch
-			if w, err = capture.StartWatch(ns, ifname); err == nil {
+			var w *live.Watch
+			if w, err = live.StartWatch(ns, ifname); err == nil {
 				u.ws[n] = w
 				continue
 			}
@@ -171,7 +172,7 @@ func (o *vmOps) watchUplinks(nodes ...string) (*uplinks, error) {
 
 // uplinks are DSCP watches on node uplinks, by node.
 type uplinks struct {
-	ws map[string]*capture.Watch
+	ws map[string]*live.Watch
 }
 
 // seen is what every watched uplink saw from src, in time order.

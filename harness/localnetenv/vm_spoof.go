@@ -8,9 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
-	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/harness/verdict"
 )
@@ -42,10 +41,10 @@ type SpoofSpec struct {
 
 // Spoof flow names.
 const (
-	FlowSpooferOwn       = harness.SpoofOwn       // spoofer's IP and MAC
-	FlowSpooferVictimIP  = harness.SpoofForgedIP  // victim's IP, spoofer's MAC
-	FlowSpooferVictimMAC = harness.SpoofForgedMAC // victim's IP and MAC
-	FlowVictimOwn        = harness.SpoofControl   // control: the victim's own frames
+	FlowSpooferOwn       = verdict.SpoofOwn       // spoofer's IP and MAC
+	FlowSpooferVictimIP  = verdict.SpoofForgedIP  // victim's IP, spoofer's MAC
+	FlowSpooferVictimMAC = verdict.SpoofForgedMAC // victim's IP and MAC
+	FlowVictimOwn        = verdict.SpoofControl   // control: the victim's own frames
 	spooferMeter         = "spoofer-class"
 )
 
@@ -222,15 +221,15 @@ func (f spoofFlow) wireSpec(vlan int) flow.Spec {
 	return s
 }
 
-func (o *vmOps) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*capture.Capture, error) {
-	caps := map[string]*capture.Capture{}
+func (o *vmOps) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*live.Capture, error) {
+	caps := map[string]*live.Capture{}
 	for _, f := range plan {
 		if caps[f.node] != nil {
 			continue
 		}
 		ns, ifname, err := o.tb.UplinkCapturePoint(f.node)
 		if err == nil {
-			caps[f.node], err = capture.Start(ctx, capture.Options{Netns: ns, Interface: ifname,
+			caps[f.node], err = live.Start(ctx, live.Options{Netns: ns, Interface: ifname,
 				PcapPath: filepath.Join(dir, "uplink-"+f.node+".pcap")})
 		}
 		if err != nil {

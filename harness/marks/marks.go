@@ -1,5 +1,5 @@
 // Package marks is the one marked-packet counter of the lifecycle probes:
-// it counts the packets a capture.Watch on the uplinks saw from a guest to a
+// it counts the packets a capture/live Watch on the uplinks saw from a guest to a
 // peer in a time window by whether they carry the expected DSCP, and
 // measures the longest time without a marked packet. Package
 // harness/verdict judges the counts.

@@ -8,6 +8,9 @@ type FabricPage struct {
 	Views       []FabricView
 	DiffHeader  []string
 	Differences [][]string
+	// Static: the view comes from the compiler alone (explain): no
+	// ovn-trace, wire or agreement columns.
+	Static bool
 }
 
 // FabricView is one OVN version's fabric view.
@@ -26,4 +29,6 @@ type FabricRow struct {
 	DSCP, Meter, Rule          string
 	Trace, Wire, Policed, Note string
 	Agree                      bool
+	// Sharing says who shares the class's meter on the VM's node.
+	Sharing string
 }

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 )
 
 // InjectReport says what the injector put on the wire.
@@ -32,7 +32,7 @@ func Inject(ctx context.Context, netns, ifname string, raw RawSpec) (InjectRepor
 		return InjectReport{}, err
 	}
 	name := fmt.Sprintf("inject flow %q on %s/%s", raw.Flow.Name, netns, ifname)
-	sock, err := capture.OpenPacketSocket(netns, ifname, capture.SocketOptions{})
+	sock, err := live.OpenPacketSocket(netns, ifname, live.SocketOptions{})
 	if err != nil {
 		return InjectReport{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/internal/nettest"
@@ -129,7 +130,7 @@ func TestInjectLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pcap := filepath.Join(t.TempDir(), "b.pcap")
-	c, err := capture.Start(ctx, capture.Options{Netns: p.b, Interface: "eth0", PcapPath: pcap})
+	c, err := live.Start(ctx, live.Options{Netns: p.b, Interface: "eth0", PcapPath: pcap})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/intent"
 )
 
 // Page is the HTML fabric view of the reports (one per OVN version);
@@ -19,8 +20,8 @@ func Page(source string, reps []*Report, runReports []string) results.FabricPage
 		}
 		for _, pr := range r.Probes {
 			v.Rows = append(v.Rows, results.FabricRow{VM: pr.VM, Family: string(pr.Family), Class: pr.Dst + " " + protoPort(pr),
-				DSCP: dscpText(pr.Intent.DSCP), Meter: meterText(pr.Intent), Rule: ruleText(pr.Intent), Trace: traceText(pr.Trace),
-				Wire: wireText(pr.Wire), Policed: policedText(pr.Wire.Policed), Note: pr.Why, Agree: pr.Agree})
+				DSCP: intent.DSCPText(pr.Intent.DSCP), Meter: intent.MeterText(pr.Intent), Rule: intent.RuleText(pr.Intent), Trace: traceText(pr.Trace),
+				Wire: wireText(pr.Wire), Policed: policedText(pr.Wire.Policed), Note: pr.Why, Agree: pr.Agree, Sharing: intent.SharingText(pr.Sharing)})
 		}
 		p.Views = append(p.Views, v)
 	}
@@ -44,5 +45,5 @@ func Page(source string, reps []*Report, runReports []string) results.FabricPage
 
 func outcomeText(o Outcome) string {
 	in := Intent{DSCP: o.DSCP, MeterKbps: o.MeterKbps, Rule: o.Rule, MeterRule: o.MeterRule}
-	return dscpText(o.DSCP) + ", " + meterText(in) + ", " + ruleText(in)
+	return intent.DSCPText(o.DSCP) + ", " + intent.MeterText(in) + ", " + intent.RuleText(in)
 }

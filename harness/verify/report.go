@@ -3,6 +3,7 @@ package verify
 import (
 	"cmp"
 	"fmt"
+	"github.com/nqos/nqos/internal/intent"
 	"math"
 	"slices"
 	"strconv"
@@ -29,10 +30,12 @@ type ProbeResult struct {
 	Protocol string `json:"protocol"`
 	Port     *int   `json:"port"`
 	Intent   Intent `json:"intent"`
-	Trace    *Trace `json:"trace"`
-	Wire     Wire   `json:"wire"`
-	Agree    bool   `json:"agree"`
-	Why      string `json:"-"`
+	// Sharing is the meter's sharing on the VM's node (metered classes).
+	Sharing *intent.Share `json:"sharing,omitempty"`
+	Trace   *Trace        `json:"trace"`
+	Wire    Wire          `json:"wire"`
+	Agree   bool          `json:"agree"`
+	Why     string        `json:"-"`
 }
 
 // Trace is ovn-trace's prediction for the class's first packet.
@@ -156,7 +159,7 @@ func deref(p *int) int {
 }
 
 func probeResult(p Probe, flows map[string]results.Flow) (ProbeResult, string) {
-	pr := ProbeResult{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol, Intent: p.Intent,
+	pr := ProbeResult{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol, Intent: p.Intent, Sharing: p.Sharing,
 		Wire: Wire{DSCP: map[string]uint64{}}, Why: p.Why}
 	if p.Protocol != "icmp" {
 		port := p.Port
@@ -218,9 +221,4 @@ func policed(f results.Flow) *Policed {
 	return p
 }
 
-func protoPort(p ProbeResult) string {
-	if p.Port == nil {
-		return p.Protocol
-	}
-	return p.Protocol + "/" + strconv.Itoa(*p.Port)
-}
+func protoPort(p ProbeResult) string { return intent.ProtoPort(p.Protocol, p.Port) }

@@ -17,6 +17,9 @@ func Run(ctx context.Context, plan *Plan, r *harness.Runner, id string) (*Report
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(run.Scenarios) == 1 && run.Scenarios[0].Error != "" && run.OVNVersion == "" {
+		return nil, run, fmt.Errorf("verify: the testbed did not run: %s", run.Scenarios[0].Error)
+	}
 	if run.OVNVersion != plan.OVN {
 		return nil, run, fmt.Errorf("verify: the testbed ran OVN %s, the intent is for %s", run.OVNVersion, plan.OVN)
 	}

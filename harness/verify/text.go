@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"github.com/nqos/nqos/internal/intent"
 	"io"
 	"maps"
 	"slices"
@@ -15,11 +16,11 @@ import (
 func WriteText(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "OVN %s\n", r.OVNVersion)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VM\tFAMILY\tDST\tPROTO\tINTENT DSCP\tMETER\tRULE\tTRACE\tWIRE\tPOLICED\tAGREE")
+	fmt.Fprintln(tw, "VM\tFAMILY\tDST\tPROTO\tINTENT DSCP\tMETER\tRULE\tSHARING\tTRACE\tWIRE\tPOLICED\tAGREE")
 	for _, p := range r.Probes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.VM, p.Family, p.Dst, protoPort(p),
-			dscpText(p.Intent.DSCP), meterText(p.Intent), ruleText(p.Intent), traceText(p.Trace), wireText(p.Wire),
-			policedText(p.Wire.Policed), yesNo(p.Agree))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.VM, p.Family, p.Dst, protoPort(p),
+			intent.DSCPText(p.Intent.DSCP), intent.MeterText(p.Intent), intent.RuleText(p.Intent), intent.SharingText(p.Sharing),
+			traceText(p.Trace), wireText(p.Wire), policedText(p.Wire.Policed), yesNo(p.Agree))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -37,36 +38,11 @@ func WriteText(w io.Writer, r *Report) error {
 	return err
 }
 
-func dscpText(d *int) string {
-	if d == nil {
-		return "unmarked"
-	}
-	return strconv.Itoa(*d)
-}
-
-func meterText(in Intent) string {
-	if in.MeterKbps == nil {
-		return "-"
-	}
-	s := strconv.FormatUint(uint64(*in.MeterKbps), 10) + " kbps"
-	if in.Rule == nil || *in.Rule != in.MeterRule {
-		s += " (" + in.MeterRule + ")"
-	}
-	return s
-}
-
-func ruleText(in Intent) string {
-	if in.Rule == nil {
-		return "-"
-	}
-	return *in.Rule
-}
-
 func traceText(t *Trace) string {
 	if t == nil {
 		return "no prediction"
 	}
-	s := dscpText(t.DSCP)
+	s := intent.DSCPText(t.DSCP)
 	if t.Metered {
 		s += " metered"
 	}

@@ -3,6 +3,7 @@ package intent
 import (
 	"cmp"
 	"fmt"
+	"net/netip"
 	"slices"
 
 	"github.com/nqos/nqos/internal/qos"
@@ -60,6 +61,38 @@ type View struct {
 	Warnings []string // the compiler's
 	Notes    []string // VMs left out
 	Desired  qos.Desired
+	eval     *classEval
+}
+
+// classEval gives the intent of any class of a VM of the view.
+type classEval struct {
+	ix    *Index
+	vms   map[string]VM
+	split bool
+}
+
+// IntentFor is the intent of a class of VM cl.VM as this view compiles
+// it, sent from the VM's own address of the class's family; false when
+// the view has no such VM or address.
+func (v *View) IntentFor(cl Class) (Intent, bool, error) {
+	vm, ok := v.eval.vms[cl.VM]
+	if !ok {
+		return Intent{}, false, nil
+	}
+	src := netip.Addr{}
+	for _, a := range vm.Addrs {
+		if familyOf(a.Addr()) == cl.Family {
+			src = a.Addr()
+		}
+	}
+	if !src.IsValid() {
+		return Intent{}, false, nil
+	}
+	w, err := v.eval.ix.Winners(vm.Switch, Packet{InPort: vm.Port, Src: src, Dst: cl.Dst, Protocol: cl.Protocol, DstPort: cl.Port}, v.eval.split)
+	if err != nil {
+		return Intent{}, false, fmt.Errorf("VM %s: %w", vm.Ref, err)
+	}
+	return IntentOf(w), true, nil
 }
 
 // Rejected is a NetworkQoS object the compiler does not accept.
@@ -78,6 +111,10 @@ func Explain(c *Cluster, opts Options) (*View, error) {
 	v := &View{OVN: opts.OVN, Desired: qos.Compile(c.Input), Notes: c.Notes}
 	v.Warnings, v.Rejected = v.Desired.Warnings, rejected(v.Desired)
 	rows, ix := newRulesIndex(&c.Input, &v.Desired), NewIndex(&v.Desired)
+	v.eval = &classEval{ix: ix, vms: make(map[string]VM, len(c.VMs)), split: split}
+	for _, vm := range c.VMs {
+		v.eval.vms[vm.Ref] = vm
+	}
 	v.Meters = Meters(c, &v.Desired)
 	shares := map[[2]string]*Share{}
 	for i := range v.Meters {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
@@ -23,14 +24,26 @@ import (
 	"github.com/nqos/nqos/internal/poll"
 )
 
-// readCRDs decodes every CRD document of the given manifest files.
-func readCRDs(files []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var out []*apiextensionsv1.CustomResourceDefinition
+// CRDManifest is a CRD manifest given by contents.
+type CRDManifest struct {
+	Name string
+	Data []byte
+}
+
+// readCRDs decodes every CRD document of the given manifest files and
+// manifests.
+func readCRDs(files []string, given []CRDManifest) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	all := slices.Clone(given)
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
 			return nil, fmt.Errorf("kubeapi: CRD file: %w", err)
 		}
+		all = append(all, CRDManifest{Name: f, Data: raw})
+	}
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, m := range all {
+		f, raw := m.Name, m.Data
 		r := utilyaml.NewYAMLReader(bufioReader(raw))
 		for doc := 1; ; doc++ {
 			chunk, err := r.Read()

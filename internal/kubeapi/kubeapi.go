@@ -49,6 +49,9 @@ type Options struct {
 	BinDir string
 	// CRDFiles are CRD manifests installed and awaited before Start returns.
 	CRDFiles []string
+	// CRDs are CRD manifests given by contents (name: for messages),
+	// installed like CRDFiles.
+	CRDs []CRDManifest
 	// LogDir receives etcd.log and kube-apiserver.log. Empty: Dir.
 	LogDir string
 	// Audit logs every request (user, verb, resource, response code) to
@@ -117,7 +120,7 @@ func (s *Server) boot(ctx context.Context, opts Options) error {
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return fmt.Errorf("kubeapi: log directory %s: %w", logDir, err)
 	}
-	crds, err := readCRDs(opts.CRDFiles)
+	crds, err := readCRDs(opts.CRDFiles, opts.CRDs)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func TestReadCRDsRejectsBadInput(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n---\nkind: CustomResourceDefinition\nbogus: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := readCRDs([]string{bad})
+	_, err := readCRDs([]string{bad}, nil)
 	if err == nil || !strings.Contains(err.Error(), "document 1") {
 		t.Fatalf("readCRDs error = %v, want one naming document 1", err)
 	}

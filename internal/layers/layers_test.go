@@ -36,14 +36,17 @@ type rule struct {
 // scenario format, the intent, the verdicts, the results model, the
 // reports and the capture analysis. They link no datapath, so a tool that
 // only reads scenarios or results builds without it.
-var pure = []string{"scenarios", "internal/qos", "internal/tc", "internal/bitrate"}
+var pure = []string{
+	"scenarios", "internal/qos", "internal/tc", "internal/bitrate",
+	"harness/verdict", "harness/results", "reports", "capture",
+}
 
 // datapath is what a pure package never links: packet sockets and libpcap
 // (gopacket), rtnetlink (vishvananda), child processes (os/exec) and the
 // module's own socket, namespace and netlink code.
 var datapath = []string{
 	"ext:github.com/gopacket/...", "ext:github.com/vishvananda/...", "std:os/exec",
-	"internal/netns", "internal/tc/kernel",
+	"internal/netns", "internal/tc/kernel", "capture/live",
 }
 
 // rules is the layering of the module, bottom to top: api, internal,

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 )
 
 // rarpFrame is the RARP announcement QEMU sends after a migration
@@ -33,7 +33,7 @@ func SendRARP(ctx context.Context, netnsName, ifname, mac string, count int, int
 	if err != nil {
 		return fmt.Errorf("RARP from %s in %s: MAC %q: %w", ifname, netnsName, mac, err)
 	}
-	sock, err := capture.OpenPacketSocket(netnsName, ifname, capture.SocketOptions{})
+	sock, err := live.OpenPacketSocket(netnsName, ifname, live.SocketOptions{})
 	if err != nil {
 		return fmt.Errorf("RARP from %s in %s: %w", ifname, netnsName, err)
 	}

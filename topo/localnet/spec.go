@@ -37,7 +37,7 @@ type Spec struct {
 	// Hosts are the external hosts; default DefaultHosts(first network).
 	Hosts []HostSpec
 	// WithKube starts etcd + kube-apiserver with the CRDs in CRDFiles
-	// (default: config/crd/*.yaml found above the working directory).
+	// (default: the CRDs of config/crd embedded in the binary).
 	WithKube bool
 	CRDFiles []string
 	// Kind, if set, runs the testbed on a KinD cluster (kind.go): its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nqos/nqos/config/crd"
 	"os"
 	"path/filepath"
 	"sync"
@@ -230,14 +231,17 @@ func (t *Testbed) Exec(ctx context.Context, netns string, argv ...string) (strin
 
 // startKube starts etcd + kube-apiserver with the CRDs.
 func (t *Testbed) startKube(ctx context.Context) error {
-	crds := t.st.Spec.CRDFiles
-	if len(crds) == 0 {
-		var err error
-		if crds, err = findCRDs(); err != nil {
+	opts := kubeapi.Options{Dir: filepath.Join(t.dir, "kube"), CRDFiles: t.st.Spec.CRDFiles, LogDir: filepath.Join(t.dir, "logs")}
+	if len(opts.CRDFiles) == 0 {
+		embedded, err := crd.Manifests()
+		if err != nil {
 			return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 		}
+		for _, m := range embedded {
+			opts.CRDs = append(opts.CRDs, kubeapi.CRDManifest{Name: m.Name, Data: m.Data})
+		}
 	}
-	s, err := kubeapi.Start(ctx, kubeapi.Options{Dir: filepath.Join(t.dir, "kube"), CRDFiles: crds, LogDir: filepath.Join(t.dir, "logs")})
+	s, err := kubeapi.Start(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("testbed %s: kube control plane: %w", t.st.RunID, err)
 	}
@@ -245,24 +249,4 @@ func (t *Testbed) startKube(ctx context.Context) error {
 	t.kube = s
 	t.mu.Unlock()
 	return nil
-}
-
-// findCRDs returns config/crd/*.yaml of the first directory at or above
-// the working directory that has one.
-func findCRDs() ([]string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		files, _ := filepath.Glob(filepath.Join(dir, "config", "crd", "*.yaml"))
-		if len(files) > 0 {
-			return files, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return nil, errors.New("no config/crd/*.yaml at or above the working directory: set Spec.CRDFiles")
-		}
-		dir = parent
-	}
 }

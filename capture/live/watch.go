@@ -1,4 +1,4 @@
-package capture
+package live
 
 import (
 	"errors"
@@ -10,16 +10,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// Packet is one IP packet a Watch saw: what the marked-packet counter
-// (package harness/marks) counts.
-type Packet struct {
-	At       time.Time
-	Src, Dst netip.Addr
-	DSCP     int
-	VLAN     int
-}
+	"github.com/nqos/nqos/capture"
+)
 
 // Watch records the DSCP of every IP packet crossing an interface (a
 // PacketSocket in the interface's namespace, frames decoded by the same
@@ -29,7 +22,7 @@ type Packet struct {
 type Watch struct {
 	sock     *PacketSocket
 	mu       sync.Mutex
-	seen     []Packet
+	seen     []capture.Packet
 	stop     atomic.Bool
 	done     chan struct{}
 	once     sync.Once
@@ -60,7 +53,7 @@ func (w *Watch) loop() {
 	defer close(w.done)
 	buf := make([]byte, 65536)
 	oob := make([]byte, unix.CmsgSpace(int(unsafe.Sizeof(unix.TpacketAuxdata{})))+unix.CmsgSpace(int(unsafe.Sizeof(unix.Timespec{}))))
-	var f frame
+	var dec capture.Decoder
 	for {
 		if w.stop.Load() {
 			return
@@ -73,7 +66,7 @@ func (w *Watch) loop() {
 			w.err = fmt.Errorf("watch %s: read: %w", w.sock.Name(), err)
 			return
 		}
-		if p, ok := watchedPacket(buf[:n], &f, time.Now()); ok {
+		if p, ok := dec.Packet(buf[:n], time.Now()); ok {
 			applyControl(&p, oob[:oobn])
 			w.mu.Lock()
 			if len(w.seen) < maxWatched {
@@ -84,18 +77,9 @@ func (w *Watch) loop() {
 	}
 }
 
-// watchedPacket decodes one received frame; only IP packets count.
-func watchedPacket(data []byte, f *frame, at time.Time) (Packet, bool) {
-	decodeFrame(data, len(data), f)
-	if f.kind != kindIP && f.kind != kindICMPError {
-		return Packet{}, false
-	}
-	return Packet{At: at, Src: f.src, Dst: f.dst, DSCP: int(f.dscp), VLAN: int(f.vlan)}, true
-}
-
 // applyControl takes the VLAN ID the kernel stripped from a frame and
 // the kernel's receive timestamp from the control messages.
-func applyControl(p *Packet, oob []byte) {
+func applyControl(p *capture.Packet, oob []byte) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
 		return
@@ -116,10 +100,10 @@ func applyControl(p *Packet, oob []byte) {
 
 // Packets returns the packets from src (any source if invalid) seen so
 // far, in arrival order.
-func (w *Watch) Packets(src netip.Addr) []Packet {
+func (w *Watch) Packets(src netip.Addr) []capture.Packet {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []Packet
+	var out []capture.Packet
 	for _, p := range w.seen {
 		if !src.IsValid() || p.Src == src {
 			out = append(out, p)

@@ -1,4 +1,4 @@
-package capture_test
+package live_test
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/traffic"
+	"github.com/nqos/nqos/internal/testenv"
 )
 
 // phase is one traffic step with the meter counters around it.
 type phase struct {
 	flows []string // flows whose frames crossed the meter in this phase
 	sent  uint64   // frames the guest sent through the meter (raw phases; 0 = unknown)
-	meter capture.MeterStats
+	meter live.MeterStats
 }
 
 type run struct {
@@ -29,7 +31,7 @@ type run struct {
 	phases  []phase
 	results map[string]*traffic.IperfResult
 
-	meterStart, meterEnd capture.MeterStats
+	meterStart, meterEnd live.MeterStats
 	sent                 map[string]uint64 // raw flows: frames the injector sent
 }
 
@@ -38,13 +40,13 @@ var (
 	plainTo = flow.Expect{DSCP: flow.DSCPValue(46), Unmarked: true}
 )
 
-func (r *run) meterStats() capture.MeterStats {
+func (r *run) meterStats() live.MeterStats {
 	r.t.Helper()
-	ms, err := capture.ReadMeterStats(r.ctx, r.m.ovs.Mgmt("br0"))
+	ms, err := live.ReadMeterStats(r.ctx, r.m.ovs.Mgmt("br0"))
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	m, ok := capture.Meter(ms, 1)
+	m, ok := live.Meter(ms, 1)
 	if !ok {
 		r.t.Fatalf("meter 1 missing from %+v", ms)
 	}
@@ -73,7 +75,7 @@ func (r *run) raw(spec flow.Spec, e flow.Expect, dscp int, srcMAC string, count 
 
 // settledMeter polls the meter until its counters stop moving (the
 // datapath has drained) and returns the delta since before.
-func (r *run) settledMeter(before capture.MeterStats) capture.MeterStats {
+func (r *run) settledMeter(before live.MeterStats) live.MeterStats {
 	r.t.Helper()
 	last := r.meterStats()
 	deadline := time.Now().Add(5 * time.Second)
@@ -87,7 +89,7 @@ func (r *run) settledMeter(before capture.MeterStats) capture.MeterStats {
 		last = cur
 	}
 	r.t.Fatal("meter counters still moving after 5s")
-	return capture.MeterStats{}
+	return live.MeterStats{}
 }
 
 func (r *run) add(spec flow.Spec, e flow.Expect) {
@@ -125,7 +127,7 @@ func TestIntegrationMarkAndPolice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	pcap := filepath.Join(t.TempDir(), "c1-peer-eth0.pcap")
-	c, err := capture.Start(ctx, capture.Options{Netns: m.peer, Interface: "eth0", PcapPath: pcap})
+	c, err := live.Start(ctx, live.Options{Netns: m.peer, Interface: "eth0", PcapPath: pcap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestIntegrationMarkAndPolice(t *testing.T) {
 	r.meterStart = r.meterStats()
 	sendRaw(r)
 	sendIperf(r)
-	r.meterEnd = r.settledMeter(capture.MeterStats{})
+	r.meterEnd = r.settledMeter(live.MeterStats{})
 	st, err := c.Stop()
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +148,7 @@ func TestIntegrationMarkAndPolice(t *testing.T) {
 	if st.KernelDrops != 0 {
 		t.Errorf("capture socket dropped %d frames: the analysis would be incomplete", st.KernelDrops)
 	}
-	if got := tsharkCount(t, pcap, ""); uint64(got) != st.Packets {
+	if got := testenv.TsharkCount(t, pcap, ""); uint64(got) != st.Packets {
 		t.Errorf("tshark reads %d frames from %s, capture wrote %d", got, pcap, st.Packets)
 	}
 	a, err := capture.AnalyzeFile(pcap, r.specs, capture.AnalyzeOptions{Ready: ready, Expect: r.expect})
@@ -155,7 +157,7 @@ func TestIntegrationMarkAndPolice(t *testing.T) {
 	}
 	t.Log("\n" + a.Summary())
 	judge(t, r, a)
-	if got := tsharkCount(t, pcap, "vlan.id == 100"); uint64(got) != a.Flow("raw-udp4-vlan").Packets+a.Flow("raw-udp4-vlan").BeforeReady.Packets {
+	if got := testenv.TsharkCount(t, pcap, "vlan.id == 100"); uint64(got) != a.Flow("raw-udp4-vlan").Packets+a.Flow("raw-udp4-vlan").BeforeReady.Packets {
 		t.Errorf("tshark sees %d VLAN 100 frames, analysis %d", got, a.Flow("raw-udp4-vlan").Packets)
 	}
 }

@@ -1,11 +1,11 @@
-package capture_test
+package live_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/capture/live"
 )
 
 // Output of ovs-ofctl 3.1 captured from the integration bed.
@@ -18,14 +18,14 @@ meter:2 flow_count:0 packet_in_count:0 byte_in_count:0 duration:0.5s bands:
 `
 
 func TestParseMeterStats(t *testing.T) {
-	ms, err := capture.ParseMeterStats(meterStatsOut)
+	ms, err := live.ParseMeterStats(meterStatsOut)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ms) != 2 {
 		t.Fatalf("meters = %d, want 2", len(ms))
 	}
-	m, ok := capture.Meter(ms, 1)
+	m, ok := live.Meter(ms, 1)
 	if !ok {
 		t.Fatal("meter 1 missing")
 	}
@@ -35,7 +35,7 @@ func TestParseMeterStats(t *testing.T) {
 	if p, b := m.Dropped(); p != 11330 || b != 11805860 {
 		t.Errorf("dropped = %d packets %d bytes", p, b)
 	}
-	earlier := capture.MeterStats{PacketInCount: 920, ByteInCount: 640, Bands: []capture.BandStats{{PacketCount: 330, ByteCount: 860}}}
+	earlier := live.MeterStats{PacketInCount: 920, ByteInCount: 640, Bands: []live.BandStats{{PacketCount: 330, ByteCount: 860}}}
 	d := m.Sub(earlier)
 	if p, _ := d.Dropped(); d.PacketInCount != 23000 || p != 11000 {
 		t.Errorf("delta = %+v", d)
@@ -52,7 +52,7 @@ func TestParseMeterStatsErrors(t *testing.T) {
 		{"meter:1 flow_count:1 byte_in_count:1\n", "field packet_in_count missing"},
 		{"meter:1 flow_count:1 packet_in_count:1 byte_in_count:1\nzz: packet_count:1\n", "band index"},
 	} {
-		_, err := capture.ParseMeterStats(c.in)
+		_, err := live.ParseMeterStats(c.in)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ParseMeterStats(%q) error = %v, want %q", c.in, err, c.want)
 		}

@@ -1,4 +1,4 @@
-package capture_test
+package live_test
 
 import (
 	"net/netip"

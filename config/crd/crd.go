@@ -1,0 +1,39 @@
+// Package crd carries the CustomResourceDefinitions nqos serves and
+// reads (NetworkQoS, NetworkAttachmentDefinition,
+// ClusterUserDefinedNetwork) inside the binaries, so a testbed boots from
+// any working directory.
+package crd
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+)
+
+//go:embed *.yaml
+var manifests embed.FS
+
+// Manifest is one CRD manifest file: its name and contents.
+type Manifest struct {
+	Name string
+	Data []byte
+}
+
+// Manifests are the embedded CRD manifests, sorted by name.
+func Manifests() ([]Manifest, error) {
+	names, err := fs.Glob(manifests, "*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("embedded CRDs: %w", err)
+	}
+	slices.Sort(names)
+	out := make([]Manifest, 0, len(names))
+	for _, n := range names {
+		data, err := manifests.ReadFile(n)
+		if err != nil {
+			return nil, fmt.Errorf("embedded CRD %s: %w", n, err)
+		}
+		out = append(out, Manifest{Name: "config/crd/" + n, Data: data})
+	}
+	return out, nil
+}
