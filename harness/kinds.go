@@ -22,13 +22,13 @@ type stepKind struct {
 func stepKinds() map[string]stepKind {
 	return map[string]stepKind{
 		"apply": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-			return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.apply, "apply")
+			return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.Apply, "apply")
 		}},
 		"edit": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-			return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.apply, "apply")
+			return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.Apply, "apply")
 		}},
 		"delete": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-			return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.remove, "delete")
+			return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.Remove, "delete")
 		}},
 		"label": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 			return ex.label(ctx, st.Label)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/world"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -192,7 +193,7 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		defer remove()
 		reportTeardown(&res, sc.Name, teardown())
 	}()
-	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc), kinds: stepKinds()}
+	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: world.New(sc), kinds: stepKinds()}
 	ex.run(ctx)
 	if ctx.Err() != nil && res.Status != results.Pass {
 		res.Status, res.Error = results.Interrupted, joinError("interrupted", res.Error)
