@@ -25,7 +25,10 @@ const (
 type Runner struct {
 	Prov Provisioner
 	// Backend names the environment in the results ("embedded", "kind").
-	Backend  string
+	Backend string
+	// Topology names the OVN control-plane layout in the results
+	// ("central", "interconnect"; default: what the scenarios recorded).
+	Topology string
 	Dir      string    // output directory; each scenario gets a subdirectory
 	Mode     string    // v4, v6 or dual
 	IPAM     string    // ipamless, ovnk, dhcp or all ("" is all)
@@ -119,7 +122,7 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend}
+	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
 	for i, sc := range scs {
 		if ctx.Err() != nil {
 			run.Scenarios = append(run.Scenarios, r.notStarted(sc, fams, i, len(scs)))
@@ -128,6 +131,9 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
 			run.OVNVersion = res.OVNVersion
+		}
+		if run.Topology == "" {
+			run.Topology = res.Topology
 		}
 		run.Scenarios = append(run.Scenarios, res)
 	}

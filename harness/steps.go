@@ -45,6 +45,7 @@ func (ex *execution) run(ctx context.Context) {
 		return
 	}
 	res.OVNVersion = v
+	ex.recordZones()
 	if res.NBBefore, err = ex.env.Rows(ctx); err != nil {
 		res.Status, res.Error = results.Error, fmt.Sprintf("NB rows before the scenario: %v", err)
 		return
