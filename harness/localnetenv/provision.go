@@ -3,15 +3,16 @@
 // etcd + kube-apiserver), the NetworkQoS controller of internal/controller
 // in-process against the run's NB through internal/ovnnb, VMs from
 // package kubevirt, traffic from harness/traffic and uplink captures from
-// package capture. It also runs the lifecycle operations of the steps
-// with their measurements: the VM operations (vm_*.go: a VM after its
-// policy, the port-group baseline, live migration, launcher restart,
-// guest IP change, spoofing) and the control-plane ones (cp_*.go: the
-// controller as a process, its restarts, daemon restarts, legacy rows
-// and the raw NB transaction monitor). Probe packets are watched on the
-// uplinks by capture.Watch and counted by harness/marks; the pure
-// analyses live in harness/lifeprobe, the verdicts in harness/verdict.
-// It implements harness.Provisioner and harness.Env and nothing else.
+// package capture/live (analysed by package capture). It also runs the
+// lifecycle operations of the steps with their measurements: the VM
+// operations (vm_*.go: a VM after its policy, the port-group baseline,
+// live migration, launcher restart, guest IP change, spoofing) and the
+// control-plane ones (cp_*.go: the controller as a process, its restarts,
+// daemon restarts, legacy rows and the raw NB transaction monitor). Probe
+// packets are watched on the uplinks by a capture/live Watch and counted
+// by harness/marks; the pure analyses live in harness/lifeprobe, the
+// verdicts in harness/verdict. It implements harness.Provisioner and
+// harness.Env and nothing else.
 package localnetenv
 
 import (
