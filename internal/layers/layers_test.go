@@ -38,7 +38,7 @@ type rule struct {
 // only reads scenarios or results builds without it.
 var pure = []string{
 	"scenarios", "internal/qos", "internal/tc", "internal/bitrate",
-	"harness/verdict", "harness/results", "reports", "capture",
+	"harness/verdict", "harness/results", "reports", "capture", "internal/intent",
 }
 
 // datapath is what a pure package never links: packet sockets and libpcap
@@ -66,6 +66,10 @@ var rules = []rule{
 	{Name: "the scenario format never depends on the testbed or the harness",
 		From: []string{"scenarios/..."}, To: []string{"topo/...", "kubevirt/...", "capture/...", "harness/...", "reports/...", "cmd/..."}},
 	{Name: "the judging core links no datapath", From: pure, To: datapath},
+	{Name: "the kubectl plugin links no datapath, testbed or harness",
+		From: []string{"cmd/kubectl-nqos", "internal/inspect"},
+		To: []string{"ext:github.com/gopacket/...", "ext:github.com/vishvananda/...", "internal/netns", "internal/tc/kernel",
+			"capture/...", "topo/...", "kubevirt/...", "harness/..."}},
 	{Name: "the controller binary links no testbed or harness",
 		From: []string{"cmd/nqos-controller"}, To: []string{"topo/...", "harness/...", "kubevirt/...", "capture/..."}},
 }
@@ -204,6 +208,9 @@ func TestRulesCatchAForbiddenEdge(t *testing.T) {
 		{"controller links the testbed through a dependency",
 			[]pkg{{ImportPath: p("cmd/nqos-controller"), Imports: []string{p("internal/controller")}, Deps: []string{"fmt", p("topo/localnet"), p("internal/controller")}}},
 			[]string{"the controller binary links no testbed or harness: " + p("cmd/nqos-controller") + " -> " + p("topo/localnet")}},
+		{"the kubectl plugin links a packet socket through a dependency",
+			[]pkg{{ImportPath: p("cmd/kubectl-nqos"), Deps: []string{"os/exec", p("internal/inspect"), "github.com/gopacket/gopacket/afpacket"}}},
+			[]string{"the kubectl plugin links no datapath, testbed or harness: " + p("cmd/kubectl-nqos") + " -> github.com/gopacket/gopacket/afpacket"}},
 		{"the scenario format links netlink through a dependency",
 			[]pkg{{ImportPath: p("scenarios"), Deps: []string{"fmt", p("internal/tc"), "github.com/vishvananda/netlink/nl"}}},
 			[]string{"the judging core links no datapath: " + p("scenarios") + " -> github.com/vishvananda/netlink/nl"}},
