@@ -11,6 +11,9 @@ IPAM      ?= all
 ## packages) or 25.03 (Debian 13's, in the root hack/ovn-root.sh builds)
 OVN       ?= 23.03
 OVN_VERSIONS := 23.03 25.03
+## TOPOLOGY: the embedded testbed's OVN control plane: central (one NB, SB and
+## northd) or interconnect (a zone per node, an nqos-controller --node per zone)
+TOPOLOGY  ?= central
 # Tests that start OVN without iterating over the versions themselves
 # (ovninstall.ForEach): `make test` runs them again on every other version,
 # all but the tests whose subject holds no OVN (the controller image).
@@ -68,9 +71,10 @@ generate:
 	$(GO) generate ./internal/ovnnb/nbdb/
 
 ## e2e-localnet: boot the embedded testbed and run the scenarios; prints the report path
-## (SCENARIOS="a b" to pick, IP_FAMILY=v4|v6|dual, IPAM=ipamless|ovnk|dhcp|all, OVN=23.03|25.03, REPORTS=dir)
+## (SCENARIOS="a b" to pick, IP_FAMILY=v4|v6|dual, IPAM=ipamless|ovnk|dhcp|all, OVN=23.03|25.03,
+## TOPOLOGY=central|interconnect, REPORTS=dir)
 e2e-localnet: deps build
-	./bin/nqos-sim run --ovn $(OVN) --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(filter-out all,$(SCENARIOS))
+	./bin/nqos-sim run --ovn $(OVN) --topology $(TOPOLOGY) --controller-bin bin/nqos-controller --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(filter-out all,$(SCENARIOS))
 
 ## e2e-kind: the scenarios on a KinD cluster nqos-$(RUN_ID) (default e2e): kind-up, the controller
 ## deployed from config/deploy, `nqos-sim run --backend kind`, kind-down (KIND_KEEP=1 keeps the

@@ -67,7 +67,7 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 	if err != nil {
 		return a, nil, fmt.Errorf("start VM %s under a probe: %w", vm.Name, err)
 	}
-	ex.world.startVM(vm.Name)
+	ex.world.StartVM(vm.Name)
 	groups, err := ex.intendedGroups(vm)
 	if err != nil {
 		return a, nil, err

@@ -58,32 +58,38 @@ func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) e
 // evaluate returns the verdict.Mismatches of a check (none: it holds); an error
 // means the environment could not be read.
 func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (verdict.Mismatches, error) {
-	rows, err := ex.env.Rows(ctx)
+	zones, err := ex.zoneRows(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read the NB rows: %w", err)
 	}
 	var mism verdict.Mismatches
-	if c.NoOwnedRows {
-		if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {
-			mism.Add(verdict.Rows, fmt.Sprintf("%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
-				n, len(rows.QoS), len(rows.PortGroups), len(rows.AddressSets)))
+	for _, z := range zones {
+		rows, at := z.Rows, z.prefix(len(zones))
+		if c.NoOwnedRows {
+			if n := len(rows.QoS) + len(rows.PortGroups) + len(rows.AddressSets); n > 0 {
+				mism.Add(verdict.Rows, fmt.Sprintf("%s%d NetworkQoS-owned rows left (%d QoS, %d port groups, %d address sets)",
+					at, n, len(rows.QoS), len(rows.PortGroups), len(rows.AddressSets)))
+			}
+		}
+		for i := range c.Objects {
+			if oc := &c.Objects[i]; oc.Rows != nil {
+				m, err := ex.rows(z, oc)
+				if err != nil {
+					return nil, err
+				}
+				for _, s := range m {
+					mism.Add(verdict.Rows, at+s)
+				}
+			}
 		}
 	}
 	for i := range c.Objects {
-		oc := &c.Objects[i]
-		if oc.Condition != nil {
+		if oc := &c.Objects[i]; oc.Condition != nil {
 			m, err := ex.condition(ctx, step, oc)
 			if err != nil {
 				return nil, err
 			}
 			mism.Add(verdict.Conditions, m...)
-		}
-		if oc.Rows != nil {
-			m, err := ex.rows(rows, oc)
-			if err != nil {
-				return nil, err
-			}
-			mism.Add(verdict.Rows, m...)
 		}
 	}
 	return mism, nil
@@ -154,9 +160,9 @@ func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
 	return out
 }
 
-func (ex *execution) rows(all qos.Desired, oc *scenarios.ObjectCheck) ([]string, error) {
+func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, error) {
 	m, want := oc.Object, oc.Rows
-	got := owned(all, m)
+	got := owned(z.Rows, m)
 	var mism []string
 	bad := func(format string, args ...any) { mism = append(mism, m.Key()+": "+fmt.Sprintf(format, args...)) }
 	if want.None {
@@ -169,7 +175,7 @@ func (ex *execution) rows(all qos.Desired, oc *scenarios.ObjectCheck) ([]string,
 		bad("owns %d address sets, want %d", len(got.AddressSets), *want.AddressSets)
 	}
 	if want.PortGroupMembers != nil {
-		m, err := ex.members(got, want.PortGroupMembers)
+		m, err := ex.members(got, want.PortGroupMembers, z.Ports)
 		if err != nil {
 			return nil, err
 		}
@@ -188,8 +194,9 @@ func (ex *execution) rows(all qos.Desired, oc *scenarios.ObjectCheck) ([]string,
 // members compares the object's port group members with the ports the
 // VMs have on each port group's network (a VM with several NICs is a
 // member through its NIC on that network); a listed VM with no NIC on
-// any of them is a mismatch.
-func (ex *execution) members(got qos.Desired, vms []string) ([]string, error) {
+// any of them is a mismatch. With zone ports (non-nil) only the expected
+// ports in that zone's NB are wanted.
+func (ex *execution) members(got qos.Desired, vms []string, zonePorts []string) ([]string, error) {
 	var want, out []string
 	for _, name := range vms {
 		vm := ex.sc.VM(name)
@@ -200,7 +207,10 @@ func (ex *execution) members(got qos.Desired, vms []string) ([]string, error) {
 		n := 0
 		for _, pg := range got.PortGroups {
 			if i, _, ok := vm.NIC(pg.ExternalIDs[qos.NetworkKey]); ok && i < len(ports) {
-				want, n = append(want, ports[i]), n+1
+				if zonePorts == nil || slices.Contains(zonePorts, ports[i]) {
+					want = append(want, ports[i])
+				}
+				n++
 			}
 		}
 		if n == 0 {

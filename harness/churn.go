@@ -77,7 +77,7 @@ func newChurner(ex *execution, c *scenarios.Churn) *churner {
 		}
 	}
 	for _, vm := range c.VMs {
-		if v, ok := ex.world.labels[vm][c.Label]; ok {
+		if v, ok := ex.world.Label(vm, c.Label); ok {
 			ch.before[vm] = &v
 		} else {
 			ch.before[vm] = nil

@@ -81,21 +81,21 @@ func (ex *execution) converged(ctx context.Context) (verdict.Mismatches, error) 
 // realIntent is the compiler's rows for the world, with each VM's port named
 // as the environment names it.
 func (ex *execution) realIntent() (qos.Desired, error) {
-	want, err := ex.world.compile()
+	want, err := ex.world.Compile()
 	if err != nil {
 		return want, err
 	}
 	rename := map[string]string{}
 	for i := range ex.sc.Topology.VMs {
 		vm := &ex.sc.Topology.VMs[i]
-		if ex.world.absent[vm.Name] {
+		if ex.world.Absent(vm.Name) {
 			continue
 		}
 		real, err := ex.env.PortName(vm)
 		if err != nil {
 			return want, fmt.Errorf("port of VM %s: %w", vm.Name, err)
 		}
-		rename[ex.world.port(vm)] = real
+		rename[ex.world.Port(vm)] = real
 	}
 	for i, pg := range want.PortGroups {
 		ports := make([]string, len(pg.Ports))

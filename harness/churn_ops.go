@@ -14,7 +14,7 @@ import (
 // split lists the applied objects the compiler accepts and rejects in
 // their current revision, and those not applied, sorted by id.
 func (ch *churner) split() (accepted, rejected, absent []string) {
-	want, err := ch.ex.world.compile()
+	want, err := ch.ex.world.Compile()
 	for i, m := range ch.c.Base {
 		cur, ok := ch.cur[m.ID]
 		switch {
@@ -35,7 +35,7 @@ func (ch *churner) split() (accepted, rejected, absent []string) {
 // isRejectedRevision asks the compiler (the oracle the NB is judged
 // against) whether a revision is rejected on this topology.
 func (ch *churner) isRejectedRevision(m *scenarios.Manifest) bool {
-	want, err := ch.ex.world.compile()
+	want, err := ch.ex.world.Compile()
 	return err == nil && isRejected(want, m)
 }
 
@@ -113,7 +113,7 @@ func (ch *churner) relabel(ctx context.Context, name, value string) error {
 	if err := ch.ex.env.SetLabels(ctx, vm, map[string]string{ch.c.Label: value}, nil); err != nil {
 		return fmt.Errorf("label VM %s %s=%s: %w", name, ch.c.Label, value, err)
 	}
-	ch.ex.world.relabel(name, map[string]string{ch.c.Label: value}, nil)
+	ch.ex.world.Relabel(name, map[string]string{ch.c.Label: value}, nil)
 	return nil
 }
 
@@ -146,7 +146,7 @@ func (ch *churner) apply(ctx context.Context, m *scenarios.Manifest) error {
 		return fmt.Errorf("apply %s (revision %d): %w", m.Key(), m.Revision, err)
 	}
 	ch.cur[m.ID] = m
-	ch.ex.world.apply(m)
+	ch.ex.world.Apply(m)
 	if !ch.isRejectedRevision(m) {
 		return nil
 	}
@@ -168,7 +168,7 @@ func (ch *churner) remove(ctx context.Context, id string) error {
 		return fmt.Errorf("delete %s: %w", m.Key(), err)
 	}
 	delete(ch.cur, id)
-	ch.ex.world.remove(m)
+	ch.ex.world.Remove(m)
 	return nil
 }
 
@@ -255,7 +255,7 @@ func (ch *churner) restore(ctx context.Context) error {
 		if v := ch.before[name]; v != nil {
 			err = ch.relabel(ctx, name, *v)
 		} else if err = ch.ex.env.SetLabels(ctx, vm, nil, []string{ch.c.Label}); err == nil {
-			ch.ex.world.relabel(name, nil, []string{ch.c.Label})
+			ch.ex.world.Relabel(name, nil, []string{ch.c.Label})
 		}
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)

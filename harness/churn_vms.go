@@ -17,7 +17,7 @@ import (
 // step's order.
 func (ch *churner) lateSplit() (running, stopped []string) {
 	for _, name := range ch.c.LateVMs {
-		if ch.ex.world.absent[name] {
+		if ch.ex.world.Absent(name) {
 			stopped = append(stopped, name)
 		} else {
 			running = append(running, name)
@@ -40,7 +40,7 @@ func (ch *churner) startLate(ctx context.Context, name string) error {
 	if err := ch.ex.env.RunVM(ctx, ch.ex.sc.VM(name)); err != nil {
 		return fmt.Errorf("start late VM %s: %w", name, err)
 	}
-	ch.ex.world.startVM(name)
+	ch.ex.world.StartVM(name)
 	ch.res.vmCreateMax = max(ch.res.vmCreateMax, time.Since(start))
 	return nil
 }
@@ -52,7 +52,7 @@ func (ch *churner) stopLate(ctx context.Context, name string) error {
 	if err := ch.ex.env.StopVM(ctx, ch.ex.sc.VM(name)); err != nil {
 		return fmt.Errorf("stop late VM %s: %w", name, err)
 	}
-	ch.ex.world.stopVM(name)
+	ch.ex.world.StopVM(name)
 	ch.res.vmDeleteMax = max(ch.res.vmDeleteMax, time.Since(start))
 	return nil
 }

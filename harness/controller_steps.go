@@ -96,13 +96,13 @@ func (ex *execution) burst(r *scenarios.RestartController) func(context.Context)
 			if err := ex.env.Apply(ctx, m); err != nil {
 				return fmt.Errorf("apply %s: %w", m.Key(), err)
 			}
-			ex.world.apply(m)
+			ex.world.Apply(m)
 		}
 		for _, m := range r.Deleted {
 			if err := ex.env.Delete(ctx, m); err != nil {
 				return fmt.Errorf("delete %s: %w", m.Key(), err)
 			}
-			ex.world.remove(m)
+			ex.world.Remove(m)
 		}
 		return nil
 	}

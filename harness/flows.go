@@ -180,7 +180,7 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 	if peer := ex.sc.VM(f.To); peer != nil {
 		toNIC, _, _ = peer.NIC(network)
 	}
-	node := ex.world.node[from.Name] // where the VM runs now
+	node := ex.world.Node(from.Name) // where the VM runs now
 	exp, p, floor, err := ex.expectation(f, fam, node)
 	if err != nil {
 		return FlowRun{}, nil, false, err

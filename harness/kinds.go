@@ -19,10 +19,10 @@ type stepKind struct {
 // scenarios.Step.Kind returns.
 func stepKinds() map[string]stepKind {
 	objects := stepKind{summary: objectsSummary, run: func(ctx context.Context, ex *execution, _ int, st *scenarios.Step) error {
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.apply, "apply")
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.Apply, "apply")
 	}}
 	deletion := stepKind{summary: objectsSummary, run: func(ctx context.Context, ex *execution, _ int, st *scenarios.Step) error {
-		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.remove, "delete")
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.Remove, "delete")
 	}}
 	lifecycle := func(ops func(ex *execution, st *scenarios.Step) []operation, summary func(*scenarios.Step) string) stepKind {
 		return stepKind{summary: summary, run: func(ctx context.Context, ex *execution, _ int, st *scenarios.Step) error {

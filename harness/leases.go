@@ -29,7 +29,7 @@ func (ex *execution) addresses(name string) (scenarios.Addresses, error) {
 	if err != nil {
 		return scenarios.Addresses{}, fmt.Errorf("VM %s: DHCP lease: %w", name, err)
 	}
-	ex.world.leases[name] = lease.String()
+	ex.world.SetLease(name, lease.String())
 	a := vm.Addresses
 	a.V4 = lease.String()
 	return a, nil
@@ -68,14 +68,4 @@ func (ex *execution) runAddrs(f *scenarios.Flow, fam scenarios.Family) (src, dst
 		return src, dst, fmt.Errorf("flow %s: %s has no %s address", f.Name, f.To, fam)
 	}
 	return src, dst, nil
-}
-
-// podNetworks is the pod-networks annotation of a VM pod holding a DHCP
-// lease on NAD ns/name ("" without a lease).
-func (w *world) podNetworks(vm *scenarios.VM, ns, name string) string {
-	lease := w.leases[vm.Name]
-	if lease == "" {
-		return ""
-	}
-	return fmt.Sprintf(`{%q:{"ip_addresses":[%q],"ip_address":%q,"role":"secondary"}}`, ns+"/"+name, lease, lease)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nqos/nqos/harness/world"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -26,10 +27,10 @@ func TestDHCPFlowUsesLease(t *testing.T) {
 	}
 	sc := scs[0]
 	lease := netip.MustParsePrefix("10.40.2.117/16")
-	ex := &execution{sc: sc, env: leaseEnv{lease: lease}, world: newWorld(sc)}
+	ex := &execution{sc: sc, env: leaseEnv{lease: lease}, world: world.New(sc)}
 	for _, m := range sc.Manifests {
 		if !m.Topological() {
-			ex.world.apply(m)
+			ex.world.Apply(m)
 		}
 	}
 	src, dst, err := ex.runAddrs(sc.Flow("client-to-db"), scenarios.V4)
@@ -42,14 +43,14 @@ func TestDHCPFlowUsesLease(t *testing.T) {
 	if src, _, err := ex.runAddrs(sc.Flow("db-out"), scenarios.V4); err != nil || src != lease.Addr() {
 		t.Fatalf("db-out source = %s (%v), want the lease", src, err)
 	}
-	d, err := ex.world.compile()
+	d, err := ex.world.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.AddressSets) != 1 || !slices.Equal(d.AddressSets[0].Addresses, []string{lease.Addr().String()}) {
 		t.Fatalf("destination address sets = %+v, want the lease", d.AddressSets)
 	}
-	if _, _, err := (&execution{sc: sc, env: nil, world: newWorld(sc)}).runAddrs(sc.Flow("db-out"), scenarios.V4); err == nil ||
+	if _, _, err := (&execution{sc: sc, env: nil, world: world.New(sc)}).runAddrs(sc.Flow("db-out"), scenarios.V4); err == nil ||
 		!strings.Contains(err.Error(), "uses DHCP but the environment reports no leases") {
 		t.Fatalf("no leaser: err = %v", err)
 	}

@@ -39,7 +39,7 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if err != nil {
 		return fmt.Errorf("start VM %s: %w", vm.Name, err)
 	}
-	ex.world.startVM(vm.Name)
+	ex.world.StartVM(vm.Name)
 	groups, err := ex.intendedGroups(vm)
 	if err != nil {
 		return err
@@ -80,11 +80,11 @@ type joinResult struct {
 // intendedGroups are the port groups the compiler's intent puts the VM's
 // port in, sorted.
 func (ex *execution) intendedGroups(vm *scenarios.VM) ([]string, error) {
-	want, err := ex.world.compile()
+	want, err := ex.world.Compile()
 	if err != nil {
 		return nil, err
 	}
-	port := ex.world.port(vm)
+	port := ex.world.Port(vm)
 	var out []string
 	for _, pg := range want.PortGroups {
 		if slices.Contains(pg.Ports, port) {
@@ -179,7 +179,7 @@ func (ex *execution) migrateOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(m.VM)
 	return []operation{{vm: vm,
 		run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, st.Probe) },
-		after: func() { ex.world.move(vm.Name, m.To) }}}
+		after: func() { ex.world.Move(vm.Name, m.To) }}}
 }
 
 func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {

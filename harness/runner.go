@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/world"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -24,7 +25,10 @@ const (
 type Runner struct {
 	Prov Provisioner
 	// Backend names the environment in the results ("embedded", "kind").
-	Backend  string
+	Backend string
+	// Topology names the OVN control-plane layout in the results
+	// ("central", "interconnect"; default: what the scenarios recorded).
+	Topology string
 	Dir      string    // output directory; each scenario gets a subdirectory
 	Mode     string    // v4, v6 or dual
 	IPAM     string    // ipamless, ovnk, dhcp or all ("" is all)
@@ -118,7 +122,7 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend}
+	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
 	for i, sc := range scs {
 		if ctx.Err() != nil {
 			run.Scenarios = append(run.Scenarios, r.notStarted(sc, fams, i, len(scs)))
@@ -127,6 +131,9 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
 			run.OVNVersion = res.OVNVersion
+		}
+		if run.Topology == "" {
+			run.Topology = res.Topology
 		}
 		run.Scenarios = append(run.Scenarios, res)
 	}
@@ -188,7 +195,7 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		defer remove()
 		reportTeardown(&res, sc.Name, teardown())
 	}()
-	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: newWorld(sc), kinds: stepKinds()}
+	ex := &execution{r: r, sc: sc, env: env, fams: fams, dir: dir, res: &res, running: map[string]*group{}, world: world.New(sc), kinds: stepKinds()}
 	ex.run(ctx)
 	if ctx.Err() != nil && res.Status != results.Pass {
 		res.Status, res.Error = results.Interrupted, joinError("interrupted", res.Error)

@@ -74,14 +74,14 @@ func (s *simEnv) StartVMProbed(_ context.Context, vm *scenarios.VM, _ *scenarios
 		return Appearance{}, err
 	}
 	if !s.noJoin {
-		_ = s.change(func() { s.world.startVM(vm.Name) })
+		_ = s.change(func() { s.world.StartVM(vm.Name) })
 	}
 	a := Appearance{PortUp: 120 * time.Millisecond, InGroup: 30 * time.Millisecond, FirstPacket: 110 * time.Millisecond,
 		FirstMarked: 110 * time.Millisecond, Packets: 400}
 	if s.adv.appear != nil {
 		a = *s.adv.appear
 	}
-	a.LSP = s.world.port(vm)
+	a.LSP = s.world.Port(vm)
 	return a, nil
 }
 
@@ -91,8 +91,8 @@ func (s *simEnv) AcceptedStatus(_ context.Context, namespace, name string) (Obje
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var rev *scenarios.Manifest
-	for _, m := range s.world.applied {
-		if m.Namespace == namespace && m.Name == name && m.QoS != nil {
+	for _, sm := range s.sc.Manifests {
+		if m := s.world.Applied(sm.ID); m != nil && m.Namespace == namespace && m.Name == name && m.QoS != nil {
 			rev = m
 		}
 	}
@@ -186,7 +186,7 @@ func TestChurnStartsAndStopsLateVMs(t *testing.T) {
 	sim.audit = func() []Sighting { // runs under no lock, after each change
 		for _, pg := range sim.rows().PortGroups {
 			for _, name := range late {
-				if slices.Contains(pg.Ports, sim.world.port(sim.sc.VM(name))) {
+				if slices.Contains(pg.Ports, sim.world.Port(sim.sc.VM(name))) {
 					joined[name] = true
 				}
 			}
@@ -206,7 +206,7 @@ func TestChurnStartsAndStopsLateVMs(t *testing.T) {
 		t.Errorf("%d stopVM calls for %d starts (%d stops during the churn): every started VM must be stopped again", n, starts, stops)
 	}
 	for _, name := range late {
-		if !sim.world.absent[name] {
+		if !sim.world.Absent(name) {
 			t.Errorf("late VM %s runs after the churn, want it stopped as before the step", name)
 		}
 	}

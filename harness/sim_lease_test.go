@@ -21,7 +21,7 @@ func (s *simEnv) Lease(vm *scenarios.VM) (netip.Prefix, error) {
 		first, _, _ := strings.Cut(h.DHCPRange, ",")
 		p := netip.PrefixFrom(netip.MustParseAddr(first), netip.MustParsePrefix(h.Addresses.V4).Bits())
 		s.mu.Lock()
-		s.world.leases[vm.Name] = p.String()
+		s.world.SetLease(vm.Name, p.String())
 		s.mu.Unlock()
 		return p, nil
 	}

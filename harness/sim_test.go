@@ -11,6 +11,7 @@ import (
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/world"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/internal/tc"
 	"github.com/nqos/nqos/scenarios"
@@ -27,7 +28,7 @@ type simEnv struct {
 	mu     sync.Mutex
 	sc     *scenarios.Scenario
 	ovn    string
-	world  *world
+	world  *world.World
 	calls  []string
 	failOn string // a call ("apply vms/gold") that fails
 	// unsupported is a call the backend cannot do (failOn's call fails
@@ -50,7 +51,7 @@ type simEnv struct {
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
-	return &simEnv{sc: sc, ovn: ovn, world: newWorld(sc), ctrl: simController{down: !sc.BootsController()}, measure: passingMeasure}
+	return &simEnv{sc: sc, ovn: ovn, world: world.New(sc), ctrl: simController{down: !sc.BootsController()}, measure: passingMeasure}
 }
 
 func (s *simEnv) call(name string) error {
@@ -73,21 +74,21 @@ func (s *simEnv) Apply(_ context.Context, m *scenarios.Manifest) error {
 	if err := s.call("apply " + m.Key()); err != nil {
 		return err
 	}
-	return s.change(func() { s.world.apply(m) })
+	return s.change(func() { s.world.Apply(m) })
 }
 
 func (s *simEnv) Delete(_ context.Context, m *scenarios.Manifest) error {
 	if err := s.call("delete " + m.Key()); err != nil {
 		return err
 	}
-	return s.change(func() { s.world.remove(m) })
+	return s.change(func() { s.world.Remove(m) })
 }
 
 func (s *simEnv) SetLabels(_ context.Context, vm *scenarios.VM, set map[string]string, remove []string) error {
 	if err := s.call("label " + vm.Name); err != nil {
 		return err
 	}
-	return s.change(func() { s.world.relabel(vm.Name, set, remove) })
+	return s.change(func() { s.world.Relabel(vm.Name, set, remove) })
 }
 
 // change applies fn under the lock, then audits the new state as a
@@ -102,7 +103,7 @@ func (s *simEnv) change(fn func()) error {
 }
 
 func (s *simEnv) StartVM(_ context.Context, vm *scenarios.VM) (string, error) {
-	return s.world.port(vm), s.call("startVM " + vm.Name)
+	return s.world.Port(vm), s.call("startVM " + vm.Name)
 }
 
 func (s *simEnv) CreatePort(_ context.Context, vm *scenarios.VM) error {
@@ -112,7 +113,7 @@ func (s *simEnv) CreatePort(_ context.Context, vm *scenarios.VM) error {
 	if s.noJoin { // the pod and port exist, the controller never reacts
 		return nil
 	}
-	return s.change(func() { s.world.startVM(vm.Name) })
+	return s.change(func() { s.world.StartVM(vm.Name) })
 }
 
 // RunVM starts a late VM with its port at once.
@@ -120,7 +121,7 @@ func (s *simEnv) RunVM(_ context.Context, vm *scenarios.VM) error {
 	if err := s.call("runVM " + vm.Name); err != nil {
 		return err
 	}
-	return s.change(func() { s.world.startVM(vm.Name) })
+	return s.change(func() { s.world.StartVM(vm.Name) })
 }
 
 // StopVM deletes a running VM's pod and port: it leaves the rows.
@@ -131,7 +132,7 @@ func (s *simEnv) StopVM(_ context.Context, vm *scenarios.VM) error {
 	if s.adv.staleStop {
 		return nil
 	}
-	return s.change(func() { s.world.stopVM(vm.Name) })
+	return s.change(func() { s.world.StopVM(vm.Name) })
 }
 
 // lifeResult is the double's lifecycle measurement: it has no datapath,
@@ -167,7 +168,7 @@ func (s *simEnv) Ports(vm *scenarios.VM) ([]string, error) {
 	defer s.mu.Unlock()
 	var out []string
 	for _, n := range vm.Networks() {
-		out = append(out, s.world.portOn(vm, n))
+		out = append(out, s.world.PortOn(vm, n))
 	}
 	return out, nil
 }
@@ -175,7 +176,7 @@ func (s *simEnv) Ports(vm *scenarios.VM) ([]string, error) {
 func (s *simEnv) PortName(vm *scenarios.VM) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.world.port(vm), nil
+	return s.world.Port(vm), nil
 }
 
 // compiled is what the real compiler makes of the applied manifests and
@@ -183,7 +184,7 @@ func (s *simEnv) PortName(vm *scenarios.VM) (string, error) {
 func (s *simEnv) compiled() qos.Desired {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d, err := s.world.compile()
+	d, err := s.world.Compile()
 	if err != nil {
 		panic(fmt.Sprintf("applied manifests do not decode: %v", err))
 	}

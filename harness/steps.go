@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/harness/world"
 	"maps"
 	"slices"
 	"strings"
@@ -25,7 +26,7 @@ type execution struct {
 
 	running map[string]*group // by flow name
 	seen    map[string]bool   // conditions already recorded
-	world   *world            // the objects as the steps left them, for the intent
+	world   *world.World      // the objects as the steps left them, for the intent
 	// measures are the figures the current step measured.
 	measures []results.Measure
 	verdicts []verdict.Verdict
@@ -46,6 +47,7 @@ func (ex *execution) run(ctx context.Context) {
 		return
 	}
 	res.OVNVersion = v
+	ex.recordZones()
 	if res.NBBefore, err = ex.env.Rows(ctx); err != nil {
 		res.Status, res.Error = results.Error, fmt.Sprintf("NB rows before the scenario: %v", err)
 		return
@@ -175,7 +177,7 @@ func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error 
 	if err := ex.env.SetLabels(ctx, vm, l.Set, l.Remove); err != nil {
 		return fmt.Errorf("label VM %s: %w", vm.Name, err)
 	}
-	ex.world.relabel(vm.Name, l.Set, l.Remove)
+	ex.world.Relabel(vm.Name, l.Set, l.Remove)
 	return nil
 }
 

@@ -65,12 +65,12 @@ func (ex *execution) threeWay(ctx context.Context, run FlowRun, m Measured) (*re
 // the highest-priority matching row with a bandwidth; on later OVN one
 // row decides both. rows describes the winning rows.
 func (ex *execution) intent(run FlowRun, datapath string) (ovntrace.Intent, []string, error) {
-	d, err := ex.world.compile()
+	d, err := ex.world.Compile()
 	if err != nil {
 		return ovntrace.Intent{}, nil, err
 	}
 	vm := ex.sc.VM(run.Spec.From)
-	p := intent.Packet{InPort: ex.world.portOn(vm, run.Network), Src: run.Spec.SrcIP, Dst: run.Spec.DstIP,
+	p := intent.Packet{InPort: ex.world.PortOn(vm, run.Network), Src: run.Spec.SrcIP, Dst: run.Spec.DstIP,
 		Protocol: string(run.Spec.Protocol), DstPort: int(run.Spec.DstPort)}
 	wn, err := intent.StageWinners(&d, datapath, p, ex.res.OVNVersion)
 	if err != nil {
@@ -171,4 +171,18 @@ func describeObservation(o ovntrace.Observation) string {
 		return "no packets, " + pol
 	}
 	return fmt.Sprintf("%d packets DSCP %d, %s", o.Packets, o.DSCP, pol)
+}
+
+// predicted is the typed trace leg of p: nil without a single egress.
+func predicted(p ovntrace.Prediction) *results.Predicted {
+	d, ok := p.Egress()
+	if !ok {
+		return nil
+	}
+	out := &results.Predicted{Metered: len(d.Meters) > 0}
+	if d.DSCP.Set {
+		v := int(d.DSCP.Value)
+		out.DSCP = &v
+	}
+	return out
 }

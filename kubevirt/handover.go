@@ -57,7 +57,7 @@ func (m *Manager) handOver(ctx context.Context, in *instance, pod, target string
 		if err != nil {
 			return nil, err
 		}
-		writes[i] = [2]handoverWrite{m.renameLSP(in.vm, a, in.lsps[i], names[i]), m.repointVIF(target, vif, names[i])}
+		writes[i] = [2]handoverWrite{m.renameLSP(in.vm, target, a, in.lsps[i], names[i]), m.repointVIF(target, vif, names[i])}
 	}
 	rep.HandoverAt = time.Now()
 	for i := range in.atts {
@@ -113,10 +113,10 @@ func (o HandoverOrder) valid() error {
 
 // renameLSP renames the LSP row in place and sets the external_ids
 // ovnkube writes for the pod that now owns it.
-func (m *Manager) renameLSP(vm VM, a attachment, from, to string) handoverWrite {
+func (m *Manager) renameLSP(vm VM, node string, a attachment, from, to string) handoverWrite {
 	return func(ctx context.Context) error {
 		args := append([]string{"set", "Logical_Switch_Port", from, "name=" + to}, lspExternalIDs(vm, a)...)
-		if _, err := m.tb.NBCtl(ctx, args...); err != nil {
+		if _, err := m.tb.NodeNBCtl(ctx, node, args...); err != nil {
 			return fmt.Errorf("VM %s/%s: rename LSP %s to %s: %w", vm.Namespace, vm.Name, from, to, err)
 		}
 		return nil

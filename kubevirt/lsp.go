@@ -42,7 +42,10 @@ func (m *Manager) createLSPs(ctx context.Context, in *instance, node string, noW
 	return nil
 }
 
-// addLSP creates a pod LSP as ovnkube does on a secondary network.
+// addLSP creates a pod LSP as ovnkube does on a secondary network, in
+// the NB of the zone of chassis (the pod's node): on interconnect only
+// the zone of the pod's node has its LSP, as ovnkube's localnet
+// controller creates ports for local pods only.
 func (m *Manager) addLSP(ctx context.Context, vm VM, _ string, a attachment, lsp, chassis string) error {
 	addr := a.MAC
 	for _, ip := range a.ovnIPs() {
@@ -52,7 +55,7 @@ func (m *Manager) addLSP(ctx context.Context, vm VM, _ string, a attachment, lsp
 		"--", "lsp-set-addresses", lsp, addr,
 		"--", "lsp-set-port-security", lsp, addr,
 		"--", "set", "Logical_Switch_Port", lsp, "options:requested-chassis=" + chassis}
-	if _, err := m.tb.NBCtl(ctx, append(args, lspExternalIDs(vm, a)...)...); err != nil {
+	if _, err := m.tb.NodeNBCtl(ctx, chassis, append(args, lspExternalIDs(vm, a)...)...); err != nil {
 		return fmt.Errorf("VM %s/%s: LSP %s: %w", vm.Namespace, vm.Name, lsp, err)
 	}
 	return nil
@@ -64,7 +67,7 @@ func (m *Manager) addLSP(ctx context.Context, vm VM, _ string, a attachment, lsp
 func (m *Manager) awaitLSP(ctx context.Context, vm VM, pod string, a attachment, lsp, chassis string) error {
 	what := fmt.Sprintf("ovnkube's LSP %s of pod %s/%s", lsp, vm.Namespace, pod)
 	err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, what, func(ctx context.Context) (bool, error) {
-		out, err := m.tb.NBCtl(ctx, "--bare", "--columns=addresses,options", "find", "Logical_Switch_Port", "name="+lsp)
+		out, err := m.tb.NodeNBCtl(ctx, chassis, "--bare", "--columns=addresses,options", "find", "Logical_Switch_Port", "name="+lsp)
 		if err != nil {
 			return false, err
 		}
@@ -97,12 +100,13 @@ func lspExternalIDs(vm VM, a attachment) []string {
 		"external_ids:k8s.ovn.org/topology=localnet"}
 }
 
-// deleteLSP deletes a pod's LSP, or where ovnkube owns it waits until
-// ovnkube has removed it (the pod is deleted first).
-func (m *Manager) deleteLSP(ctx context.Context, vm VM, lsp string) error {
+// deleteLSP deletes a pod's LSP from the NB of node's zone, or where
+// ovnkube owns it waits until ovnkube has removed it (the pod is deleted
+// first).
+func (m *Manager) deleteLSP(ctx context.Context, vm VM, node, lsp string) error {
 	if m.tb.OVNKubeLSPs() {
 		err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, "ovnkube to remove LSP "+lsp, func(ctx context.Context) (bool, error) {
-			out, err := m.tb.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch_Port", "name="+lsp)
+			out, err := m.tb.NodeNBCtl(ctx, node, "--bare", "--columns=name", "find", "Logical_Switch_Port", "name="+lsp)
 			return err == nil && strings.TrimSpace(out) == "", err
 		})
 		if err != nil {
@@ -110,7 +114,7 @@ func (m *Manager) deleteLSP(ctx context.Context, vm VM, lsp string) error {
 		}
 		return nil
 	}
-	if _, err := m.tb.NBCtl(ctx, "--if-exists", "lsp-del", lsp); err != nil {
+	if _, err := m.tb.NodeNBCtl(ctx, node, "--if-exists", "lsp-del", lsp); err != nil {
 		return fmt.Errorf("VM %s/%s: delete LSP %s: %w", vm.Namespace, vm.Name, lsp, err)
 	}
 	return nil

@@ -27,8 +27,12 @@ type Testbed interface {
 	GuestNetns(guest string) string
 	Networks() []localnet.Network
 	Node(name string) (localnet.Node, bool)
-	NBCtl(ctx context.Context, args ...string) (string, error)
-	SBCtl(ctx context.Context, args ...string) (string, error)
+	// NodeNBCtl and NodeSBCtl run ovn-nbctl and ovn-sbctl against the
+	// NB and SB of the node's zone (one per node on interconnect, one
+	// for every node on the central topology).
+	NodeNBCtl(ctx context.Context, node string, args ...string) (string, error)
+	NodeSBCtl(ctx context.Context, node string, args ...string) (string, error)
+	ZoneOf(node string) (localnet.Zone, error)
 	VSCtl(ctx context.Context, node string, args ...string) (string, error)
 	Exec(ctx context.Context, netns string, argv ...string) (string, error)
 	WaitPortUp(ctx context.Context, lsp string) error
@@ -270,7 +274,7 @@ func (m *Manager) delete(ctx context.Context, in *instance) error {
 		if l == "" {
 			continue
 		}
-		if err := m.deleteLSP(ctx, in.vm, l); err != nil {
+		if err := m.deleteLSP(ctx, in.vm, in.node, l); err != nil {
 			return err
 		}
 	}
@@ -294,7 +298,7 @@ func (m *Manager) restartLauncher(ctx context.Context, in *instance) error {
 		return err
 	}
 	for i, a := range in.atts {
-		if err := m.deleteLSP(ctx, in.vm, in.lsps[i]); err != nil {
+		if err := m.deleteLSP(ctx, in.vm, in.node, in.lsps[i]); err != nil {
 			return err
 		}
 		if err := m.tb.UnplugGuest(ctx, m.guest(in.vm), in.node, a.NIC); err != nil {

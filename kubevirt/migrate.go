@@ -148,7 +148,7 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 		}
 	}
 	rep.SourceLSP, rep.TargetLSP = src[0], dst[0]
-	err = m.switchOver(ctx, in, target, opts, rep, func(i int) error { return m.deleteLSP(ctx, in.vm, src[i]) })
+	err = m.switchOver(ctx, in, target, opts, rep, func(i int) error { return m.deleteLSP(ctx, in.vm, rep.Source, src[i]) })
 	if err != nil {
 		return err
 	}
@@ -177,13 +177,16 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 }
 
 func (m *Manager) migrateMultiChassis(ctx context.Context, in *instance, target string, opts MigrateOptions, rep *MigrationReport) error {
+	if err := m.sameZone(in.node, target); err != nil {
+		return err
+	}
 	pod, err := m.createPod(ctx, in, target)
 	if err != nil {
 		return err
 	}
 	rep.TargetPod, rep.SourceLSP, rep.TargetLSP = pod, in.lsps[0], in.lsps[0]
 	for i := range in.atts {
-		if _, err := m.tb.NBCtl(ctx, "set", "Logical_Switch_Port", in.lsps[i],
+		if _, err := m.tb.NodeNBCtl(ctx, in.node, "set", "Logical_Switch_Port", in.lsps[i],
 			"options:requested-chassis="+in.node+","+target, "options:activation-strategy=rarp"); err != nil {
 			return err
 		}
@@ -201,7 +204,7 @@ func (m *Manager) migrateMultiChassis(ctx context.Context, in *instance, target 
 		return err
 	}
 	for i := range in.atts {
-		if _, err := m.tb.NBCtl(ctx, "set", "Logical_Switch_Port", in.lsps[i], "options:requested-chassis="+target,
+		if _, err := m.tb.NodeNBCtl(ctx, in.node, "set", "Logical_Switch_Port", in.lsps[i], "options:requested-chassis="+target,
 			"--", "remove", "Logical_Switch_Port", in.lsps[i], "options", "activation-strategy"); err != nil {
 			return err
 		}
@@ -312,9 +315,10 @@ func uuids(raw json.RawMessage) []string {
 	return nil
 }
 
-func (m *Manager) sbQuery(ctx context.Context, args ...string) (sbTable, error) {
+// sbQuery runs an ovn-sbctl JSON query against the SB of node's zone.
+func (m *Manager) sbQuery(ctx context.Context, node string, args ...string) (sbTable, error) {
 	var tb sbTable
-	out, err := m.tb.SBCtl(ctx, append([]string{"--format=json"}, args...)...)
+	out, err := m.tb.NodeSBCtl(ctx, node, append([]string{"--format=json"}, args...)...)
 	if err != nil {
 		return tb, err
 	}
@@ -330,8 +334,8 @@ func (m *Manager) sbQuery(ctx context.Context, args ...string) (sbTable, error) 
 // Port_Binding row (yet).
 var errNoBinding = errors.New("not exactly one binding")
 
-func (m *Manager) binding(ctx context.Context, lsp string) (main string, additional []string, err error) {
-	ch, err := m.sbQuery(ctx, "--columns=_uuid,name", "list", "Chassis")
+func (m *Manager) binding(ctx context.Context, node, lsp string) (main string, additional []string, err error) {
+	ch, err := m.sbQuery(ctx, node, "--columns=_uuid,name", "list", "Chassis")
 	if err != nil {
 		return "", nil, err
 	}
@@ -342,7 +346,7 @@ func (m *Manager) binding(ctx context.Context, lsp string) (main string, additio
 			names[u[0]] = name
 		}
 	}
-	pb, err := m.sbQuery(ctx, "--columns=chassis,additional_chassis", "find", "Port_Binding", "logical_port="+lsp)
+	pb, err := m.sbQuery(ctx, node, "--columns=chassis,additional_chassis", "find", "Port_Binding", "logical_port="+lsp)
 	if err != nil {
 		return "", nil, err
 	}
@@ -361,7 +365,7 @@ func (m *Manager) binding(ctx context.Context, lsp string) (main string, additio
 // waitAdditionalChassis waits until the LSP is also bound on target.
 func (m *Manager) waitAdditionalChassis(ctx context.Context, lsp, target string) error {
 	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" additional chassis "+target, func(ctx context.Context) (bool, error) {
-		main, add, err := m.binding(ctx, lsp)
+		main, add, err := m.binding(ctx, target, lsp)
 		switch {
 		case errors.Is(err, errNoBinding):
 			return false, poll.Retry("%v", err)
@@ -377,7 +381,7 @@ func (m *Manager) waitAdditionalChassis(ctx context.Context, lsp, target string)
 // waitMainChassis waits until the LSP is bound on target alone.
 func (m *Manager) waitMainChassis(ctx context.Context, lsp, target string) error {
 	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" on "+target+" alone", func(ctx context.Context) (bool, error) {
-		main, add, err := m.binding(ctx, lsp)
+		main, add, err := m.binding(ctx, target, lsp)
 		switch {
 		case errors.Is(err, errNoBinding):
 			return false, poll.Retry("%v", err)
@@ -388,4 +392,26 @@ func (m *Manager) waitMainChassis(ctx context.Context, lsp, target string) error
 		}
 		return true, nil
 	})
+}
+
+// ErrCrossZone is the error of a multi-chassis migration between nodes of
+// different zones: one logical switch port cannot be in two Northbounds,
+// so it cannot be bound on a chassis of each (ovnkube on interconnect
+// gives the target pod its own port in the target zone: per-pod-lsp).
+var ErrCrossZone = errors.New("a logical switch port cannot be bound in two zones")
+
+// sameZone fails with ErrCrossZone unless both nodes are in one zone.
+func (m *Manager) sameZone(a, b string) error {
+	za, err := m.tb.ZoneOf(a)
+	if err != nil {
+		return err
+	}
+	zb, err := m.tb.ZoneOf(b)
+	if err != nil {
+		return err
+	}
+	if za.Name != zb.Name {
+		return fmt.Errorf("multi-chassis migration from %s (zone %s) to %s (zone %s): %w", a, za.Name, b, zb.Name, ErrCrossZone)
+	}
+	return nil
 }

@@ -86,7 +86,8 @@ func WriteJUnit(w io.Writer, run *results.Run) error {
 }
 
 // suiteProperties: the scenario's OVN version (the run's when the
-// scenario did not record one) and the run's IP family.
+// scenario did not record one), the run's IP family and backend, and the
+// scenario's topology and zones (zone.<name>: "<nodes> <NB address>").
 func suiteProperties(run *results.Run, s results.Scenario) *junitProperties {
 	ovn := s.OVNVersion
 	if ovn == "" {
@@ -101,6 +102,12 @@ func suiteProperties(run *results.Run, s results.Scenario) *junitProperties {
 	}
 	if run.Backend != "" {
 		ps = append(ps, junitProperty{Name: "backend", Value: run.Backend})
+	}
+	if s.Topology != "" {
+		ps = append(ps, junitProperty{Name: "topology", Value: s.Topology})
+	}
+	for _, z := range s.Zones {
+		ps = append(ps, junitProperty{Name: "zone." + z.Name, Value: strings.Join(z.Nodes, ",") + " " + z.NB})
 	}
 	if len(ps) == 0 {
 		return nil

@@ -31,6 +31,9 @@ type runOptions struct {
 	// backend: embedded (the localnet testbed) or kind (a running KinD
 	// cluster kindName, reached with kubeconfig and the engine dockerHost).
 	backend, kindName, kubeconfig, dockerHost string
+	topo                                      topologyFlags
+	topology                                  localnet.Topology
+	controllerBin                             string
 }
 
 // parseRunArgs accepts flags before, between and after scenario names:
@@ -44,13 +47,14 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	fs.StringVar(&o.family, "ip-family", harness.ModeV4, "IP family mode: v4, v6 or dual")
 	fs.StringVar(&o.ipam, "ipam", harness.IPAMAll, "run only scenarios with a network of this IPAM mode: ipamless, ovnk, dhcp or all")
 	ovn := ovnFlag(fs)
+	o.topo.register(fs)
 	fs.BoolVar(&o.validate, "validate", false, "parse and validate the scenarios, print their plan, run nothing")
 	fs.StringVar(&o.backend, "backend", backendEmbedded, "where scenarios run: embedded (the localnet testbed) or kind (a running KinD cluster, make kind-up)")
 	fs.StringVar(&o.kindName, "kind-cluster", "", "the KinD cluster of --backend kind (nqos-<run id>)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the admin kubeconfig of the --kind-cluster")
 	fs.StringVar(&o.dockerHost, "docker-host", os.Getenv("DOCKER_HOST"), "the Docker engine of the --kind-cluster")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--ovn 23.03|25.03] [--validate] [--backend embedded|kind --kind-cluster NAME --kubeconfig PATH]")
+		fmt.Fprintln(stderr, "usage: nqos-sim run [SCENARIO...] [--report-dir DIR] [--ip-family v4|v6|dual] [--ipam ipamless|ovnk|dhcp|all] [--ovn 23.03|25.03] [--topology interconnect|central] [--validate] [--backend embedded|kind --kind-cluster NAME --kubeconfig PATH]")
 		fmt.Fprintln(stderr, "SCENARIO is a builtin scenario name (see --validate) or a scenario file; none means all.")
 		fs.PrintDefaults()
 	}
@@ -73,6 +77,18 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	}
 	if _, err := ovninstall.ParseVersion(o.ovn); err != nil {
 		return o, fmt.Errorf("--ovn: %w", err)
+	}
+	if o.backend == backendKind {
+		o.topo.topology = string(localnet.Central) // the cluster's own control plane
+	}
+	var err error
+	if o.topology, o.controllerBin, err = o.topo.parse(); err != nil {
+		return o, err
+	}
+	if o.topology == localnet.Interconnect && !o.validate {
+		if err := requireBin(o.controllerBin); err != nil {
+			return o, err
+		}
 	}
 	if _, err := harness.Families(o.family); err != nil {
 		return o, fmt.Errorf("--ip-family: %w", err)
@@ -111,7 +127,7 @@ func runScenarios(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = reports.OutDir("reports/out", start)
 	}
-	r := &harness.Runner{Prov: prov, Backend: o.backend, Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now), Teardowns: teardownsOf(ctx)}
+	r := &harness.Runner{Prov: prov, Backend: o.backend, Topology: string(o.topology), Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now), Teardowns: teardownsOf(ctx)}
 	run, err := r.Run(ctx, start.UTC().Format("20060102T150405Z"), scs)
 	if err != nil {
 		return err
@@ -212,7 +228,7 @@ func newProvisioner(ctx context.Context, o runOptions) (harness.Provisioner, err
 	if err != nil {
 		return nil, fmt.Errorf("controller binary: %w", err)
 	}
-	p := &localnetenv.Provisioner{Log: log, ControllerBin: bin}
+	p := &localnetenv.Provisioner{Log: log, ControllerBin: bin, Topology: o.topology, ZoneControllerBin: o.controllerBin}
 	if o.backend == backendKind {
 		k, err := localnet.DiscoverKind(ctx, o.kindName, o.kubeconfig, o.dockerHost)
 		if err != nil {

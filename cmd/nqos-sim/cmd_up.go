@@ -35,7 +35,13 @@ func runUp(ctx context.Context, args []string) error {
 	withCtrl := fs.Bool("controller", true, "run the NetworkQoS controller against the testbed (with --kube)")
 	fs.String("detached-log", "", "internal: the log of a detached up")
 	ovn := ovnFlag(fs)
+	var tf topologyFlags
+	tf.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	topology, _, err := tf.parse()
+	if err != nil {
 		return err
 	}
 	if *file != "" && !*withKube {
@@ -47,7 +53,7 @@ func runUp(ctx context.Context, args []string) error {
 	if *detach && *withKube {
 		return detachUp(ctx, *runID, args)
 	}
-	spec := localnet.Spec{RunID: *runID, Nodes: *nodes, IPFamily: localnet.IPFamily(*family), FabricMTU: *mtu, WithKube: *withKube, CollectDir: *logs}
+	spec := localnet.Spec{RunID: *runID, Nodes: *nodes, Topology: topology, IPFamily: localnet.IPFamily(*family), FabricMTU: *mtu, WithKube: *withKube, CollectDir: *logs}
 	var dir *manifestDir
 	if *file != "" {
 		var err error

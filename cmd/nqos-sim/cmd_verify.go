@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/nqos/nqos/topo/localnet"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,6 +48,9 @@ type verifyOptions struct {
 	reportDir string
 	output    string
 	full      bool // internal: JSON with the failures, for verifyVersions
+	topo      topologyFlags
+	topology  localnet.Topology
+	ctrlBin   string
 }
 
 func parseVerifyArgs(args []string, stderr io.Writer) (verifyOptions, error) {
@@ -62,6 +66,7 @@ func parseVerifyArgs(args []string, stderr io.Writer) (verifyOptions, error) {
 	ovn := ovnFlag(fs)
 	fs.StringVar(&o.reportDir, "report-dir", "", "output directory (default reports/out/<UTC timestamp>)")
 	fs.StringVar(&o.output, "o", "text", "output: text or json")
+	o.topo.register(fs)
 	fs.BoolVar(&o.full, "full-json", false, "internal: -o json with the disagreement reasons (the run over several OVN versions reads it)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -78,6 +83,10 @@ func parseVerifyArgs(args []string, stderr io.Writer) (verifyOptions, error) {
 	}
 	if _, err := harness.Families(o.family); err != nil {
 		return o, fmt.Errorf("--ip-family: %w", err)
+	}
+	var err error
+	if o.topology, o.ctrlBin, err = o.topo.parse(); err != nil {
+		return o, err
 	}
 	for _, v := range strings.Split(*ovn, ",") {
 		if _, err := ovninstall.ParseVersion(v); err != nil {
@@ -140,14 +149,19 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	if err != nil {
 		return nil, "", err
 	}
-	prov, err := newProvisioner(ctx, runOptions{backend: backendEmbedded})
+	if o.topology == localnet.Interconnect {
+		if err := requireBin(o.ctrlBin); err != nil {
+			return nil, "", err
+		}
+	}
+	prov, err := newProvisioner(ctx, runOptions{backend: backendEmbedded, topology: o.topology, controllerBin: o.ctrlBin})
 	if err != nil {
 		return nil, "", err
 	}
 	if lp, ok := prov.(*localnetenv.Provisioner); ok {
 		prov = announcing{Provisioner: lp, w: os.Stderr}
 	}
-	r := &harness.Runner{Prov: prov, Backend: backendEmbedded, Dir: o.reportDir, Mode: o.family, Progress: harness.NewProgress(os.Stderr, time.Now), Teardowns: teardownsOf(ctx)}
+	r := &harness.Runner{Prov: prov, Backend: backendEmbedded, Topology: string(o.topology), Dir: o.reportDir, Mode: o.family, Progress: harness.NewProgress(os.Stderr, time.Now), Teardowns: teardownsOf(ctx)}
 	rep, run, err := verify.Run(ctx, plan, r, time.Now().UTC().Format("20060102T150405Z"))
 	if run != nil {
 		if _, werr := reports.Write(o.reportDir, run); werr != nil {

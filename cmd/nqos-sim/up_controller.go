@@ -25,23 +25,48 @@ import (
 const readyLine = "running; interrupt (Ctrl-C) to tear down"
 
 // startController starts the NetworkQoS controller in-process against the
-// testbed's API server and NB, waits until it is synced, and returns its
-// stop function (which reports how it ended).
+// testbed's API server, one per zone on its NB (interconnect: with
+// --node, as the DaemonSet runs it), waits until each is synced, and
+// returns the stop function of them all (which reports how they ended).
 func startController(ctx context.Context, tb *localnet.Testbed, logFile string) (func() error, error) {
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewTextHandler(f, nil))
-	nb, err := ovnnb.Dial(ctx, tb.NBAddress(), log.With("component", "ovnnb"))
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("controller: NB: %w", err)
+	var stops []func() error
+	stopAll := func() error {
+		var errs []error
+		for _, s := range stops {
+			errs = append(errs, s())
+		}
+		return errors.Join(append(errs, f.Close())...)
 	}
-	c, err := controller.New(controller.Config{Kube: tb.RESTConfig(), NB: nb, Log: log})
+	for _, z := range tb.Zones() {
+		node := z.Name
+		if node == localnet.GlobalZone {
+			node = ""
+		}
+		log := slog.New(slog.NewTextHandler(f, nil)).With("zone", z.Name)
+		stop, err := startZoneController(ctx, tb, z.NB, node, log)
+		if err != nil {
+			return nil, errors.Join(err, stopAll())
+		}
+		stops = append(stops, stop)
+	}
+	fmt.Printf("controller running (logs: %s)\n", logFile)
+	return stopAll, nil
+}
+
+// startZoneController runs one controller on the NB at addr (node: its
+// --node) until the returned stop function is called.
+func startZoneController(ctx context.Context, tb *localnet.Testbed, addr, node string, log *slog.Logger) (func() error, error) {
+	nb, err := ovnnb.Dial(ctx, addr, log.With("component", "ovnnb"))
+	if err != nil {
+		return nil, fmt.Errorf("controller: NB %s: %w", addr, err)
+	}
+	c, err := controller.New(controller.Config{Kube: tb.RESTConfig(), NB: nb, Node: node, Log: log})
 	if err != nil {
 		nb.Close()
-		f.Close()
 		return nil, err
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -51,7 +76,6 @@ func startController(ctx context.Context, tb *localnet.Testbed, logFile string) 
 		cancel()
 		err := <-done
 		nb.Close()
-		f.Close()
 		if errors.Is(err, context.Canceled) {
 			err = nil
 		}
@@ -69,7 +93,6 @@ func startController(ctx context.Context, tb *localnet.Testbed, logFile string) 
 	if err != nil {
 		return nil, errors.Join(err, stop())
 	}
-	fmt.Printf("controller running (logs: %s)\n", logFile)
 	return stop, nil
 }
 

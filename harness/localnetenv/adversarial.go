@@ -115,5 +115,5 @@ func (e *Env) WatchRejected(ctx context.Context, rejected func(harness.ObjectKey
 	opts := nbaudit.Options{Log: e.log, Rejected: func(k ovnnb.Key) bool {
 		return rejected(harness.ObjectKey{Namespace: k.Namespace, Name: k.Name})
 	}}
-	return &watch{w: nbaudit.Watch(context.WithoutCancel(ctx), e.tb.NBAddress(), opts)}, nil
+	return e.watchZones(ctx, opts), nil
 }

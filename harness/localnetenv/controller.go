@@ -96,19 +96,26 @@ func stopMode(mode string) StopMode {
 
 // RestartController restarts the controller process (at the spec's kill
 // point of its burst) while the VM's marked probe stream runs, then waits
-// until the NB equals the compiler's rows and marking is steady.
+// until the NB equals the compiler's rows and marking is steady. On
+// interconnect it restarts the controller of the VM's zone and every
+// zone must converge.
 func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
 	if e.onKind() {
 		return harness.ControllerResult{}, unsupported("restarting the controller as a process: on the cluster it is the deployed Deployment")
 	}
-	if e.proc == nil || e.proc.cur == nil {
-		return harness.ControllerResult{}, errors.New("restart controller: no controller process runs")
+	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
+	if err != nil {
+		return harness.ControllerResult{}, err
+	}
+	proc, ok := e.plane.process(z.zone.Name)
+	if !ok || proc.cur == nil {
+		return harness.ControllerResult{}, fmt.Errorf("restart controller: no controller process runs for zone %s", z.zone.Name)
 	}
 	s, err := e.probeStream(ctx, vm, p)
 	if err != nil {
 		return harness.ControllerResult{}, err
 	}
-	run, err := e.restartUnderProbe(ctx, spec, s)
+	run, err := e.restartUnderProbe(ctx, spec, s, proc, z.zone.NB)
 	sr := s.Stop()
 	if err != nil {
 		return harness.ControllerResult{}, err
@@ -129,22 +136,24 @@ type restartRun struct {
 	burst     bool
 }
 
-func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *Stream) (*restartRun, error) {
+// restartUnderProbe restarts proc (the controller writing the NB at nb:
+// the one central, or the zone of the probed VM) under the probe.
+func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *Stream, proc *controllerProc, nb string) (*restartRun, error) {
 	run := &restartRun{afterTx: spec.AfterTx, burst: spec.Burst != nil}
 	steady := steadyRun(s)
 	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steady, markedTimeout); err != nil {
 		return nil, fmt.Errorf("probe before the restart: %w", err)
 	}
-	mon, err := StartNBMonitor(ctx, e.tb.NBAddress())
+	mon, err := StartNBMonitor(ctx, nb)
 	if err != nil {
 		return nil, err
 	}
 	defer mon.Close()
 	base := mon.Count()
 	run.from = time.Now()
-	next, rr, err := RestartController(ctx, e.proc.cur, ControllerRestartSpec{Mode: stopMode(spec.Mode),
+	next, rr, err := RestartController(ctx, proc.cur, ControllerRestartSpec{Mode: stopMode(spec.Mode),
 		Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
-	e.proc.cur = next
+	proc.cur = next
 	run.restart = rr
 	if err != nil {
 		return nil, err
@@ -204,17 +213,22 @@ func (r *restartRun) result() harness.ControllerResult {
 	return out
 }
 
-// controllerLog is the tail of the controller process's log, if any.
+// controllerLog are the tails of the zone controllers' logs and of the
+// controller process's log, if any.
 func (e *Env) controllerLog() []results.Log {
+	var zones []results.Log
+	if e.plane != nil {
+		zones = e.plane.logs()
+	}
 	if e.proc == nil {
-		return nil
+		return zones
 	}
 	raw, err := os.ReadFile(e.proc.cfg.LogPath)
 	if err != nil {
-		return nil
+		return zones
 	}
 	if len(raw) > logTail {
 		raw = raw[len(raw)-logTail:]
 	}
-	return []results.Log{{Name: "nqos-controller.log", Text: string(raw)}}
+	return append(zones, results.Log{Name: "nqos-controller.log", Text: string(raw)})
 }

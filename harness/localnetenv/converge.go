@@ -16,20 +16,27 @@ type convergence struct {
 	res ConvergeResult
 }
 
-// converge polls until the NB rows equal qos.Compile of the cluster's
-// objects and the NB audit is clean. Not converging within
-// convergeTimeout is a judged result (the difference), not an error.
+// converge polls until every zone's NB rows equal qos.Compile of the
+// cluster's objects for that zone (central: every node; interconnect:
+// the zone's node, as its controller compiles) and every zone's NB audit
+// is clean. Not converging within convergeTimeout is a judged result
+// (the first differing zone's difference), not an error.
 func (e *Env) converge(ctx context.Context) (convergence, error) {
-	cl := &Cluster{Kube: e.kube, Dynamic: e.dyn}
-	res, err := WaitConverged(ctx, cl, e.nb, convergeTimeout)
-	c := convergence{res: res}
-	switch {
-	case err == nil:
-		c.at = time.Now()
-	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
-	default:
-		return c, fmt.Errorf("NB rows against the compiler's: %w", err)
+	deadline := time.Now().Add(convergeTimeout)
+	var c convergence
+	for _, z := range e.zones {
+		cl := &Cluster{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}
+		res, err := WaitConverged(ctx, cl, z.nb, max(time.Until(deadline), time.Millisecond))
+		c.res = res
+		switch {
+		case err == nil:
+		case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+			return c, nil
+		default:
+			return c, fmt.Errorf("zone %s: NB rows against the compiler's: %w", z.zone.Name, err)
+		}
 	}
+	c.at = time.Now()
 	return c, nil
 }
 

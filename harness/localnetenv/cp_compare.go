@@ -26,6 +26,9 @@ import (
 type Cluster struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
+	// Node, if set, compiles for that node's zone (interconnect): only
+	// its pods are port-group members.
+	Node string
 }
 
 // Input lists every object the compiler reads (NetworkQoS, Namespace,
@@ -55,6 +58,7 @@ func (c *Cluster) Input(ctx context.Context) (qos.Input, error) {
 	if in.CUDNs, err = listTyped[udnv1.ClusterUserDefinedNetwork](ctx, c.Dynamic, udnv1.GroupVersionResource(), true); err != nil {
 		return in, err
 	}
+	in.Node = c.Node
 	return in, nil
 }
 

@@ -46,6 +46,8 @@ type ControllerConfig struct {
 	Kubeconfig string
 	NB         string
 	Node       string // optional --node
+	// Direct: Bin is nqos-controller itself (no "controller" subcommand).
+	Direct bool
 	// LogPath receives the process's stderr (JSON logs), appended to
 	// across restarts.
 	LogPath string
@@ -58,6 +60,7 @@ type Controller struct {
 	started time.Time
 	synced  atomic.Int64 // unix nanos of the synced log line, 0 before
 	exited  chan struct{}
+	termed  atomic.Bool // a SIGTERM was sent: a second one would force an exit mid-drain
 	mu      sync.Mutex
 	waitErr error
 }
@@ -77,7 +80,10 @@ func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, er
 	if err != nil {
 		return nil, fmt.Errorf("controller: log: %w", err)
 	}
-	args := []string{"controller", "--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	args := []string{"--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	if !cfg.Direct {
+		args = append([]string{"controller"}, args...)
+	}
 	if cfg.Node != "" {
 		args = append(args, "--node", cfg.Node)
 	}
@@ -166,6 +172,9 @@ func (c *Controller) exitErr() error {
 
 // Signal sends sig without waiting (safe from an NBMonitor.OnCount hook).
 func (c *Controller) Signal(sig syscall.Signal) {
+	if sig == syscall.SIGTERM {
+		c.termed.Store(true)
+	}
 	_ = c.cmd.Process.Signal(sig)
 }
 
@@ -181,12 +190,14 @@ func (c *Controller) Kill() error {
 	return nil
 }
 
-// Stop sends SIGTERM (unless the process already exited, e.g. after a
-// SIGTERM sent through Signal) and waits up to timeout for it to exit;
+// Stop sends SIGTERM (unless one was sent already through Signal: a
+// second one forces nqos-sim's exit mid-drain) and waits up to timeout for it to exit;
 // an exit other than a clean one is an error.
 func (c *Controller) Stop(ctx context.Context, timeout time.Duration) error {
-	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("controller pid %d: terminate: %w", c.Pid(), err)
+	if !c.termed.Swap(true) { // once: a second SIGTERM would end the drain early
+		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			return fmt.Errorf("controller pid %d: terminate: %w", c.Pid(), err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -36,12 +36,42 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 		return harness.LifeResult{}, unsupported("live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes")
 	}
 	g := guestSpec(vm, p)
-	res, err := e.life.Migrate(ctx, MigrateSpec{VM: g.VM, Target: e.nodeName(m.To), Mode: kubevirt.MigrationMode(m.Mode),
+	target := e.nodeName(m.To)
+	mode, note, err := e.migrationMode(vm, target, kubevirt.MigrationMode(m.Mode))
+	if err != nil {
+		return harness.LifeResult{}, err
+	}
+	res, err := e.life.Migrate(ctx, MigrateSpec{VM: g.VM, Target: target, Mode: mode,
 		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
 	if err != nil {
 		return harness.LifeResult{}, err
 	}
-	return res.life(), nil
+	lr := res.life()
+	if note != "" {
+		lr.Measures = append([]results.Measure{{Name: "migration mode", Note: note}}, lr.Measures...)
+	}
+	return lr, nil
+}
+
+// migrationMode is the mode a migration of vm to target runs in: the
+// step's, except a multi-chassis migration between zones, which runs as
+// ovnkube's interconnect runs every localnet migration: the target pod's
+// own port in the target zone (per-pod-lsp), the source zone's port
+// deleted with the source pod. One port cannot be in two Northbounds,
+// so it cannot be bound on a chassis of each. note says so ("" else).
+func (e *Env) migrationMode(vm *scenarios.VM, target string, mode kubevirt.MigrationMode) (kubevirt.MigrationMode, string, error) {
+	if mode != kubevirt.MigrateMultiChassis {
+		return mode, "", nil
+	}
+	src, err := e.zoneOfVM(vm.Namespace, vm.Name)
+	if err != nil {
+		return "", "", err
+	}
+	if src.zone.Has(target) {
+		return mode, "", nil
+	}
+	return kubevirt.MigratePerPodLSP, fmt.Sprintf("%s across zones (%s to %s) runs as %s, as ovnkube on interconnect migrates a localnet VM: "+
+		"a port cannot be bound in two zones' Northbounds", mode, src.zone.Name, target, kubevirt.MigratePerPodLSP), nil
 }
 
 // RestartLauncher recreates the VM's launcher pod (vm_restart.go).

@@ -11,19 +11,14 @@ import (
 	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/ovnnb"
-	"github.com/nqos/nqos/internal/qos"
 )
 
 // logTail is how much of each daemon log a failed scenario's report keeps.
 const logTail = 16 << 10
 
-// Rows returns the NetworkQoS-owned NB rows from the NB client's cache;
-// a failed read is an error.
-func (e *Env) Rows(ctx context.Context) (qos.Desired, error) { return e.nb.Rows(ctx) }
-
-// Watch starts an nbaudit.Watcher on its own NB monitor connection (so
-// the controller's client and cache are not involved): it audits the
-// state after every committed NB transaction.
+// Watch starts one nbaudit.Watcher per zone, each on its own NB monitor
+// connection (so the controllers' clients and caches are not involved):
+// each audits its zone's state after every committed transaction there.
 // Objects in neverOwn must own no row in any audited state.
 func (e *Env) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.Watch, error) {
 	rejected := map[ovnnb.Key]bool{}
@@ -31,26 +26,50 @@ func (e *Env) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.
 		rejected[ovnnb.Key{Namespace: k.Namespace, Name: k.Name}] = true
 	}
 	opts := nbaudit.Options{Rejected: func(k ovnnb.Key) bool { return rejected[k] }, Log: e.log}
-	return &watch{w: nbaudit.Watch(context.WithoutCancel(ctx), e.tb.NBAddress(), opts)}, nil
+	return e.watchZones(ctx, opts), nil
 }
 
-// watch is a running nbaudit.Watcher.
-type watch struct {
-	w *nbaudit.Watcher
-}
-
-// Stop ends the watcher and returns its sightings.
-func (w *watch) Stop() []harness.Sighting {
-	ss := w.w.Stop()
-	out := make([]harness.Sighting, len(ss))
-	for i, s := range ss {
-		out[i] = harness.Sighting{At: s.At, Row: s.Violation.Row, Problem: s.Violation.Problem}
+// watchZones starts an nbaudit.Watcher with opts on every zone's NB.
+func (e *Env) watchZones(ctx context.Context, opts nbaudit.Options) *watch {
+	w := &watch{}
+	for _, z := range e.zones {
+		w.zones = append(w.zones, z.zone.Name)
+		w.ws = append(w.ws, nbaudit.Watch(context.WithoutCancel(ctx), z.zone.NB, opts))
 	}
+	return w
+}
+
+// watch is a running nbaudit.Watcher per zone.
+type watch struct {
+	zones []string
+	ws    []*nbaudit.Watcher
+}
+
+// Stop ends the watchers and returns their sightings in the order they
+// were first seen, each row named with its zone when there are several.
+func (w *watch) Stop() []harness.Sighting {
+	var out []harness.Sighting
+	for i, zw := range w.ws {
+		for _, s := range zw.Stop() {
+			row := s.Violation.Row
+			if len(w.ws) > 1 {
+				row = "zone " + w.zones[i] + ": " + row
+			}
+			out = append(out, harness.Sighting{At: s.At, Row: row, Problem: s.Violation.Problem})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 	return out
 }
 
-// Checks is how many NB states the watcher audited.
-func (w *watch) Checks() int { return w.w.Checks() }
+// Checks is how many NB states the watchers audited, every zone together.
+func (w *watch) Checks() int {
+	n := 0
+	for _, zw := range w.ws {
+		n += zw.Checks()
+	}
+	return n
+}
 
 // OVNVersion runs `ovn-nbctl --version`; its first line names the version.
 func (e *Env) OVNVersion(ctx context.Context) (string, error) {
@@ -84,6 +103,12 @@ func (e *Env) Logs(ctx context.Context) []results.Log {
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	sort.Strings(files)
+	return append(tailLogs(files), e.controllerLog()...)
+}
+
+// tailLogs is the last logTail bytes of each readable file, named by its
+// base name.
+func tailLogs(files []string) []results.Log {
 	var out []results.Log
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
@@ -95,5 +120,5 @@ func (e *Env) Logs(ctx context.Context) []results.Log {
 		}
 		out = append(out, results.Log{Name: filepath.Base(f), Text: string(raw)})
 	}
-	return append(out, e.controllerLog()...)
+	return out
 }

@@ -3,15 +3,16 @@
 // etcd + kube-apiserver), the NetworkQoS controller of internal/controller
 // in-process against the run's NB through internal/ovnnb, VMs from
 // package kubevirt, traffic from harness/traffic and uplink captures from
-// package capture. It also runs the lifecycle operations of the steps
-// with their measurements: the VM operations (vm_*.go: a VM after its
-// policy, the port-group baseline, live migration, launcher restart,
-// guest IP change, spoofing) and the control-plane ones (cp_*.go: the
-// controller as a process, its restarts, daemon restarts, legacy rows
-// and the raw NB transaction monitor). Probe packets are watched on the
-// uplinks by capture.Watch and counted by harness/marks; the pure
-// analyses live in harness/lifeprobe, the verdicts in harness/verdict.
-// It implements harness.Provisioner and harness.Env and nothing else.
+// package capture/live (analysed by package capture). It also runs the
+// lifecycle operations of the steps with their measurements: the VM
+// operations (vm_*.go: a VM after its policy, the port-group baseline,
+// live migration, launcher restart, guest IP change, spoofing) and the
+// control-plane ones (cp_*.go: the controller as a process, its restarts,
+// daemon restarts, legacy rows and the raw NB transaction monitor). Probe
+// packets are watched on the uplinks by a capture/live Watch and counted
+// by harness/marks; the pure analyses live in harness/lifeprobe, the
+// verdicts in harness/verdict. It implements harness.Provisioner and
+// harness.Env and nothing else.
 package localnetenv
 
 import (
@@ -30,7 +31,6 @@ import (
 
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/harness"
-	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/scenarios"
@@ -50,6 +50,11 @@ type Provisioner struct {
 	// Kind, if set, runs every scenario on this KinD cluster (kind.go)
 	// instead of the embedded testbed.
 	Kind *localnet.KindCluster
+	// Topology of the embedded testbed (default central).
+	Topology localnet.Topology
+	// ZoneControllerBin is the nqos-controller binary the interconnect
+	// topology runs once per zone (make build's bin/nqos-controller).
+	ZoneControllerBin string
 
 	mu     sync.Mutex
 	runIDs []string
@@ -69,18 +74,20 @@ type Env struct {
 	fams   []scenarios.Family
 	dir    string
 	tb     *localnet.Testbed
-	nb     *ovnnb.Client
+	nb     *ovnnb.Client // the first zone's
+	zones  []zoneNB
+	plane  controlPlane
 	kube   kubernetes.Interface
 	dyn    dynamic.Interface
 	vms    *kubevirt.Manager
 	life   *vmOps
 	log    *slog.Logger
-	cancel context.CancelFunc
 	ctrlWG sync.WaitGroup
 	ctrlMu sync.Mutex
 	ctrlEr error
 	// ctrlBin and proc: the controller as a process (controller.go).
 	ctrlBin string
+	zoneBin string
 	proc    *controllerProc
 	// fab: shaped ports and trust boundaries (fabric.go).
 	fab fabricEnv
@@ -117,7 +124,7 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
 	}
-	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log(), ctrlBin: p.ControllerBin}
+	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
@@ -152,7 +159,7 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		return localnet.Spec{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
-		Hosts: []localnet.HostSpec{}, WithKube: p.Kind == nil, CRDFiles: p.CRDFiles, Kind: p.Kind}
+		Hosts: []localnet.HostSpec{}, WithKube: p.Kind == nil, CRDFiles: p.CRDFiles, Kind: p.Kind, Topology: p.Topology}
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
 			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange})
@@ -195,8 +202,8 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	if e.dyn, err = dynamic.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
 	}
-	if e.nb, err = ovnnb.Dial(ctx, e.tb.NBAddress(), log); err != nil {
-		return fmt.Errorf("NB client: %w", err)
+	if err := e.dialZones(ctx, log); err != nil {
+		return err
 	}
 	if e.onKind() {
 		if err := e.waitInClusterController(ctx); err != nil {
@@ -204,29 +211,8 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 		}
 		return e.createVMs(ctx)
 	}
-	if e.sc.ControllerProcess() {
-		if err := e.startProcess(ctx); err != nil {
-			return err
-		}
-		return e.createVMs(ctx)
-	}
-	ctrl, err := controller.New(controller.Config{Kube: cfg, NB: e.nb, Log: log})
-	if err != nil {
-		return err
-	}
-	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	e.cancel = cancel
-	e.ctrlWG.Add(1)
-	go func() {
-		defer e.ctrlWG.Done()
-		err := ctrl.Run(cctx)
-		e.ctrlMu.Lock()
-		e.ctrlEr = err
-		e.ctrlMu.Unlock()
-	}()
-	if err := localnet.Poll(ctx, 60*time.Second, "controller synced", func(context.Context) (bool, error) {
-		return ctrl.Ready(), e.controllerErr()
-	}); err != nil {
+	e.plane = newControlPlane(e.tb.Topology())
+	if err := e.plane.start(ctx, e, log); err != nil {
 		return err
 	}
 	return e.createVMs(ctx)
@@ -244,7 +230,7 @@ func (e *Env) controllerErr() error {
 // createVMs creates the VMs that are not late.
 func (e *Env) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
-	e.life = newVMOps(e.tb, e.vms, e.nb)
+	e.life = newVMOps(e.tb, e.vms, zonesNB(e.zones))
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]
 		if vm.Late {
@@ -314,21 +300,19 @@ func (e *Env) nadKey(vm *scenarios.VM, network string) string {
 
 // Close stops the controller, disconnects the NB and removes the testbed.
 func (e *Env) Close() error {
-	if e.cancel != nil {
-		e.cancel()
+	var procErr error
+	if e.plane != nil {
+		procErr = e.plane.close()
 		e.ctrlWG.Wait()
 	}
-	var procErr error
 	if e.proc != nil {
-		procErr = e.proc.close()
+		procErr = errors.Join(procErr, e.proc.close())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	if e.onKind() && e.kube != nil && e.nb != nil {
 		procErr = errors.Join(procErr, e.clearCluster(ctx))
 	}
-	if e.nb != nil {
-		e.nb.Close()
-	}
+	e.closeZones()
 	return errors.Join(procErr, e.tb.Close(ctx))
 }

@@ -7,24 +7,32 @@ import (
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/ovntrace"
+	"github.com/nqos/nqos/topo/localnet"
 )
 
-// Trace syncs the SB with the NB and runs ovn-trace for the first packet
-// of the run as the sender's guest puts it on its logical switch port:
-// the guest NIC's MAC to the destination's MAC, the flow's addresses,
-// protocol and destination port.
+// Trace syncs the SB of the sender's zone with its NB and runs ovn-trace
+// there for the first packet of the run as the sender's guest puts it on
+// its logical switch port: the guest NIC's MAC to the destination's MAC,
+// the flow's addresses, protocol and destination port. On interconnect
+// the sender's zone is the one whose northd built the sender's egress
+// pipeline (where OVN marks and meters).
 func (e *Env) Trace(ctx context.Context, run harness.FlowRun) (ovntrace.Prediction, error) {
-	mf, err := e.microflow(ctx, run)
+	vm := e.sc.VM(run.Spec.From)
+	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
 	if err != nil {
 		return ovntrace.Prediction{}, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
-	if _, err := e.tb.NBCtl(ctx, "--wait=sb", "sync"); err != nil {
+	mf, err := e.microflow(ctx, run, z.zone)
+	if err != nil {
+		return ovntrace.Prediction{}, fmt.Errorf("flow %s: %w", run.Name, err)
+	}
+	if _, err := e.tb.ZoneNBCtl(ctx, z.zone, "--wait=sb", "sync"); err != nil {
 		return ovntrace.Prediction{}, fmt.Errorf("flow %s: ovn-nbctl --wait=sb sync: %w", run.Name, err)
 	}
-	return ovntrace.Trace(ctx, e.tb.SBAddress(), mf)
+	return ovntrace.Trace(ctx, z.zone.SB, mf)
 }
 
-func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Microflow, error) {
+func (e *Env) microflow(ctx context.Context, run harness.FlowRun, z localnet.Zone) (ovntrace.Microflow, error) {
 	vm := e.sc.VM(run.Spec.From)
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
@@ -46,7 +54,7 @@ func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Micr
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
-	sw, err := e.switchOf(ctx, lsp)
+	sw, err := e.switchOf(ctx, z, lsp)
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
@@ -62,10 +70,10 @@ func (e *Env) microflow(ctx context.Context, run harness.FlowRun) (ovntrace.Micr
 	return mf, nil
 }
 
-// switchOf is the logical switch of an LSP; `ovn-nbctl lsp-get-ls`
-// prints "<uuid> (<name>)".
-func (e *Env) switchOf(ctx context.Context, lsp string) (string, error) {
-	out, err := e.tb.NBCtl(ctx, "lsp-get-ls", lsp)
+// switchOf is the logical switch of an LSP in zone z's NB; `ovn-nbctl
+// lsp-get-ls` prints "<uuid> (<name>)".
+func (e *Env) switchOf(ctx context.Context, z localnet.Zone, lsp string) (string, error) {
+	out, err := e.tb.ZoneNBCtl(ctx, z, "lsp-get-ls", lsp)
 	if err != nil {
 		return "", err
 	}

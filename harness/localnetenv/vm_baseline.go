@@ -63,15 +63,15 @@ func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res B
 		return fail(err)
 	}
 	res.LSP = in.LSPs[0]
-	sw, err := o.switchOf(ctx, res.LSP)
+	sw, err := o.switchOf(ctx, in.Node, res.LSP)
 	if err != nil {
 		return fail(err)
 	}
-	if err := o.addScratch(ctx, sw, spec); err != nil {
-		return fail(errors.Join(err, o.removeScratch(context.WithoutCancel(ctx), sw, spec.Name)))
+	if err := o.addScratch(ctx, in.Node, sw, spec); err != nil {
+		return fail(errors.Join(err, o.removeScratch(context.WithoutCancel(ctx), in.Node, sw, spec.Name)))
 	}
 	defer func() {
-		if cerr := o.removeScratch(context.WithoutCancel(ctx), sw, spec.Name); cerr != nil && err == nil {
+		if cerr := o.removeScratch(context.WithoutCancel(ctx), in.Node, sw, spec.Name); cerr != nil && err == nil {
 			err = fmt.Errorf("VM %s port-group baseline: %w", spec.VM, cerr)
 		}
 	}()
@@ -83,12 +83,12 @@ func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res B
 	ups := s.ups
 	var add, remove []time.Duration
 	for range spec.Samples {
-		d, err := o.timeChange(ctx, ups, s.session, spec.DSCP, "pg-set-ports", spec.Name, res.LSP)
+		d, err := o.timeChange(ctx, in.Node, ups, s.session, spec.DSCP, "pg-set-ports", spec.Name, res.LSP)
 		if err != nil {
 			return fail(err)
 		}
 		add = append(add, d)
-		if d, err = o.timeChange(ctx, ups, s.session, -spec.DSCP-1, "clear", "Port_Group", spec.Name, "ports"); err != nil {
+		if d, err = o.timeChange(ctx, in.Node, ups, s.session, -spec.DSCP-1, "clear", "Port_Group", spec.Name, "ports"); err != nil {
 			return fail(err)
 		}
 		remove = append(remove, d)
@@ -103,9 +103,9 @@ func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res B
 // timeChange runs one ovn-nbctl command and waits for the first packet
 // of the session carrying dscp (dscp >= 0) or not carrying -dscp-1
 // (dscp < 0) on the uplinks; it returns command -> that packet.
-func (o *vmOps) timeChange(ctx context.Context, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
+func (o *vmOps) timeChange(ctx context.Context, node string, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
 	start := time.Now()
-	if _, err := o.tb.NBCtl(ctx, args...); err != nil {
+	if _, err := o.tb.NodeNBCtl(ctx, node, args...); err != nil {
 		return 0, err
 	}
 	var at time.Time
@@ -125,9 +125,9 @@ func (o *vmOps) timeChange(ctx context.Context, ups *uplinks, s *session, dscp i
 	return at.Sub(start), err
 }
 
-// switchOf is the logical switch of an LSP.
-func (o *vmOps) switchOf(ctx context.Context, lsp string) (string, error) {
-	out, err := o.tb.NBCtl(ctx, "lsp-get-ls", lsp)
+// switchOf is the logical switch of an LSP in the NB of node's zone.
+func (o *vmOps) switchOf(ctx context.Context, node, lsp string) (string, error) {
+	out, err := o.tb.NodeNBCtl(ctx, node, "lsp-get-ls", lsp)
 	if err != nil {
 		return "", err
 	}
@@ -139,8 +139,8 @@ func (o *vmOps) switchOf(ctx context.Context, lsp string) (string, error) {
 	return out[i+1 : j], nil
 }
 
-func (o *vmOps) addScratch(ctx context.Context, sw string, spec BaselineSpec) error {
-	_, err := o.tb.NBCtl(ctx, "--", "pg-add", spec.Name,
+func (o *vmOps) addScratch(ctx context.Context, node, sw string, spec BaselineSpec) error {
+	_, err := o.tb.NodeNBCtl(ctx, node, "--", "pg-add", spec.Name,
 		"--", "--id=@q", "create", "QoS", fmt.Sprintf("priority=%d", spec.Priority), "direction=to-lport",
 		fmt.Sprintf(`match="inport == @%s"`, spec.Name), fmt.Sprintf("action:dscp=%d", spec.DSCP),
 		"external_ids:"+baselineTag+"="+spec.Name,
@@ -153,8 +153,8 @@ func (o *vmOps) addScratch(ctx context.Context, sw string, spec BaselineSpec) er
 
 // removeScratch deletes the scratch QoS rows and port group; it is
 // idempotent.
-func (o *vmOps) removeScratch(ctx context.Context, sw, name string) error {
-	out, err := o.tb.NBCtl(ctx, "--bare", "--columns=_uuid", "find", "QoS", "external_ids:"+baselineTag+"="+name)
+func (o *vmOps) removeScratch(ctx context.Context, node, sw, name string) error {
+	out, err := o.tb.NodeNBCtl(ctx, node, "--bare", "--columns=_uuid", "find", "QoS", "external_ids:"+baselineTag+"="+name)
 	if err != nil {
 		return fmt.Errorf("scratch QoS rows of %s: %w", name, err)
 	}
@@ -163,7 +163,7 @@ func (o *vmOps) removeScratch(ctx context.Context, sw, name string) error {
 		args = append(args, "--", "remove", "Logical_Switch", sw, "qos_rules", u)
 	}
 	args = append(args, "--", "--if-exists", "destroy", "Port_Group", name)
-	if _, err := o.tb.NBCtl(ctx, args...); err != nil {
+	if _, err := o.tb.NodeNBCtl(ctx, node, args...); err != nil {
 		return fmt.Errorf("remove scratch port group %s: %w", name, err)
 	}
 	return nil

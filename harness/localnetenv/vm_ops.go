@@ -23,7 +23,8 @@ import (
 type Testbed interface {
 	UplinkCapturePoint(node string) (netns, ifname string, err error)
 	Host(name string) (localnet.Host, bool)
-	NBCtl(ctx context.Context, args ...string) (string, error)
+	// NodeNBCtl runs ovn-nbctl against the NB of node's zone.
+	NodeNBCtl(ctx context.Context, node string, args ...string) (string, error)
 	Exec(ctx context.Context, netns string, argv ...string) (string, error)
 	LinkMAC(netns, ifname string) (net.HardwareAddr, error)
 }

@@ -42,20 +42,34 @@ type Run struct {
 	OVNVersion string    `json:"ovnVersion"`
 	// Backend is the environment the scenarios ran on: "embedded" (the
 	// localnet testbed in namespaces) or "kind" (a KinD cluster).
-	Backend   string     `json:"backend,omitempty"`
+	Backend string `json:"backend,omitempty"`
+	// Topology is OVN's control-plane layout the scenarios ran on:
+	// "central" (one NB, SB and northd) or "interconnect" (a zone per node).
+	Topology  string     `json:"topology,omitempty"`
 	Scenarios []Scenario `json:"scenarios"`
+}
+
+// Zone is one OVN zone of a scenario's testbed: its nodes and NB address.
+type Zone struct {
+	Name  string   `json:"name"`
+	Nodes []string `json:"nodes"`
+	NB    string   `json:"nb"`
 }
 
 // Scenario is the result of one scenario in one IP-family mode.
 type Scenario struct {
-	Name       string      `json:"name"`
-	Title      string      `json:"title"`
-	File       string      `json:"file"`
-	Families   []string    `json:"families"`
-	Status     Status      `json:"status"`
-	Error      string      `json:"error,omitempty"`
-	Notes      []string    `json:"notes,omitempty"`
-	OVNVersion string      `json:"ovnVersion,omitempty"`
+	Name       string   `json:"name"`
+	Title      string   `json:"title"`
+	File       string   `json:"file"`
+	Families   []string `json:"families"`
+	Status     Status   `json:"status"`
+	Error      string   `json:"error,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
+	OVNVersion string   `json:"ovnVersion,omitempty"`
+	// Topology and Zones: the control-plane layout of the scenario's
+	// testbed and each zone's nodes and NB address.
+	Topology   string      `json:"topology,omitempty"`
+	Zones      []Zone      `json:"zones,omitempty"`
 	Started    time.Time   `json:"started"`
 	Finished   time.Time   `json:"finished"`
 	Steps      []Step      `json:"steps"`

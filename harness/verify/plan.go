@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/world"
 	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
@@ -44,7 +44,7 @@ func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := harness.Compile(base)
+	c, err := world.Compile(base)
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
@@ -91,7 +91,7 @@ func explainSet(objs []*manifests.Object, opts Options) (*intent.View, error) {
 // a raw overload flow per metered class (no congestion control, whatever
 // the protocol: a TCP-only rule is overloaded with raw TCP segments), the wait for the compiled rows and
 // the steps that send them.
-func (d *document) addProbes(sc *scenarios.Scenario, c *harness.Compiled, p *Plan) {
+func (d *document) addProbes(sc *scenarios.Scenario, c *world.Compiled, p *Plan) {
 	hosts := newHostSet(sc)
 	var probes []string
 	for i := range p.Probes {
@@ -161,7 +161,7 @@ func vmByRef(sc *scenarios.Scenario, ref string) *scenarios.VM {
 
 // waitCheck waits for every NetworkQoS object's compiled condition and
 // its compiled QoS rows and port-group members (nil without objects).
-func waitCheck(sc *scenarios.Scenario, c *harness.Compiled) map[string]any {
+func waitCheck(sc *scenarios.Scenario, c *world.Compiled) map[string]any {
 	var objs []map[string]any
 	for _, m := range sc.Manifests {
 		if m.Revision != 0 || m.QoS == nil {
@@ -196,7 +196,7 @@ func accepted(d qos.Desired, ns, name string) (qos.Condition, bool) {
 
 // rowsCheck is the exact set of compiled QoS rows of owner, with its
 // port group written @$pg, and the VMs in its port groups.
-func rowsCheck(sc *scenarios.Scenario, c *harness.Compiled, owner string) map[string]any {
+func rowsCheck(sc *scenarios.Scenario, c *world.Compiled, owner string) map[string]any {
 	var qosRows []map[string]any
 	pgs := map[string]bool{}
 	var members []string

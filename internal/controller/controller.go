@@ -43,7 +43,9 @@ type NB interface {
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))
+	OnOwnedRowChange(fn func(ovnnb.Key))
 	HasSwitch(name string) bool
+	TakeFence(ctx context.Context, holder string) error
 }
 
 // Config configures a Controller.
@@ -61,6 +63,15 @@ type Config struct {
 	// it and names the condition Ready-In-Zone-<Node>; empty means one
 	// central NB serving every node (condition Ready-In-Zone-global).
 	Node string
+	// Fence, when set (the leader's identity under leader election),
+	// makes the startup sync first take the Northbound's leader fence for
+	// this holder (ovnnb.Client.TakeFence): from then on the NB refuses
+	// every transaction of an earlier leader, and this controller's once
+	// a later leader takes it.
+	Fence string
+	// ResyncPeriod is how often every object is reconciled and orphaned
+	// rows collected again; zero means DefaultResyncPeriod.
+	ResyncPeriod time.Duration
 	// Log receives structured logs; nil discards them.
 	Log *slog.Logger
 	// Metrics registers the controller's metrics; nil keeps them private.
@@ -72,22 +83,30 @@ const workers = 8
 
 // Controller reconciles NetworkQoS objects into the OVN Northbound DB.
 type Controller struct {
-	nb       NB // nil until dialNB returned, when dialNB is set
-	dialNB   func(ctx context.Context) (NB, error)
-	node     string
-	zone     string
-	log      *slog.Logger
-	kube     kubernetes.Interface
-	dyn      dynamic.Interface
-	queue    workqueue.TypedRateLimitingInterface[string]
-	inf      *informerSet
-	facts    *informerFacts
-	metrics  *metrics
-	events   *eventSink
-	ports    *pending // objects waiting for logical switch ports
-	switches *pending // objects waiting for logical switches
-	results  *resultCache
-	first    firstPass // startup objects not reconciled yet (Ready)
+	nb     NB // nil until dialNB returned, when dialNB is set
+	dialNB func(ctx context.Context) (NB, error)
+	node   string
+	zone   string
+	fence  string
+	// fenceTaken is set once the startup sync took the fence (Run's
+	// goroutine only).
+	fenceTaken bool
+	// depose ends the run when the NB refused a transaction as fenced.
+	depose      context.CancelCauseFunc
+	log         *slog.Logger
+	kube        kubernetes.Interface
+	dyn         dynamic.Interface
+	queue       workqueue.TypedRateLimitingInterface[string]
+	inf         *informerSet
+	facts       *informerFacts
+	metrics     *metrics
+	events      *eventSink
+	ports       *pending // objects waiting for logical switch ports
+	switches    *pending // objects waiting for logical switches
+	results     *resultCache
+	applied     *appliedRows // complete rows per object, to count drift repairs
+	resyncEvery time.Duration
+	first       firstPass // startup objects not reconciled yet (Ready)
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
@@ -113,13 +132,15 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: dynamic client: %w", err)
 	}
 	c := &Controller{
-		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), log: log,
+		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, log: log,
 		kube: kube, dyn: dyn,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
-		ports:    newPending(),
-		switches: newPending(),
-		results:  newResultCache(),
-		notReady: errors.New("not started"),
+		queue:       workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
+		ports:       newPending(),
+		switches:    newPending(),
+		results:     newResultCache(),
+		applied:     newAppliedRows(),
+		resyncEvery: cfg.ResyncPeriod,
+		notReady:    errors.New("not started"),
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -128,7 +149,7 @@ func New(cfg Config) (*Controller, error) {
 	if c.metrics, err = newMetrics(reg, c.queue); err != nil {
 		return nil, err
 	}
-	if c.inf, err = newInformerSet(kube, dyn); err != nil {
+	if c.inf, err = newInformerSet(kube, dyn, cfg.Node); err != nil {
 		return nil, err
 	}
 	c.facts = &informerFacts{inf: c.inf}
@@ -148,6 +169,7 @@ func (c *Controller) attachNB(nb NB) {
 	c.nb = nb
 	nb.OnLogicalSwitchPortAdd(c.onPortAdd)
 	nb.OnLogicalSwitchAdd(c.onSwitchAdd)
+	nb.OnOwnedRowChange(c.onOwnedChange)
 }
 
 // protobufConfig is cfg speaking protobuf to the built-in APIs (pods
@@ -218,6 +240,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.live.Store(true)
 	c.setNotReady(errors.New("startup NB sync running"))
+	ctx, c.depose = context.WithCancelCause(ctx)
+	defer c.depose(nil)
 	synced, err := c.startup(ctx)
 	if err != nil {
 		c.setNotReady(err)
@@ -243,9 +267,22 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	period := c.resyncEvery
+	if period <= 0 {
+		period = DefaultResyncPeriod
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c.resync(ctx, period)
+	}()
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
+	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) {
+		c.setNotReady(cause)
+		return fmt.Errorf("controller: stopped writing: %w", cause)
+	}
 	return nil
 }
 

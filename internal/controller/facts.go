@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
@@ -34,7 +33,7 @@ func (f *informerFacts) Namespaces() []*corev1.Namespace {
 }
 
 func (f *informerFacts) PodsInNamespace(namespace string) []*corev1.Pod {
-	objs, err := f.inf.pods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	objs, err := f.inf.podsInNamespace(namespace)
 	if err != nil {
 		return nil
 	}

@@ -50,6 +50,18 @@ func (s *informerSet) addHandlers(c *Controller) error {
 		},
 		DeleteFunc: func(obj any) { c.enqueuePod(nil, asPod(obj)) },
 	})
+	if s.remotePods != nil {
+		// Another node's pod can only be a destination.
+		add("remote pod", s.remotePods, cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { c.enqueueDestinations(asPod(obj)) },
+			UpdateFunc: func(oldObj, newObj any) {
+				if o, n := asPod(oldObj), asPod(newObj); podChanged(o, n) {
+					c.enqueueDestinations(n)
+				}
+			},
+			DeleteFunc: func(obj any) { c.enqueueDestinations(asPod(obj)) },
+		})
+	}
 	add("namespace", s.namespaces, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.enqueueAll() },
 		UpdateFunc: func(oldObj, newObj any) {
@@ -109,7 +121,16 @@ func (c *Controller) enqueuePod(old, cur *corev1.Pod) {
 			c.enqueueObject(nq)
 		}
 	}
-	dest, _ := idx.ByIndex(destSelectorIndex, "yes")
+	c.enqueueDestinations(cur)
+}
+
+// enqueueDestinations queues every object with a destination selector:
+// its address sets may hold the pod's IPs.
+func (c *Controller) enqueueDestinations(pod *corev1.Pod) {
+	if !c.live.Load() || pod == nil {
+		return
+	}
+	dest, _ := c.inf.nqos.GetIndexer().ByIndex(destSelectorIndex, "yes")
 	for _, obj := range dest {
 		c.enqueueObject(obj)
 	}

@@ -10,12 +10,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -31,16 +33,25 @@ const destSelectorIndex = "destSelector"
 // informerSet holds the informers; the CUDN informer is nil when the CUDN
 // CRD is not installed. The dynamic informers store typed objects (a
 // transform converts them once), so readers never convert again.
+//
+// A zone controller (node set) watches its node's pods in full (they are
+// the only possible sources: port groups hold the zone's own ports) and
+// every other pod through remotePods, cut down to what a destination
+// address set needs (labels, the pod-networks annotation, node, phase,
+// deletion): destination address sets on networks with IPs hold selected
+// pods cluster-wide, as ovnkube's zone controllers do. remotePods is nil
+// for the central controller, whose pods informer holds every pod.
 type informerSet struct {
 	factory    informers.SharedInformerFactory
 	pods       cache.SharedIndexInformer
+	remotePods cache.SharedIndexInformer
 	namespaces cache.SharedIndexInformer
 	nqos       cache.SharedIndexInformer
 	nads       cache.SharedIndexInformer
 	cudns      cache.SharedIndexInformer
 }
 
-func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informerSet, error) {
+func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface, node string) (*informerSet, error) {
 	if err := requireResource(kube.Discovery(), v1alpha1.GroupVersionResource()); err != nil {
 		return nil, err
 	}
@@ -48,8 +59,16 @@ func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informer
 		return nil, err
 	}
 	s := &informerSet{factory: informers.NewSharedInformerFactory(listThenWatch{kube}, 0)}
-	s.pods = s.factory.Core().V1().Pods().Informer()
 	s.namespaces = s.factory.Core().V1().Namespaces().Informer()
+	if node == "" {
+		s.pods = s.factory.Core().V1().Pods().Informer()
+	} else {
+		s.pods = podInformer(kube, fields.OneTermEqualSelector(podNodeField, node))
+		s.remotePods = podInformer(kube, fields.OneTermNotEqualSelector(podNodeField, node))
+		if err := s.remotePods.SetTransform(stripRemotePod); err != nil {
+			return nil, fmt.Errorf("controller: remote pod informer: %w", err)
+		}
+	}
 	if err := s.pods.SetTransform(stripPod); err != nil {
 		return nil, fmt.Errorf("controller: pod informer: %w", err)
 	}
@@ -69,6 +88,16 @@ func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface) (*informer
 		}
 	}
 	return s, nil
+}
+
+// podNodeField is the pod field a zone controller's informers select on.
+const podNodeField = "spec.nodeName"
+
+// podInformer watches the pods sel selects, indexed by namespace.
+func podInformer(kube kubernetes.Interface, sel fields.Selector) cache.SharedIndexInformer {
+	return coreinformers.NewFilteredPodInformer(listThenWatch{kube}, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.FieldSelector = sel.String() })
 }
 
 // requireResource fails when the API server does not serve gvr.
@@ -145,6 +174,25 @@ func stripPod(obj any) (any, error) {
 	return obj, nil
 }
 
+// stripRemotePod keeps of another node's pod what a destination address
+// set and the eligibility check read.
+func stripRemotePod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			Labels: p.Labels, DeletionTimestamp: p.DeletionTimestamp},
+		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName, HostNetwork: p.Spec.HostNetwork},
+		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	if v, ok := p.Annotations[podNetworksAnnotation]; ok {
+		out.Annotations = map[string]string{podNetworksAnnotation: v}
+	}
+	return out, nil
+}
+
 func indexDestSelector(obj any) ([]string, error) {
 	nq, ok := obj.(*v1alpha1.NetworkQoS)
 	if !ok || !hasDestSelector(nq) {
@@ -169,28 +217,40 @@ func hasDestSelector(nq *v1alpha1.NetworkQoS) bool {
 
 func (s *informerSet) all() []cache.SharedIndexInformer {
 	out := []cache.SharedIndexInformer{s.pods, s.namespaces, s.nqos, s.nads}
-	if s.cudns != nil {
-		out = append(out, s.cudns)
+	for _, inf := range []cache.SharedIndexInformer{s.remotePods, s.cudns} {
+		if inf != nil {
+			out = append(out, inf)
+		}
 	}
 	return out
 }
 
 // start runs every informer until ctx ends and waits for their caches.
 func (s *informerSet) start(ctx context.Context) error {
-	s.factory.Start(ctx.Done())
+	s.factory.Start(ctx.Done()) // starts the informers it made
 	var synced []cache.InformerSynced
 	for _, inf := range s.all() {
-		if inf == s.pods || inf == s.namespaces {
-			synced = append(synced, inf.HasSynced)
+		synced = append(synced, inf.HasSynced)
+		if inf == s.namespaces || (inf == s.pods && s.remotePods == nil) {
 			continue
 		}
 		go inf.RunWithContext(ctx)
-		synced = append(synced, inf.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return errors.New("controller: informer caches did not sync before shutdown")
 	}
 	return nil
+}
+
+// podsInNamespace lists the cached pods of namespace: this node's and,
+// for a zone controller, the other nodes' (cut down).
+func (s *informerSet) podsInNamespace(namespace string) ([]any, error) {
+	objs, err := s.pods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	if err != nil || s.remotePods == nil {
+		return objs, err
+	}
+	remote, err := s.remotePods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	return append(objs, remote...), err
 }
 
 // networkQoS returns the cached object for key "ns/name".

@@ -186,9 +186,11 @@ func (e *Elector) callbacks(ctx context.Context, run func(context.Context) error
 		defer close(e.finished)
 		e.leading.Store(true)
 		e.log.Info("became leader", "lease", lease, "identity", e.cfg.Identity)
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(leading, cancel)
+		runCtx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		// Losing the lease stops run's writes at once (cause
+		// ErrLeadershipLost: no drain), unlike ctx ending (SIGTERM).
+		stop := context.AfterFunc(leading, func() { cancel(ErrLeadershipLost) })
 		defer stop()
 		e.runErr = run(runCtx)
 	}

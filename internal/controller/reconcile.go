@@ -43,6 +43,10 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	out := c.reconcile(ctx, key)
 	c.first.done(key, out)
 	c.metrics.observe(out, time.Since(start))
+	if errors.Is(out.err, ovnnb.ErrFenced) {
+		c.log.Error("another leader took the Northbound: stopping", "networkqos", key, "err", out.err)
+		c.depose(out.err)
+	}
 	switch {
 	case out.err != nil:
 		if ctx.Err() == nil {
@@ -78,11 +82,19 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 		out := c.remove(ctx, key, nbKey, resultRejected)
 		return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
 	}
-	res, err := c.nb.Apply(ctx, nbKey, ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS})
+	rows := ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS}
+	fp := fingerprint(rows)
+	res, err := c.nb.Apply(ctx, nbKey, rows)
 	if seeded.Active == seeded.NoLateLSPRetry {
 		res.MissingPorts = nil // seeded bug: a pod without its LSP is dropped silently, never retried
 	}
 	c.waitForRows(key, res)
+	c.metrics.nbFailed(err)
+	if err == nil && res.Changed && c.applied.same(key, fp) {
+		c.metrics.repairs.Inc()
+		c.log.Info("repaired NB rows changed by someone else", "networkqos", key)
+	}
+	c.applied.set(key, fp, err == nil && len(res.MissingPorts) == 0)
 	if err != nil { // ovnnb's errors name the object
 		return outcome{result: resultError, err: err}.also(c.writeStatus(ctx, nq, r.Accepted, c.failed(key, err)))
 	}
@@ -114,7 +126,9 @@ func (c *Controller) remove(ctx context.Context, key string, nbKey ovnnb.Key, re
 	c.ports.set(key, nil)
 	c.switches.set(key, nil)
 	c.results.delete(key)
+	c.applied.set(key, [32]byte{}, false)
 	if err := c.teardown(ctx, nbKey); err != nil { // names the object
+		c.metrics.nbFailed(err)
 		return outcome{result: resultError, err: err}
 	}
 	return outcome{result: result}

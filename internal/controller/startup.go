@@ -29,6 +29,10 @@ func (c *Controller) startup(ctx context.Context) (map[string]bool, error) {
 		if err == nil {
 			return synced, nil
 		}
+		c.metrics.nbFailed(err)
+		if errors.Is(err, ovnnb.ErrFenced) {
+			return nil, fmt.Errorf("controller: startup: %w", err) // another leader took over
+		}
 		c.setNotReady(fmt.Errorf("startup NB sync failed, retrying: %w", err))
 		c.log.Error("startup sync failed, retrying", "err", err)
 		select {
@@ -42,6 +46,15 @@ func (c *Controller) startup(ctx context.Context) (map[string]bool, error) {
 // startupOnce is one attempt of the startup sync.
 func (c *Controller) startupOnce(ctx context.Context) (map[string]bool, error) {
 	start := time.Now()
+	if c.fence != "" && !c.fenceTaken {
+		// Once per run: a retry must not take the fence back from a
+		// leader that took it since.
+		if err := c.nb.TakeFence(ctx, c.fence); err != nil {
+			return nil, err // names the fence row
+		}
+		c.fenceTaken = true
+		c.log.Info("took the Northbound leader fence", "holder", c.fence)
+	}
 	if err := c.collectOrphans(ctx); err != nil {
 		return nil, err
 	}

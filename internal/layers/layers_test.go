@@ -33,12 +33,12 @@ type rule struct {
 }
 
 // pure are the packages that judge, model, render and specify: the
-// scenario format, the intent, the verdicts, the results model, the
-// reports and the capture analysis. They link no datapath, so a tool that
-// only reads scenarios or results builds without it.
+// scenario format, the compiler, the intent, the verdicts, the results
+// model, the reports and the capture analysis. They link no datapath, so
+// a tool that only reads scenarios or results builds without it.
 var pure = []string{
-	"scenarios", "internal/qos", "internal/tc", "internal/bitrate",
-	"harness/verdict", "harness/results", "reports", "capture", "internal/intent",
+	"scenarios", "internal/qos", "internal/intent", "internal/tc", "internal/bitrate",
+	"harness/verdict", "harness/results", "harness/world", "reports", "capture",
 }
 
 // datapath is what a pure package never links: packet sockets and libpcap

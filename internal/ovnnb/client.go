@@ -44,9 +44,12 @@ type Client struct {
 	comment *string // Options.ClientID, sent with every transaction
 
 	mu        sync.Mutex
-	changed   chan struct{} // closed and replaced on every cache event
+	fence     map[string]string // the fence row's external_ids once TakeFence succeeded
+	changed   chan struct{}     // closed and replaced on every cache event
 	portAdded []func(lspName string)
-	stop      *stoppableBackOff
+	// ownedChanged are the OnOwnedRowChange callbacks.
+	ownedChanged []func(Key)
+	stop         *stoppableBackOff
 }
 
 // Dial connects to addr ("unix:/path" or "tcp:host:port"), monitors the
@@ -104,7 +107,10 @@ func DialWith(ctx context.Context, addr string, opts Options, log *slog.Logger) 
 	cli.Cache().AddEventHandler(&cache.EventHandlerFuncs{
 		AddFunc:    c.onAdd,
 		UpdateFunc: c.onUpdate,
-		DeleteFunc: func(string, model.Model) { c.notify() },
+		DeleteFunc: func(table string, m model.Model) {
+			c.ownedRowChanged(table, m)
+			c.notify()
+		},
 	})
 	// Switches and ports are monitored with only the columns nqos reads:
 	// a switch's ports column and a port's addresses and options are
@@ -197,6 +203,7 @@ func (c *Client) onAdd(table string, m model.Model) {
 	if lsp, ok := m.(*nbdb.LogicalSwitchPort); ok && table == nbdb.LogicalSwitchPortTable {
 		c.portAppeared(lsp.Name)
 	}
+	c.ownedRowChanged(table, m)
 	c.notify()
 }
 
@@ -209,6 +216,7 @@ func (c *Client) onUpdate(table string, old, m model.Model) {
 			c.portAppeared(now.Name)
 		}
 	}
+	c.ownedRowChanged(table, old, m)
 	c.notify()
 }
 

@@ -91,11 +91,17 @@ func (d *manifestDecoder) object(js []byte, where string) error {
 	if err := strictUnmarshal(js, obj); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
+	return d.add(h.Kind, add, what, where)
+}
+
+// add adds a decoded object to the Input: it must be named and not
+// decoded before.
+func (d *manifestDecoder) add(kind string, add func(*Input) (string, string), what, where string) error {
 	ns, name := add(&d.in)
 	if name == "" {
 		return fmt.Errorf("%s: metadata.name: required", what)
 	}
-	key := h.Kind + " " + ns + "/" + name
+	key := kind + " " + ns + "/" + name
 	if prev, dup := d.seen[key]; dup {
 		return fmt.Errorf("%s: duplicate %s (first in %s)", what, key, prev)
 	}

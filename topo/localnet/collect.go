@@ -16,8 +16,9 @@ type dump struct {
 	argv        []string
 }
 
-// Collect writes the run's daemon logs and dumps of the NB, the SB and
-// every node's OVS (bridges, OpenFlow flows, meters) into dir.
+// Collect writes the run's daemon logs, dumps of every zone's NB and SB
+// (interconnect: files prefixed with the zone's node) and of every
+// node's OVS (bridges, OpenFlow flows, meters) into dir.
 func (t *Testbed) Collect(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("testbed %s: collect into %s: %w", t.st.RunID, dir, err)
@@ -31,11 +32,14 @@ func (t *Testbed) Collect(ctx context.Context, dir string) error {
 		}
 		errs = append(errs, err)
 	}
-	dumps := []dump{
-		{"nb-show.txt", "", nil, []string{"ovn-nbctl", "--db=" + t.NBAddress(), "show"}},
-		{"nb-dump.txt", "", nil, []string{"ovsdb-client", "dump", t.NBAddress(), "OVN_Northbound"}},
-		{"sb-show.txt", "", nil, []string{"ovn-sbctl", "--db=" + t.SBAddress(), "show"}},
-		{"sb-dump.txt", "", nil, []string{"ovsdb-client", "dump", t.SBAddress(), "OVN_Southbound"}},
+	var dumps []dump
+	for _, z := range t.Zones() {
+		p := prefixed(z.Owner, "")
+		dumps = append(dumps,
+			dump{p + "nb-show.txt", "", nil, []string{"ovn-nbctl", "--db=" + z.NB, "show"}},
+			dump{p + "nb-dump.txt", "", nil, []string{"ovsdb-client", "dump", z.NB, "OVN_Northbound"}},
+			dump{p + "sb-show.txt", "", nil, []string{"ovn-sbctl", "--db=" + z.SB, "show"}},
+			dump{p + "sb-dump.txt", "", nil, []string{"ovsdb-client", "dump", z.SB, "OVN_Southbound"}})
 	}
 	for _, n := range t.st.Nodes {
 		dumps = append(dumps,

@@ -96,9 +96,14 @@ func (t *Testbed) prepareOVSNode(ctx context.Context, n Node) error {
 }
 
 // configureNodeOVS creates br-int and br-phys (netdev datapath) and the
-// Open_vSwitch external_ids ovn-controller reads.
+// Open_vSwitch external_ids ovn-controller reads (ovn-remote: the SB of
+// the node's zone).
 func (t *Testbed) configureNodeOVS(ctx context.Context, n Node) error {
-	_, err := t.VSCtl(ctx, n.Name,
+	z, err := t.ZoneOf(n.Name)
+	if err != nil {
+		return err
+	}
+	_, err = t.VSCtl(ctx, n.Name,
 		"--", "add-br", integBridge, "--", "set", "Bridge", integBridge, "datapath_type=netdev", "fail_mode=secure",
 		"other_config:disable-in-band=true",
 		"--", "add-br", providerBridge, "--", "set", "Bridge", providerBridge, "datapath_type=netdev",
@@ -106,7 +111,7 @@ func (t *Testbed) configureNodeOVS(ctx context.Context, n Node) error {
 		"--", "set", "Open_vSwitch", ".",
 		"external_ids:system-id="+n.Name,
 		"external_ids:hostname="+n.Name,
-		"external_ids:ovn-remote=unix:"+t.sbSock(),
+		"external_ids:ovn-remote="+z.SB,
 		"external_ids:ovn-encap-type=geneve",
 		"external_ids:ovn-encap-ip="+n.EncapIP,
 		"external_ids:ovn-bridge-mappings="+t.st.Spec.bridgeMappings(),

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nqos/nqos/internal/poll"
 )
 
-// createNetwork adds the network's logical switch and localnet port, as
-// ovnkube's localnet controller names and tags them.
+// createNetwork adds the network's logical switch and localnet port to
+// every zone, as ovnkube's localnet controller names and tags them (each
+// zone's switch holds that zone's ports; traffic between zones crosses
+// the fabric through the localnet ports).
 func (t *Testbed) createNetwork(ctx context.Context, n Network) error {
 	port := n.LocalnetPort()
 	args := []string{
@@ -28,8 +31,12 @@ func (t *Testbed) createNetwork(ctx context.Context, n Network) error {
 	if n.VLAN > 0 {
 		args = append(args, "--", "set", "Logical_Switch_Port", port, "tag="+strconv.Itoa(n.VLAN))
 	}
-	_, err := t.NBCtl(ctx, args...)
-	return err
+	for _, z := range t.Zones() {
+		if _, err := t.ZoneNBCtl(ctx, z, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nbTable is `ovn-nbctl --format=json list` output.
@@ -60,47 +67,80 @@ func decodeTable(out, what string) (nbTable, error) {
 	return tb, nil
 }
 
-// WaitChassis waits until every node registered its chassis in the SB.
+// WaitChassis waits until every node registered its chassis in the SB
+// of its zone.
 func (t *Testbed) WaitChassis(ctx context.Context) error {
 	if t.st.Spec.Kind != nil {
 		return t.waitKindChassis(ctx)
 	}
-	return poll.Until(ctx, 30*time.Second, pollEvery, fmt.Sprintf("%d chassis in the SB", len(t.st.Nodes)), func(ctx context.Context) (bool, error) {
-		out, err := t.SBCtl(ctx, "--format=json", "--columns=name", "list", "Chassis")
+	for _, z := range t.Zones() {
+		err := poll.Until(ctx, 30*time.Second, pollEvery, fmt.Sprintf("%d chassis in the SB of zone %s", len(z.Nodes), z.Name), func(ctx context.Context) (bool, error) {
+			out, err := t.ZoneSBCtl(ctx, z, "--format=json", "--columns=name", "list", "Chassis")
+			if err != nil {
+				return false, err
+			}
+			tb, err := decodeTable(out, "SB Chassis")
+			return err == nil && len(tb.Data) == len(z.Nodes), err
+		})
 		if err != nil {
-			return false, err
+			return err
 		}
-		tb, err := decodeTable(out, "SB Chassis")
-		return err == nil && len(tb.Data) == len(t.st.Nodes), err
-	})
+	}
+	return nil
 }
 
 // WaitHVSync waits until every chassis has processed the current NB
-// contents (nb_cfg reached hv_cfg): flows for every NB change before the
-// call are installed.
+// contents of its zone (nb_cfg reached hv_cfg in every zone): flows for
+// every NB change before the call are installed.
 func (t *Testbed) WaitHVSync(ctx context.Context) error {
 	timeout := 30 * time.Second
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
-	_, err := t.NBCtl(ctx, "--timeout="+strconv.Itoa(max(1, int(timeout.Seconds()))), "--wait=hv", "sync")
-	if err != nil {
-		return fmt.Errorf("waiting for hv_cfg to reach nb_cfg: %w", err)
+	for _, z := range t.Zones() {
+		_, err := t.ZoneNBCtl(ctx, z, "--timeout="+strconv.Itoa(max(1, int(timeout.Seconds()))), "--wait=hv", "sync")
+		if err != nil {
+			return fmt.Errorf("waiting for hv_cfg to reach nb_cfg: %w", err)
+		}
 	}
 	return nil
 }
 
-// WaitPortUp waits until the LSP is bound and reported up.
+// WaitPortUp waits until the LSP is bound and reported up in the zone
+// that holds it (LSP names are unique across zones).
 func (t *Testbed) WaitPortUp(ctx context.Context, lsp string) error {
 	return poll.Until(ctx, 30*time.Second, pollEvery, "LSP "+lsp+" up", func(ctx context.Context) (bool, error) {
-		out, err := t.NBCtl(ctx, "--format=json", "--columns=up", "find", "Logical_Switch_Port", "name="+lsp)
-		if err != nil {
-			return false, err
+		for _, z := range t.Zones() {
+			out, err := t.ZoneNBCtl(ctx, z, "--format=json", "--columns=up", "find", "Logical_Switch_Port", "name="+lsp)
+			if err != nil {
+				return false, err
+			}
+			tb, err := decodeTable(out, "LSP "+lsp)
+			if err != nil {
+				return false, err
+			}
+			if len(tb.Data) == 1 {
+				return string(tb.column("up")[0]) == "true", nil
+			}
 		}
-		tb, err := decodeTable(out, "LSP "+lsp)
-		if err != nil || len(tb.Data) != 1 {
-			return false, err
-		}
-		return string(tb.column("up")[0]) == "true", nil
+		return false, nil
 	})
+}
+
+// ZoneOfPort is the zone whose NB holds the LSP; exactly one must.
+func (t *Testbed) ZoneOfPort(ctx context.Context, lsp string) (Zone, error) {
+	var found []Zone
+	for _, z := range t.Zones() {
+		out, err := t.ZoneNBCtl(ctx, z, "--bare", "--columns=name", "find", "Logical_Switch_Port", "name="+lsp)
+		if err != nil {
+			return Zone{}, err
+		}
+		if strings.TrimSpace(out) != "" {
+			found = append(found, z)
+		}
+	}
+	if len(found) != 1 {
+		return Zone{}, fmt.Errorf("testbed %s: LSP %s is in %d zones, want 1", t.st.RunID, lsp, len(found))
+	}
+	return found[0], nil
 }

@@ -12,8 +12,9 @@ import (
 
 // RestartDaemon stops one daemon (SIGKILL or SIGTERM) and starts it
 // again with the same arguments once every thread of the old instance
-// has exited and its pidfile lock is released. node is ignored for the
-// central daemons (nb-ovsdb, sb-ovsdb, ovn-northd). After a node's
+// has exited and its pidfile lock is released. For the zone daemons
+// (nb-ovsdb, sb-ovsdb, ovn-northd) node names the zone (central: any
+// node or ""). After a node's
 // ovs-vswitchd restart the provider bridge address is re-added. Callers
 // wait for the effect they need (WaitHVSync, WaitPortUp).
 func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode RestartMode) error {
@@ -23,7 +24,11 @@ func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode R
 		return fmt.Errorf("testbed %s: restart %s on %q: the daemons are KinD cluster %s's: %w", t.st.RunID, daemon, node, k.Name, ErrNotSupported)
 	}
 	if daemon == DaemonNB || daemon == DaemonSB || daemon == DaemonNorthd {
-		node = ""
+		z, err := t.ZoneOf(node)
+		if err != nil {
+			return err
+		}
+		node = z.Owner
 	}
 	d, ok := t.st.daemon(node, daemon)
 	if !ok {

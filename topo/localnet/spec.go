@@ -27,6 +27,9 @@ type Spec struct {
 	RunID string
 	// Nodes is the number of nodes (default 2).
 	Nodes int
+	// Topology lays out OVN's control plane: Central (default) or
+	// Interconnect (a zone per node). A KinD cluster is central.
+	Topology Topology `json:"topology,omitempty"`
 	// IPFamily of hosts and guests (default v4).
 	IPFamily IPFamily
 	// FabricMTU is the MTU of the fabric bridge and every uplink (default 1500).
@@ -92,6 +95,15 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Kind != nil && s.Nodes > len(s.Kind.Nodes) {
 		return s, fmt.Errorf("testbed %s: spec.Nodes %d: KinD cluster %s has %d nodes: %w", s.RunID, s.Nodes, s.Kind.Name, len(s.Kind.Nodes), ErrNotSupported)
+	}
+	if s.Topology == "" {
+		s.Topology = Central
+	}
+	if _, err := ParseTopology(string(s.Topology)); err != nil {
+		return s, fmt.Errorf("testbed %s: spec.Topology: %w", s.RunID, err)
+	}
+	if s.Kind != nil && s.Topology != Central {
+		return s, fmt.Errorf("testbed %s: spec.Topology %s: the KinD cluster runs one central: %w", s.RunID, s.Topology, ErrNotSupported)
 	}
 	if s.IPFamily == "" {
 		s.IPFamily = IPv4

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 )
 
-// Daemon names accepted by RestartDaemon. Central daemons ignore the node.
+// Daemon names accepted by RestartDaemon. The zone daemons (nb-ovsdb,
+// sb-ovsdb, ovn-northd) are those of the node's zone.
 const (
 	DaemonOVNController = "ovn-controller"
 	DaemonVSwitchd      = "ovs-vswitchd"
@@ -69,6 +70,7 @@ type state struct {
 	RunID   string        `json:"runID"`
 	Spec    Spec          `json:"spec"`
 	Nodes   []Node        `json:"nodes"`
+	Zones   []Zone        `json:"zones"`
 	Fabric  Node          `json:"fabric"`
 	Hosts   []Host        `json:"hosts"`
 	Daemons []daemonState `json:"daemons"`

@@ -18,7 +18,9 @@ type DaemonStatus struct {
 type Status struct {
 	RunID      string
 	Dir        string
-	NB, SB     string
+	NB, SB     string // the first zone's
+	Topology   Topology
+	Zones      []Zone
 	Kubeconfig string
 	Nodes      []Node
 	Hosts      []Host
@@ -42,7 +44,10 @@ func RunStatus(ctx context.Context, runID string) (Status, error) {
 	}
 	dir := RunDir(runID)
 	s := Status{RunID: runID, Dir: dir, NB: "unix:" + dir + "/nb.sock", SB: "unix:" + dir + "/sb.sock",
-		Kubeconfig: st.Kubeconfig, Nodes: st.Nodes, Hosts: st.Hosts, Guests: st.Guests, Netns: nss}
+		Topology: st.Spec.Topology, Zones: st.Zones, Kubeconfig: st.Kubeconfig, Nodes: st.Nodes, Hosts: st.Hosts, Guests: st.Guests, Netns: nss}
+	if len(st.Zones) > 0 { // the first zone's, as Testbed.NBAddress
+		s.NB, s.SB = st.Zones[0].NB, st.Zones[0].SB
+	}
 	for _, d := range st.Daemons {
 		pid, _ := readPid(d.Pidfile)
 		s.Daemons = append(s.Daemons, DaemonStatus{Node: d.Node, Name: d.Name, Pid: pid, Running: pid > 0 && alive(pid)})
@@ -63,7 +68,10 @@ func (s Status) Healthy() bool {
 
 // Print writes the status as text.
 func (s Status) Print(w io.Writer) {
-	fmt.Fprintf(w, "run %s  dir %s\nNB %s\nSB %s\n", s.RunID, s.Dir, s.NB, s.SB)
+	fmt.Fprintf(w, "run %s  dir %s  topology %s\n", s.RunID, s.Dir, s.Topology)
+	for _, z := range s.Zones {
+		fmt.Fprintf(w, "zone %-6s nodes %v\n  NB %s\n  SB %s\n", z.Name, z.Nodes, z.NB, z.SB)
+	}
 	if s.Kubeconfig != "" {
 		fmt.Fprintf(w, "kubeconfig %s\n", s.Kubeconfig)
 	}

@@ -25,7 +25,7 @@ type Testbed struct {
 	kube *kubeapi.Server
 	// restCfg is the KinD cluster's admin config (Spec.Kind only).
 	restCfg *rest.Config
-	ovn     ovninstall.Install // the OVN/OVS build in use, set by startCentral
+	ovn     ovninstall.Install // the OVN/OVS build in use, set by startZones
 }
 
 // Up builds the testbed the spec declares and waits until it is ready:
@@ -90,9 +90,9 @@ func (t *Testbed) boot(ctx context.Context) error {
 	return t.WaitHVSync(ctx)
 }
 
-// bootOVN builds central, fabric, nodes, hosts and the networks' switches.
+// bootOVN builds the zones, fabric, nodes, hosts and the networks' switches.
 func (t *Testbed) bootOVN(ctx context.Context) error {
-	if err := t.startCentral(ctx); err != nil {
+	if err := t.startZones(ctx); err != nil {
 		return err
 	}
 	if err := t.startFabric(ctx); err != nil {
@@ -159,21 +159,12 @@ func (t *Testbed) Dir() string { return t.dir }
 // Spec is the spec with defaults filled in.
 func (t *Testbed) Spec() Spec { return t.st.Spec }
 
-// NBAddress is the NB database address for the controller.
-func (t *Testbed) NBAddress() string {
-	if k := t.st.Spec.Kind; k != nil {
-		return k.NB()
-	}
-	return "unix:" + t.nbSock()
-}
+// NBAddress is the NB database address of the first zone: on the
+// central topology (and KinD) the one NB; use Zones for every zone.
+func (t *Testbed) NBAddress() string { return t.Zones()[0].NB }
 
-// SBAddress is the SB database address.
-func (t *Testbed) SBAddress() string {
-	if k := t.st.Spec.Kind; k != nil {
-		return k.SB()
-	}
-	return "unix:" + t.sbSock()
-}
+// SBAddress is the SB database address of the first zone, as NBAddress.
+func (t *Testbed) SBAddress() string { return t.Zones()[0].SB }
 
 // Kind is the KinD cluster the testbed runs on (nil: the embedded one).
 func (t *Testbed) Kind() *KindCluster { return t.st.Spec.Kind }

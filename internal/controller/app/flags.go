@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/nqos/nqos/internal/controller"
 )
 
 // Options are the parsed flags.
@@ -23,6 +25,9 @@ type Options struct {
 	NBCACert   string
 	NBCertName string
 	Node       string
+	// AggregateOnly runs the status aggregator of per-node deployments
+	// instead of a controller: no Northbound.
+	AggregateOnly bool
 
 	LeaderElect    bool
 	LeaseNamespace string
@@ -31,6 +36,8 @@ type Options struct {
 	RenewDeadline  time.Duration
 	RetryPeriod    time.Duration
 	Identity       string
+
+	ResyncPeriod time.Duration
 
 	MetricsAddr string
 	ProbeAddr   string
@@ -57,6 +64,9 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.NBCertName, "nb-cert-common-name", "", "`NAME` the Northbound server certificate must carry; empty: the host of --nb-address")
 	fs.StringVar(&o.Node, "node", "", "node `NAME` (one NB per node, interconnect): only pods on NAME join port groups and the "+
 		"condition is Ready-In-Zone-NAME; empty: one central NB serving every node, condition Ready-In-Zone-global")
+	fs.BoolVar(&o.AggregateOnly, "aggregate-only", false, "connect to no Northbound: write status.status of every NetworkQoS from the "+
+		"Ready-In-Zone-<node> conditions of the per-node controllers (--node) and remove those of deleted nodes; "+
+		"run it beside the DaemonSet where ovnkube's own NetworkQoS is off (with --leader-elect when replicated)")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", false, "run only while holding a coordination.k8s.io Lease (replicated deployments)")
 	fs.StringVar(&o.LeaseNamespace, "leader-elect-lease-namespace", envOr("POD_NAMESPACE", "nqos-system"), "`NAMESPACE` of the Lease (default $POD_NAMESPACE)")
 	fs.StringVar(&o.LeaseName, "leader-elect-lease-name", "nqos-controller", "`NAME` of the Lease")
@@ -64,6 +74,8 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", defaultRenewDeadline, "how long the leader retries renewing before it gives up (and exits)")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", defaultRetryPeriod, "interval between acquire and renew attempts")
 	fs.StringVar(&o.Identity, "leader-elect-identity", "", "holder `ID` in the Lease and writer name in NB transactions; empty: $POD_NAME, else hostname_pid")
+	fs.DurationVar(&o.ResyncPeriod, "resync-period", controller.DefaultResyncPeriod, "reconcile every object and collect orphaned NB rows this often "+
+		"(the backstop of drift repair, which follows every change of an owned NB row as it happens)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "", "serve Prometheus metrics at `ADDR`/metrics (e.g. :9476); empty: off")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "alias of --metrics-bind-address")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "", "serve /healthz and /readyz at `ADDR` (e.g. :8081); empty: off")
@@ -82,7 +94,10 @@ func Parse(args []string, out io.Writer) (Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if o.NBAddress == "" {
+	switch {
+	case o.AggregateOnly && (o.NBAddress != "" || o.Node != ""):
+		return o, errors.New("--aggregate-only connects to no Northbound: --nb-address and --node must be empty")
+	case !o.AggregateOnly && o.NBAddress == "":
 		return o, errors.New("--nb-address is required")
 	}
 	if o.LeaderElect && (o.LeaseNamespace == "" || o.LeaseName == "") {

@@ -32,6 +32,10 @@ func TestParse(t *testing.T) {
 					o.RenewDeadline == defaultRenewDeadline && o.Identity == "me" && o.ProbeAddr == ":8081" && o.MetricsAddr == ":9476"
 			}},
 		{name: "no NB", args: []string{"--kubeconfig", "k"}, wantErr: "--nb-address is required"},
+		{name: "aggregate only", args: []string{"--aggregate-only", "--leader-elect"},
+			check: func(o Options) bool { return o.AggregateOnly && o.LeaderElect && o.NBAddress == "" }},
+		{name: "aggregate only with NB", args: []string{"--aggregate-only", "--nb-address", "unix:/x"}, wantErr: "--aggregate-only connects to no Northbound"},
+		{name: "aggregate only with node", args: []string{"--aggregate-only", "--node", "n1"}, wantErr: "--aggregate-only connects to no Northbound"},
 		{name: "stray argument", args: []string{"--nb-address", "x", "extra"}, wantErr: "unexpected arguments"},
 		{name: "lease without name", args: []string{"--nb-address", "x", "--leader-elect", "--leader-elect-lease-name", ""},
 			wantErr: "--leader-elect needs"},
@@ -63,6 +67,9 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out.String(), f+" ") {
 			t.Errorf("--help lacks %s", f)
 		}
+	}
+	if !strings.Contains(out.String(), "-aggregate-only\n") {
+		t.Error("--help lacks -aggregate-only")
 	}
 	if code := Main([]string{"--help"}, &out); code != 0 {
 		t.Errorf("Main --help = %d, want 0", code)

@@ -87,6 +87,9 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 	defer servers.stop(log)
 	run := func(ctx context.Context) error { return runLeading(ctx, o, kube, reg, st, log) }
+	if o.AggregateOnly {
+		run = func(ctx context.Context) error { return runAggregator(ctx, kube, reg, st, log) }
+	}
 	if !o.LeaderElect {
 		return run(ctx)
 	}
@@ -122,12 +125,27 @@ func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheu
 		st.nbConnected()
 		return c, nil
 	}
-	c, err := controller.New(controller.Config{Kube: kube, DialNB: dial, Node: o.Node, Log: log, Metrics: reg})
+	cfg := controller.Config{Kube: kube, DialNB: dial, Node: o.Node, ResyncPeriod: o.ResyncPeriod, Log: log, Metrics: reg}
+	if o.LeaderElect {
+		cfg.Fence = o.Identity // a deposed leader's transactions are refused by the NB
+	}
+	c, err := controller.New(cfg)
 	if err != nil {
 		return err
 	}
 	st.setController(c)
 	return stopErr(ctx, c.Run(ctx))
+}
+
+// runAggregator runs the status aggregator until ctx ends.
+func runAggregator(ctx context.Context, kube *rest.Config, reg prometheus.Registerer, st *state, log *slog.Logger) error {
+	st.lead()
+	a, err := controller.NewAggregator(controller.AggregatorConfig{Kube: kube, Log: log.With("component", "aggregator"), Metrics: reg})
+	if err != nil {
+		return err
+	}
+	st.setController(a)
+	return stopErr(ctx, a.Run(ctx))
 }
 
 // stopErr drops an error that only says ctx ended (shutdown during

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/poll"
 )
 
@@ -131,7 +132,7 @@ func serviceAccountKubeconfig(t testing.TB, srv *kubeapi.Server, w *world, name 
 
 func mustWriters(t testing.TB, nbDir string) map[string]int {
 	t.Helper()
-	n, err := nbWriters(filepath.Join(nbDir, "nb.db"))
+	n, err := nbtest.Writers(filepath.Join(nbDir, "nb.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

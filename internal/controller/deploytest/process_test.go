@@ -1,11 +1,8 @@
 package deploytest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -171,52 +167,4 @@ func (p *proc) terminate() {
 		p.t.Fatalf("SIGTERM of %s: exit code %d, %v; want 0", p.id, code, err)
 	}
 	p.t.Logf("SIGTERM of %s to exit: %v", p.id, time.Since(start).Round(time.Millisecond))
-}
-
-// nbWriters counts the committed transactions in the NB database file by
-// the writer named in their OVSDB comment ("nqos-controller <id>"); other
-// writers (ovn-nbctl) are not counted.
-func nbWriters(dbFile string) (map[string]int, error) {
-	f, err := os.Open(dbFile)
-	if err != nil {
-		return nil, fmt.Errorf("NB database: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	out := map[string]int{}
-	for rec := 0; ; rec++ {
-		header, err := r.ReadString('\n')
-		if errors.Is(err, io.EOF) && header == "" {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s record %d header: %w", dbFile, rec, err)
-		}
-		fields := strings.Fields(header)
-		if len(fields) != 4 || fields[0] != "OVSDB" || fields[1] != "JSON" {
-			return nil, fmt.Errorf("%s record %d: header %q is not OVSDB JSON <length> <sha1>", dbFile, rec, header)
-		}
-		n, err := strconv.Atoi(fields[2])
-		if err != nil {
-			return nil, fmt.Errorf("%s record %d length: %w", dbFile, rec, err)
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return nil, fmt.Errorf("%s record %d body: %w", dbFile, rec, err)
-		}
-		var txn struct {
-			Comment string `json:"_comment"`
-		}
-		if rec > 0 { // record 0 is the schema
-			if err := json.Unmarshal(body, &txn); err != nil {
-				return nil, fmt.Errorf("%s record %d: %w", dbFile, rec, err)
-			}
-			if id, ok := strings.CutPrefix(txn.Comment, "nqos-controller "); ok {
-				out[id]++
-			}
-		}
-		if b, err := r.ReadByte(); err == nil && b != '\n' {
-			_ = r.UnreadByte()
-		}
-	}
 }

@@ -22,7 +22,12 @@ import (
 // deployNS is the namespace of config/deploy.
 const deployNS = "nqos-system"
 
-// shippedRBAC is the rules of config/deploy's ClusterRole and Role.
+// controllerRole names the controller's ClusterRole (the aggregator has
+// its own).
+const controllerRole = "nqos-controller"
+
+// shippedRBAC is the rules of config/deploy's ClusterRole and Role of
+// the controller.
 type shippedRBAC struct {
 	cluster, lease []rbacv1.PolicyRule
 }
@@ -37,9 +42,13 @@ func readRBAC(t testing.TB) shippedRBAC {
 	for _, m := range ms {
 		switch o := m.obj.(type) {
 		case *rbacv1.ClusterRole:
-			r.cluster = o.Rules
+			if o.Name == controllerRole {
+				r.cluster = o.Rules
+			}
 		case *rbacv1.Role:
-			r.lease = o.Rules
+			if o.Name == controllerRole+"-leader-election" {
+				r.lease = o.Rules
+			}
 		}
 	}
 	if len(r.cluster) == 0 || len(r.lease) == 0 {

@@ -1,4 +1,4 @@
-package harness
+package world
 
 import (
 	"fmt"
@@ -69,20 +69,20 @@ func TestIntentOnCUDN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(sc)
+	w := New(sc)
 	for _, m := range sc.Manifests {
 		if !m.Topological() {
-			w.apply(m)
+			w.Apply(m)
 		}
 	}
-	d, err := w.compile()
+	d, err := w.Compile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.QoS) != 1 || d.QoS[0].Action.DSCP != 46 {
 		t.Fatalf("QoS rows = %+v, want one DSCP 46 row on the CUDN's switch", d.QoS)
 	}
-	if len(d.PortGroups) != 1 || !slices.Equal(d.PortGroups[0].Ports, []string{w.port(sc.VM("a1"))}) {
-		t.Fatalf("port groups = %+v, want team-a's VM port %s", d.PortGroups, w.port(sc.VM("a1")))
+	if len(d.PortGroups) != 1 || !slices.Equal(d.PortGroups[0].Ports, []string{w.Port(sc.VM("a1"))}) {
+		t.Fatalf("port groups = %+v, want team-a's VM port %s", d.PortGroups, w.Port(sc.VM("a1")))
 	}
 }

@@ -1,11 +1,9 @@
-package harness
+package world
 
 import (
 	"fmt"
 	"net/netip"
 
-	"github.com/nqos/nqos/harness/ovntrace"
-	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
@@ -33,20 +31,20 @@ type Compiled struct {
 
 // Compile runs the compiler over sc's manifests as written.
 func Compile(sc *scenarios.Scenario) (*Compiled, error) {
-	w := newWorld(sc)
+	w := New(sc)
 	for _, m := range sc.Manifests {
 		if m.Revision == 0 && !m.Ignored && !m.Topological() {
-			w.apply(m)
+			w.Apply(m)
 		}
 	}
-	d, err := w.compile()
+	d, err := w.Compile()
 	if err != nil {
 		return nil, err
 	}
 	c := &Compiled{Desired: d, sc: sc, ports: map[string]string{}}
 	for i := range sc.Topology.VMs {
 		vm := &sc.Topology.VMs[i]
-		c.ports[vm.Name] = w.port(vm)
+		c.ports[vm.Name] = w.Port(vm)
 	}
 	return c, nil
 }
@@ -71,18 +69,4 @@ func (c *Compiled) Intent(ovn, vm string, p Packet) (Winners, error) {
 	}
 	pk := intent.Packet{InPort: port, Src: p.Src, Dst: p.Dst, Protocol: p.Protocol, DstPort: p.DstPort}
 	return intent.StageWinners(&c.Desired, c.Switch(vm), pk, ovn)
-}
-
-// predicted is the typed trace leg of p: nil without a single egress.
-func predicted(p ovntrace.Prediction) *results.Predicted {
-	d, ok := p.Egress()
-	if !ok {
-		return nil
-	}
-	out := &results.Predicted{Metered: len(d.Meters) > 0}
-	if d.DSCP.Set {
-		v := int(d.DSCP.Value)
-		out.DSCP = &v
-	}
-	return out
 }

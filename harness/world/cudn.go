@@ -1,4 +1,4 @@
-package harness
+package world
 
 import (
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
