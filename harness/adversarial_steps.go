@@ -5,33 +5,11 @@ import (
 	"fmt"
 	"github.com/nqos/nqos/harness/verdict"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
 )
-
-func adversarialSummary(st *scenarios.Step) string {
-	switch {
-	case st.Spoof != nil:
-		sp := st.Spoof
-		return fmt.Sprintf("VM %s forges VM %s's IP and MAC towards %s (own class DSCP %d, %d kbit/s; forged class DSCP %d)",
-			sp.VM, sp.As, sp.Peer, sp.DSCP, sp.RateKbps, sp.AsDSCP)
-	case st.Churn != nil:
-		c := st.Churn
-		late := ""
-		if len(c.LateVMs) > 0 {
-			late = ", late VMs " + strings.Join(c.LateVMs, ", ") + " started and stopped"
-		}
-		return fmt.Sprintf("%s, one operation per %s: VMs %s label %s in %v%s, NetworkQoS %s", c.Duration, c.Interval,
-			strings.Join(c.VMs, ", "), c.Label, c.Values, late, strings.Join(c.Objects, ", "))
-	case st.OVNBaseline != nil:
-		b := st.OVNBaseline
-		return fmt.Sprintf("VM %s's port into a harness-owned port group (DSCP %d) and out, %d times, probe to %s", b.VM, b.DSCP, b.Samples, b.Peer)
-	}
-	return ""
-}
 
 func hasV4(fams []scenarios.Family) bool { return slices.Contains(fams, scenarios.V4) }
 
@@ -43,7 +21,11 @@ func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
 	if !hasV4(ex.fams) {
 		return fmt.Errorf("spoof: the spoofed frames are IPv4 and this run has no IPv4")
 	}
-	res, err := ex.env.Spoof(ctx, sp)
+	adv, err := capable[Adversary](ex, CapAdversary)
+	if err != nil {
+		return err
+	}
+	res, err := adv.Spoof(ctx, sp)
 	if err != nil {
 		return fmt.Errorf("spoof by VM %s as VM %s: %w", sp.VM, sp.As, err)
 	}
@@ -69,7 +51,11 @@ func (ex *execution) ovnBaseline(ctx context.Context, b *scenarios.OVNBaseline) 
 	if !hasV4(ex.fams) {
 		return fmt.Errorf("ovnBaseline: the probe is IPv4 and this run has no IPv4")
 	}
-	res, err := ex.env.PortGroupBaseline(ctx, ex.sc.VM(b.VM), b)
+	adv, err := capable[Adversary](ex, CapAdversary)
+	if err != nil {
+		return err
+	}
+	res, err := adv.PortGroupBaseline(ctx, ex.sc.VM(b.VM), b)
 	if err != nil {
 		return fmt.Errorf("OVN port-group baseline with VM %s: %w", b.VM, err)
 	}

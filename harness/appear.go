@@ -63,7 +63,11 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 }
 
 func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, verdict.Mismatches, error) {
-	a, err := ex.env.StartVMProbed(ctx, vm, p)
+	adv, err := capable[Adversary](ex, CapAdversary)
+	if err != nil {
+		return Appearance{}, nil, err
+	}
+	a, err := adv.StartVMProbed(ctx, vm, p)
 	if err != nil {
 		return a, nil, fmt.Errorf("start VM %s under a probe: %w", vm.Name, err)
 	}

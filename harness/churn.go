@@ -26,6 +26,7 @@ import (
 // changes or deletes it (it stops counting before it sends the change).
 type churner struct {
 	ex  *execution
+	adv Adversary
 	c   *scenarios.Churn
 	rng *rand.Rand
 
@@ -65,8 +66,8 @@ const (
 	opDelete   = "nq-delete"
 )
 
-func newChurner(ex *execution, c *scenarios.Churn) *churner {
-	ch := &churner{ex: ex, c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x6e716f73)),
+func newChurner(ex *execution, adv Adversary, c *scenarios.Churn) *churner {
+	ch := &churner{ex: ex, adv: adv, c: c, rng: rand.New(rand.NewPCG(uint64(c.Seed), 0x6e716f73)),
 		cur: map[string]*scenarios.Manifest{}, ids: map[ObjectKey]string{}, before: map[string]*string{},
 		pending: map[ObjectKey]int64{}, rejected: map[ObjectKey]bool{},
 		res: churnResult{byKind: map[string]int{}, written: map[ObjectKey]time.Time{}}}
@@ -100,8 +101,12 @@ func (ch *churner) isRejected(k ObjectKey) bool {
 // converge to the compiler's for the state the churn left (late VMs
 // running or not), puts everything back and waits again.
 func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
-	ch := newChurner(ex, c)
-	w, err := ex.env.WatchRejected(ctx, ch.isRejected)
+	adv, err := capable[Adversary](ex, CapAdversary)
+	if err != nil {
+		return err
+	}
+	ch := newChurner(ex, adv, c)
+	w, err := adv.WatchRejected(ctx, ch.isRejected)
 	if err != nil {
 		return fmt.Errorf("churn: NB watcher: %w", err)
 	}

@@ -24,7 +24,7 @@ func (ch *churner) converge(ctx context.Context, when string) (time.Duration, ve
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		mism, err := ch.ex.converged(ctx)
+		mism, err := ch.converged(ctx)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -46,7 +46,8 @@ func (ch *churner) converge(ctx context.Context, when string) (time.Duration, ve
 
 // converged compares the whole NetworkQoS-owned NB state and every
 // applied object's Accepted condition with the compiler's.
-func (ex *execution) converged(ctx context.Context) (verdict.Mismatches, error) {
+func (ch *churner) converged(ctx context.Context) (verdict.Mismatches, error) {
+	ex := ch.ex
 	want, err := ex.realIntent()
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (ex *execution) converged(ctx context.Context) (verdict.Mismatches, error) 
 	for _, o := range want.NetworkQoS {
 		k := ObjectKey{Namespace: o.Namespace, Name: o.Name}
 		wantC := acceptedOf(want, k)
-		st, err := ex.env.AcceptedStatus(ctx, k.Namespace, k.Name)
+		st, err := ch.adv.AcceptedStatus(ctx, k.Namespace, k.Name)
 		if err != nil {
 			return nil, fmt.Errorf("status of NetworkQoS %s/%s: %w", k.Namespace, k.Name, err)
 		}

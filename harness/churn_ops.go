@@ -150,7 +150,7 @@ func (ch *churner) apply(ctx context.Context, m *scenarios.Manifest) error {
 	if !ch.isRejectedRevision(m) {
 		return nil
 	}
-	st, err := ch.ex.env.AcceptedStatus(ctx, m.Namespace, m.Name)
+	st, err := ch.adv.AcceptedStatus(ctx, m.Namespace, m.Name)
 	if err != nil {
 		return fmt.Errorf("generation of %s: %w", m.Key(), err)
 	}
@@ -217,7 +217,7 @@ func (ch *churner) confirm(ctx context.Context, k ObjectKey) error {
 	if !ok {
 		return nil
 	}
-	st, err := ch.ex.env.AcceptedStatus(ctx, k.Namespace, k.Name)
+	st, err := ch.adv.AcceptedStatus(ctx, k.Namespace, k.Name)
 	if err != nil || !st.Found || st.Accepted == nil || st.Generation != gen || st.Observed != gen || st.Accepted.Status != "False" {
 		return err
 	}

@@ -15,22 +15,6 @@ import (
 // graceful stop leaves none.
 const killInFlight = 8
 
-// ControllerOps runs the NetworkQoS controller as a process the steps can
-// stop, kill and start, each under a VM's constant-rate marked probe
-// stream to an external host watched on the VM's node uplink.
-type ControllerOps interface {
-	// RestartController stops the controller as the spec says, starts a
-	// new process, waits until it is synced and the NB equals the
-	// compiler's rows for the cluster's objects (a clean run), and
-	// measures the probe.
-	RestartController(ctx context.Context, spec ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (ControllerResult, error)
-	// Upgrade pre-seeds legacy address-set rows for the objects (the
-	// controller is not running), waits until they mark the probe,
-	// starts the controller and observes the migration's NB
-	// transactions until the NB equals the compiler's rows.
-	Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (ControllerResult, error)
-}
-
 // ControllerRestart is one controller restart.
 type ControllerRestart struct {
 	Mode string // scenarios.ControllerGraceful or ControllerKill9
@@ -65,9 +49,13 @@ func (ex *execution) controllerStep(ctx context.Context, st *scenarios.Step) err
 		err error
 		vm  *scenarios.VM
 	)
+	cp, err := capable[ControllerProcess](ex, CapControllerProcess)
+	if err != nil {
+		return err
+	}
 	if u := st.Upgrade; u != nil {
 		vm = ex.sc.VM(u.VM)
-		res, err = ex.env.Upgrade(ctx, u.Objects, vm, st.Probe)
+		res, err = cp.Upgrade(ctx, u.Objects, vm, st.Probe)
 	} else {
 		r := st.RestartController
 		vm = ex.sc.VM(r.VM)
@@ -75,7 +63,7 @@ func (ex *execution) controllerStep(ctx context.Context, st *scenarios.Step) err
 		if len(r.Applied)+len(r.Deleted) > 0 {
 			spec.Burst = ex.burst(r)
 		}
-		res, err = ex.env.RestartController(ctx, spec, vm, st.Probe)
+		res, err = cp.RestartController(ctx, spec, vm, st.Probe)
 	}
 	if err != nil {
 		return fmt.Errorf("%s (probe VM %s): %w", st.Kind(), vm.Name, err)
@@ -132,27 +120,4 @@ func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdic
 	}
 	mism.Add(verdict.Migration, res.OrderErrors...)
 	return mism
-}
-
-// controllerSummary describes a controller step.
-func controllerSummary(st *scenarios.Step) string {
-	if u := st.Upgrade; u != nil {
-		return fmt.Sprintf("legacy rows for %s, then the controller starts; probe from VM %s", strings.Join(u.Legacy, ", "), u.VM)
-	}
-	r := st.RestartController
-	s := r.Mode + " controller restart"
-	var burst []string
-	for _, m := range r.Applied {
-		burst = append(burst, "apply "+m.Key())
-	}
-	for _, m := range r.Deleted {
-		burst = append(burst, "delete "+m.Key())
-	}
-	if len(burst) > 0 {
-		s += " during a burst (" + strings.Join(burst, ", ") + ")"
-	}
-	if r.AfterTx > 0 {
-		s += fmt.Sprintf(" right after NB transaction %d", r.AfterTx)
-	}
-	return s + ", probe from VM " + r.VM
 }

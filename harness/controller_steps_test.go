@@ -114,7 +114,7 @@ func TestKillInFlightAllowance(t *testing.T) {
 		{scenarios.ControllerKill9, killInFlight, false}, {scenarios.ControllerKill9, killInFlight + 1, true},
 		{scenarios.ControllerGraceful, 0, false}, {scenarios.ControllerGraceful, 1, true},
 	} {
-		st := &scenarios.Step{RestartController: &scenarios.RestartController{Mode: c.mode}, Probe: probe}
+		st := &scenarios.Step{ControllerSteps: scenarios.ControllerSteps{RestartController: &scenarios.RestartController{Mode: c.mode}}, Probe: probe}
 		m := judgeController("vm", st, ControllerResult{LifeResult: base, TxWhileDown: c.down})
 		if got := len(m) > 0; got != c.fail {
 			t.Errorf("%s with %d transactions while down: mismatches %v, want failure %v", c.mode, c.down, m, c.fail)

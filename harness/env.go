@@ -23,6 +23,7 @@ import (
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/internal/tc"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -213,9 +214,74 @@ type Lifecycle interface {
 	// ChangeGuestIP changes the guest's IPv4 address (CIDR) between two
 	// probe streams; OVN never sees it.
 	ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (LifeResult, error)
+}
+
+// Daemons restarts the testbed's OVS and OVN daemons.
+type Daemons interface {
 	// RestartDaemon restarts a daemon while the VM's marked probe stream
 	// to the peer runs, and measures the marking gap.
 	RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
+}
+
+// ControllerProcess runs the NetworkQoS controller as a process the steps can
+// stop, kill and start, each under a VM's constant-rate marked probe
+// stream to an external host watched on the VM's node uplink.
+type ControllerProcess interface {
+	// RestartController stops the controller as the spec says, starts a
+	// new process, waits until it is synced and the NB equals the
+	// compiler's rows for the cluster's objects (a clean run), and
+	// measures the probe.
+	RestartController(ctx context.Context, spec ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (ControllerResult, error)
+	// Upgrade pre-seeds legacy address-set rows for the objects (the
+	// controller is not running), waits until they mark the probe,
+	// starts the controller and observes the migration's NB
+	// transactions until the NB equals the compiler's rows.
+	Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (ControllerResult, error)
+}
+
+// Adversary is the environment side of the spoof, churn and ovnBaseline
+// steps and of a startVM step under a probe.
+type Adversary interface {
+	// Spoof runs a spoof step's four raw-frame flows (the spoofer's own
+	// frames, with the other VM's IP, with its IP and MAC, the other VM's
+	// own frames) and returns what the uplink captures saw of each, with
+	// the capture's verdicts (DSCP, token-bucket bound, floor).
+	Spoof(ctx context.Context, sp *scenarios.Spoof) (SpoofResult, error)
+	// PortGroupBaseline times OVN's own port-group change: the VM's
+	// bound port added to a harness-owned port group with a QoS row of
+	// its own, to the first marked probe packet on the uplink.
+	PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (BaselineResult, error)
+	// StartVMProbed starts a late VM like StartVM + CreatePort, but with
+	// the guest's probe to p.Peer running before the LSP is created, and
+	// times the LSP's creation to its port being up, in the object's
+	// port group, and to the first (marked) probe packet on the uplink.
+	StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (Appearance, error)
+	// AcceptedStatus reads a NetworkQoS's generation and its Accepted
+	// condition with the generation it was written for, in one read.
+	AcceptedStatus(ctx context.Context, namespace, name string) (ObjectStatus, error)
+	// WatchRejected is Watch whose rejected set is asked anew for every
+	// audited NB state (objects rejected right now own no row).
+	WatchRejected(ctx context.Context, rejected func(ObjectKey) bool) (Watch, error)
+}
+
+// Fabric is the environment side of the egress, trustBoundary and
+// measure steps: traffic control on the testbed's links, an untrusted
+// fabric edge and captures where flows are delivered.
+type Fabric interface {
+	// ShapeEgress installs h on the port's egress, replacing what is
+	// there; nil removes it.
+	ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) error
+	// EgressStats reads the counters of the classes installed on a port.
+	EgressStats(ctx context.Context, p scenarios.Port) ([]tc.ClassStats, error)
+	// SetTrustBoundary makes the fabric rewrite DSCP to 0 on packets
+	// entering from node's uplink (untrusted) or trust it again.
+	SetTrustBoundary(ctx context.Context, node int, untrusted bool) error
+	// WatchDelivery starts a capture at each destination (a VM's NIC or
+	// a host's port) into pcap(dest) and returns once each is ready.
+	WatchDelivery(ctx context.Context, dests []string, pcap func(dest string) string) (Delivery, error)
+	// ClearFabric removes every hierarchy and trust boundary still
+	// installed.
+	ClearFabric(ctx context.Context) error
 }
 
 // Directions of a lifecycle probe, the keys of LifeResult.Lost and Sent.
@@ -241,15 +307,14 @@ type LifeResult struct {
 	Detail any
 }
 
-// Env is one provisioned testbed for one scenario.
+// Env is one provisioned testbed for one scenario: the core every
+// backend provides. What a step kind needs beyond it is a capability
+// (capabilities.go): an optional interface of its own above.
 type Env interface {
 	Cluster
-	Lifecycle
-	ControllerOps
 	NB
 	Traffic
 	Simulator
-	Adversary // adversarial.go
 	// OVNVersion is the testbed's OVN version, e.g. "23.03.1".
 	OVNVersion(ctx context.Context) (string, error)
 	// Logs returns the tails of the daemon logs, for failed scenarios.
@@ -263,7 +328,10 @@ type Env interface {
 }
 
 // Provisioner boots an environment for a scenario's topology in the given
-// IP families; dir is the scenario's output directory.
+// IP families; dir is the scenario's output directory. It declares the
+// capabilities its environments lack, each with why, so the runner
+// decides before the boot which scenarios it cannot run.
 type Provisioner interface {
 	Provision(ctx context.Context, sc *scenarios.Scenario, families []scenarios.Family, dir string) (Env, error)
+	Lacks() map[Capability]string
 }

@@ -15,10 +15,6 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-func measureSummary(st *scenarios.Step) string {
-	return strings.Join(st.Measure.Flows, ", ") + ", measured on the uplink and where delivered"
-}
-
 // measure runs the flows as a start and stop step would, with a capture
 // at every destination besides the uplink captures, and judges and
 // tabulates what was delivered.

@@ -65,14 +65,6 @@ func LabTable(t *scenarios.LabTable, family string, rate func(flow string) (floa
 	return tab, nil
 }
 
-func labTableSummary(st *scenarios.Step) string {
-	var names []string
-	for _, r := range st.LabTable.Rows {
-		names = append(names, r.Approach)
-	}
-	return "lab table: " + strings.Join(names, " vs ")
-}
-
 func (ex *execution) labTable(_ context.Context, _ int, st *scenarios.Step) error {
 	for _, fam := range ex.fams {
 		tab, err := LabTable(st.LabTable, string(fam), func(f string) (float64, bool) {

@@ -178,21 +178,35 @@ func (ex *execution) migrateOps(st *scenarios.Step) []operation {
 	m := st.Migrate
 	vm := ex.sc.VM(m.VM)
 	return []operation{{vm: vm,
-		run:   func(ctx context.Context) (LifeResult, error) { return ex.env.Migrate(ctx, vm, m, st.Probe) },
+		run: func(ctx context.Context) (LifeResult, error) {
+			l, err := capable[Lifecycle](ex, CapMigration)
+			if err != nil {
+				return LifeResult{}, err
+			}
+			return l.Migrate(ctx, vm, m, st.Probe)
+		},
 		after: func() { ex.world.Move(vm.Name, m.To) }}}
 }
 
 func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(st.RestartDaemon.VM)
 	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
-		return ex.env.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
+		d, err := capable[Daemons](ex, CapDaemonRestart)
+		if err != nil {
+			return LifeResult{}, err
+		}
+		return d.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
 	}}}
 }
 
 func (ex *execution) guestIPOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(st.GuestIP.VM)
 	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
-		return ex.env.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
+		l, err := capable[Lifecycle](ex, CapGuestIP)
+		if err != nil {
+			return LifeResult{}, err
+		}
+		return l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
 	}}}
 }
 
@@ -200,7 +214,13 @@ func (ex *execution) restartLauncherOps(st *scenarios.Step) []operation {
 	var ops []operation
 	for _, name := range st.RestartLauncher {
 		vm := ex.sc.VM(name)
-		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) { return ex.env.RestartLauncher(ctx, vm, st.Probe) }})
+		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+			l, err := capable[Lifecycle](ex, CapLauncherRestart)
+			if err != nil {
+				return LifeResult{}, err
+			}
+			return l.RestartLauncher(ctx, vm, st.Probe)
+		}})
 	}
 	return ops
 }

@@ -173,6 +173,10 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		res.Status, res.SkipReason = results.Skipped, why
 		return res
 	}
+	if step, ns := Unsupported(sc, r.Backend, r.Prov.Lacks()); ns != nil {
+		res.Status, res.Error, res.Steps = results.Unsupported, ns.Error(), r.unsupportedSteps(sc, step, ns)
+		return res
+	}
 	dir := filepath.Join(r.Dir, sc.Name+"-"+r.modeName())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		res.Status, res.Error = results.Error, err.Error()
@@ -237,6 +241,22 @@ func (r *Runner) notStarted(sc *scenarios.Scenario, fams []scenarios.Family, i, 
 	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
 	r.Progress.ScenarioEnd(res)
 	return res
+}
+
+// unsupportedSteps are the steps of a scenario the backend cannot run,
+// decided before the boot: the step it cannot run unsupported, the
+// others not run.
+func (r *Runner) unsupportedSteps(sc *scenarios.Scenario, step int, ns *NotSupportedError) []results.Step {
+	now := r.now()
+	out := make([]results.Step, len(sc.Steps))
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		out[i] = results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: st.Describe(), Started: now, Finished: now, Status: results.NotRun}
+		if i == step {
+			out[i].Status, out[i].Error = results.Unsupported, ns.Error()
+		}
+	}
+	return out
 }
 
 func (r *Runner) modeName() string {

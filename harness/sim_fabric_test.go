@@ -19,9 +19,9 @@ var _ Fabric = (*simEnv)(nil)
 
 func (s *simEnv) ShapeEgress(_ context.Context, p scenarios.Port, h *tc.HTB) error {
 	if h == nil {
-		return s.call("unshape " + portName(p))
+		return s.call("unshape " + scenarios.Port.Name(p))
 	}
-	return s.call(fmt.Sprintf("shape %s %d classes", portName(p), len(h.Classes)))
+	return s.call(fmt.Sprintf("shape %s %d classes", scenarios.Port.Name(p), len(h.Classes)))
 }
 
 func (s *simEnv) EgressStats(_ context.Context, p scenarios.Port) ([]tc.ClassStats, error) {

@@ -346,7 +346,10 @@ type simProv struct {
 	// provisioned counts the Provision calls, cancelled those made with
 	// a cancelled context.
 	provisioned, cancelled int
+	lacks                  map[Capability]string // what the backend declares it lacks
 }
+
+func (p *simProv) Lacks() map[Capability]string { return p.lacks }
 
 func (p *simProv) Provision(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, _ string) (Env, error) {
 	p.fams = fams

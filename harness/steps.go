@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/harness/world"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/nqos/nqos/harness/results"
@@ -87,7 +85,7 @@ func (ex *execution) steps(ctx context.Context) error {
 	n := len(ex.sc.Steps)
 	for i := range ex.sc.Steps {
 		st := &ex.sc.Steps[i]
-		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: ex.summary(st), Started: ex.r.now()}
+		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: st.Describe(), Started: ex.r.now()}
 		if first == nil && ctx.Err() != nil {
 			first = fmt.Errorf("run interrupted before steps[%d] (line %d): %w", i, st.Line, ctx.Err())
 		}
@@ -154,7 +152,7 @@ func (ex *execution) step(ctx context.Context, i int, st *scenarios.Step) error 
 	if !ok {
 		return fmt.Errorf("step kind %q is not executable", st.Kind())
 	}
-	return k.run(ctx, ex, i, st)
+	return k.run(ex, ctx, i, st)
 }
 
 // eachObject runs fn on each object of the step and, once it succeeded,
@@ -179,37 +177,6 @@ func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error 
 	}
 	ex.world.Relabel(vm.Name, l.Set, l.Remove)
 	return nil
-}
-
-// summary describes a step for the report and the terminal.
-func (ex *execution) summary(st *scenarios.Step) string {
-	var s string
-	if k, ok := ex.kinds[st.Kind()]; ok {
-		s = k.summary(st)
-	}
-	if st.Name != "" {
-		return st.Name + " — " + s
-	}
-	return s
-}
-
-func describeCheck(c *scenarios.Check) string {
-	var parts []string
-	for _, o := range c.Objects {
-		parts = append(parts, o.Object.Key())
-	}
-	if c.NoOwnedRows {
-		parts = append(parts, "no NetworkQoS-owned rows")
-	}
-	return strings.Join(parts, ", ")
-}
-
-func sortedPairs(m map[string]string) []string {
-	var out []string
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, k+"="+m[k])
-	}
-	return out
 }
 
 func joinProperties(ps []verdict.Property) string {

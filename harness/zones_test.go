@@ -60,6 +60,8 @@ func (p zonedProv) Provision(context.Context, *scenarios.Scenario, []scenarios.F
 	return p.env, nil
 }
 
+func (zonedProv) Lacks() map[Capability]string { return nil }
+
 func story1(t *testing.T) *scenarios.Scenario {
 	t.Helper()
 	scs, err := scenarios.Resolve([]string{"story1-tiers"})

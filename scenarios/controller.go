@@ -7,6 +7,12 @@ type ControllerSpec struct {
 	Boot *bool `yaml:"boot"`
 }
 
+// ControllerSteps are the step kinds acting on the controller process.
+type ControllerSteps struct {
+	RestartController *RestartController `yaml:"restartController"`
+	Upgrade           *Upgrade           `yaml:"upgrade"`
+}
+
 // Modes of a restartController step.
 const (
 	ControllerGraceful = "graceful" // SIGTERM, clean exit, then a new process
@@ -53,7 +59,7 @@ func (sc *Scenario) BootsController() bool {
 // upgrade steps).
 func (sc *Scenario) ControllerProcess() bool {
 	for i := range sc.Steps {
-		if k := sc.Steps[i].Kind(); k == "restartController" || k == "upgrade" {
+		if s := &sc.Steps[i]; s.RestartController != nil || s.Upgrade != nil {
 			return true
 		}
 	}

@@ -220,7 +220,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) error {
 			return d.errf(k, sub, "duplicate key")
 		}
 		seen[k.Value] = true
-		if err := d.decode(val, v.Field(idx), sub); err != nil {
+		if err := d.decode(val, v.FieldByIndex(idx), sub); err != nil {
 			return err
 		}
 	}
@@ -232,16 +232,27 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) error {
 	return nil
 }
 
-func structFields(t reflect.Type) (map[string]int, []string) {
-	fields := map[string]int{}
+// structFields maps the YAML keys of t's fields to their field index; the
+// fields of an anonymous struct tagged `yaml:",inline"` are t's own.
+func structFields(t reflect.Type) (map[string][]int, []string) {
+	fields := map[string][]int{}
 	var required []string
 	for i := 0; i < t.NumField(); i++ {
-		tag := t.Field(i).Tag.Get("yaml")
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
 		if tag == "" || tag == "-" {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		fields[name] = i
+		if f.Anonymous && opts == "inline" {
+			inner, req := structFields(f.Type)
+			for k, idx := range inner {
+				fields[k] = append([]int{i}, idx...)
+			}
+			required = append(required, req...)
+			continue
+		}
+		fields[name] = []int{i}
 		if opts == "required" {
 			required = append(required, name)
 		}

@@ -229,42 +229,39 @@ type Invariants struct {
 	NeverOwnRows []string `yaml:"neverOwnRows"`
 }
 
-// Step is one ordered step; exactly one action field is set.
+// Step is one ordered step; exactly one action field is set. Each action
+// field is a step kind (kinds.go): its type holds the kind's fields,
+// validation and description. The kinds of a family of steps are
+// inlined from the family's file.
 type Step struct {
 	Name   string       `yaml:"name"`
-	Apply  []string     `yaml:"apply"`
-	Delete []string     `yaml:"delete"`
+	Apply  Apply        `yaml:"apply"`
+	Delete Delete       `yaml:"delete"`
 	Edit   *Edit        `yaml:"edit"`
 	Label  *LabelChange `yaml:"label"`
 	// StartVM starts late VMs: launcher pod, LSP and guest.
-	StartVM []string `yaml:"startVM"`
+	StartVM StartVM `yaml:"startVM"`
 	// Migrate live-migrates a VM, RestartLauncher recreates VMs' launcher
 	// pods, GuestIP changes an address inside a guest; each runs under
 	// the step's Probe.
-	Migrate         *Migrate `yaml:"migrate"`
-	RestartLauncher []string `yaml:"restartLauncher"`
-	GuestIP         *GuestIP `yaml:"guestIP"`
+	Migrate         *Migrate        `yaml:"migrate"`
+	RestartLauncher RestartLauncher `yaml:"restartLauncher"`
+	GuestIP         *GuestIP        `yaml:"guestIP"`
 	// RestartDaemon restarts an OVS/OVN daemon under the step's probe.
 	RestartDaemon *RestartDaemon `yaml:"restartDaemon"`
 	Probe         *Probe         `yaml:"probe"`
-	Start         []string       `yaml:"start"`
-	Stop          []string       `yaml:"stop"`
-	Wait          *Check         `yaml:"wait"`
-	Expect        *Check         `yaml:"expect"`
+	Start         Start          `yaml:"start"`
+	Stop          Stop           `yaml:"stop"`
+	Wait          *Wait          `yaml:"wait"`
+	Expect        *Expect        `yaml:"expect"`
 
-	// RestartController and Upgrade act on the controller process under
-	// the step's Probe (controller.go).
-	RestartController *RestartController `yaml:"restartController"`
-	Upgrade           *Upgrade           `yaml:"upgrade"`
+	// The controller steps act on the controller process under the
+	// step's Probe (controller.go).
+	ControllerSteps `yaml:",inline"`
 	// Adversarial steps (types_adversarial.go).
-	Spoof       *Spoof       `yaml:"spoof"`
-	Churn       *Churn       `yaml:"churn"`
-	OVNBaseline *OVNBaseline `yaml:"ovnBaseline"`
+	AdversarialSteps `yaml:",inline"`
 	// Fabric steps (types_fabric.go).
-	Egress        *Egress        `yaml:"egress"`
-	TrustBoundary *TrustBoundary `yaml:"trustBoundary"`
-	Measure       *Measure       `yaml:"measure"`
-	LabTable      *LabTable      `yaml:"labTable"`
+	FabricSteps `yaml:",inline"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`

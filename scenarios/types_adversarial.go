@@ -23,6 +23,13 @@ const (
 	MinChurnInterval = 20 * time.Millisecond // below it operations queue up
 )
 
+// AdversarialSteps are the step kinds of adversarial tests.
+type AdversarialSteps struct {
+	Spoof       *Spoof       `yaml:"spoof"`
+	Churn       *Churn       `yaml:"churn"`
+	OVNBaseline *OVNBaseline `yaml:"ovnBaseline"`
+}
+
 // Spoof (scenario 12-spoofing): the guest of VM sends raw IPv4 frames to
 // Peer with its own addresses, with As's source IP, and with As's source
 // IP and MAC; As sends a few of its own frames as a control. The match is

@@ -1,8 +1,20 @@
 package scenarios
 
-// Fabric steps: traffic control on the testbed's links (egress), an
-// untrusted fabric edge (trustBoundary), flows measured where they are
-// delivered (measure) and the tc HTB lab's comparison table (labTable).
+import (
+	"fmt"
+	"strings"
+)
+
+// FabricSteps are the step kinds acting on the testbed's fabric: traffic
+// control on its links (egress), an untrusted fabric edge
+// (trustBoundary), flows measured where they are delivered (measure) and
+// the tc HTB lab's comparison table (labTable).
+type FabricSteps struct {
+	Egress        *Egress        `yaml:"egress"`
+	TrustBoundary *TrustBoundary `yaml:"trustBoundary"`
+	Measure       *Measure       `yaml:"measure"`
+	LabTable      *LabTable      `yaml:"labTable"`
+}
 
 // Egress installs an HTB hierarchy on a port's egress (replacing the one
 // there), or with Clear removes it. Every hierarchy left installed is
@@ -112,4 +124,42 @@ type LabRow struct {
 // Flows are the flows a lab row names, in the table's column order.
 func (r LabRow) Flows() []string {
 	return []string{r.ProductionAlone, r.BackgroundAlone, r.ProductionTogether, r.BackgroundTogether}
+}
+
+// validate checks that every flow a row names was measured by an
+// earlier measure step.
+func (t *LabTable) validate(v *validator, at stepAt) error {
+	for _, b := range []struct {
+		field string
+		rate  Bitrate
+	}{{"ceiling", t.Ceiling}, {"production", t.Production}, {"background", t.Background}} {
+		if b.rate <= 0 {
+			return v.d.errAt(at.path+"."+b.field, "must be above 0")
+		}
+	}
+	measured := map[string]bool{}
+	for _, s := range v.sc.Steps[:at.idx] {
+		if s.Measure != nil {
+			for _, f := range s.Measure.Flows {
+				measured[f] = true
+			}
+		}
+	}
+	for i, r := range t.Rows {
+		for _, f := range r.Flows() {
+			if !measured[f] {
+				return v.d.errAt(fmt.Sprintf("%s.rows[%d]", at.path, i), "flow %q is not measured by an earlier measure step", f)
+			}
+		}
+	}
+	return nil
+}
+
+// Describe: the approaches the table compares.
+func (t *LabTable) Describe(*Step) string {
+	var names []string
+	for _, r := range t.Rows {
+		names = append(names, r.Approach)
+	}
+	return "lab table: " + strings.Join(names, " vs ")
 }

@@ -21,14 +21,33 @@ func ChurnEdit(label, value string, priority int) map[string]any {
 }
 
 // adversarial checks a spoof, churn or ovnBaseline step.
-func (v *validator) adversarial(s *Step, kind, path string, st *stepState) error {
-	switch kind {
-	case "spoof":
-		return v.spoof(s.Spoof, path+".spoof", st)
-	case "churn":
-		return v.churn(s.Churn, path+".churn", st)
+func (sp *Spoof) validate(v *validator, at stepAt) error { return v.spoof(sp, at.path, at.st) }
+
+func (c *Churn) validate(v *validator, at stepAt) error { return v.churn(c, at.path, at.st) }
+
+func (b *OVNBaseline) validate(v *validator, at stepAt) error {
+	return v.ovnBaseline(b, at.path, at.st)
+}
+
+// Describe: the spoofer, the forged VM, the peer and both classes.
+func (sp *Spoof) Describe(*Step) string {
+	return fmt.Sprintf("VM %s forges VM %s's IP and MAC towards %s (own class DSCP %d, %d kbit/s; forged class DSCP %d)",
+		sp.VM, sp.As, sp.Peer, sp.DSCP, sp.RateKbps, sp.AsDSCP)
+}
+
+// Describe: the pace and what is churned.
+func (c *Churn) Describe(*Step) string {
+	late := ""
+	if len(c.LateVMs) > 0 {
+		late = ", late VMs " + strings.Join(c.LateVMs, ", ") + " started and stopped"
 	}
-	return v.ovnBaseline(s.OVNBaseline, path+".ovnBaseline", st)
+	return fmt.Sprintf("%s, one operation per %s: VMs %s label %s in %v%s, NetworkQoS %s", c.Duration, c.Interval,
+		strings.Join(c.VMs, ", "), c.Label, c.Values, late, strings.Join(c.Objects, ", "))
+}
+
+// Describe: the VM, the DSCP, the samples and the peer.
+func (b *OVNBaseline) Describe(*Step) string {
+	return fmt.Sprintf("VM %s's port into a harness-owned port group (DSCP %d) and out, %d times, probe to %s", b.VM, b.DSCP, b.Samples, b.Peer)
 }
 
 // v4VM checks that a VM exists at the step and sends from its topology

@@ -3,15 +3,42 @@ package scenarios
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
-// controller checks a restartController or upgrade step and tracks
-// whether the controller runs.
-func (v *validator) controller(s *Step, kind, path string, st *stepState) error {
-	if kind == "upgrade" {
-		return v.upgrade(s.Upgrade, s.Probe, path+".upgrade", st)
+func (*RestartController) probeRule() probeRule { return probeRule{required: true, gap: true} }
+func (*Upgrade) probeRule() probeRule           { return probeRule{required: true, gap: true} }
+
+func (r *RestartController) validate(v *validator, at stepAt) error {
+	return v.restartController(r, at.path, at.st)
+}
+
+func (u *Upgrade) validate(v *validator, at stepAt) error {
+	return v.upgrade(u, at.s.Probe, at.path, at.st)
+}
+
+// Describe: the legacy objects and the probe's VM.
+func (u *Upgrade) Describe(*Step) string {
+	return fmt.Sprintf("legacy rows for %s, then the controller starts; probe from VM %s", strings.Join(u.Legacy, ", "), u.VM)
+}
+
+// Describe: the mode, the burst, the kill point and the probe's VM.
+func (r *RestartController) Describe(*Step) string {
+	s := r.Mode + " controller restart"
+	var burst []string
+	for _, m := range r.Applied {
+		burst = append(burst, "apply "+m.Key())
 	}
-	return v.restartController(s.RestartController, path+".restartController", st)
+	for _, m := range r.Deleted {
+		burst = append(burst, "delete "+m.Key())
+	}
+	if len(burst) > 0 {
+		s += " during a burst (" + strings.Join(burst, ", ") + ")"
+	}
+	if r.AfterTx > 0 {
+		s += fmt.Sprintf(" right after NB transaction %d", r.AfterTx)
+	}
+	return s + ", probe from VM " + r.VM
 }
 
 func (v *validator) restartController(r *RestartController, path string, st *stepState) error {

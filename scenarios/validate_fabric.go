@@ -4,21 +4,59 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/nqos/nqos/internal/tc"
 )
 
-// fabric checks an egress, trustBoundary, measure or labTable step.
-func (v *validator) fabric(s *Step, kind string, idx int, path string, st *stepState) error {
-	switch kind {
-	case "egress":
-		return v.egress(s.Egress, path+".egress")
-	case "trustBoundary":
-		return v.uplinkIndex(s.TrustBoundary.Uplink, path+".trustBoundary.uplink")
-	case "measure":
-		return v.measure(s, idx, path, st)
+func (e *Egress) validate(v *validator, at stepAt) error { return v.egress(e, at.path) }
+
+func (t *TrustBoundary) validate(v *validator, at stepAt) error {
+	return v.uplinkIndex(t.Uplink, at.path+".uplink")
+}
+
+func (m *Measure) validate(v *validator, at stepAt) error {
+	return v.measure(at.s, at.idx, at.stepPath, at.st)
+}
+
+// Describe: the hierarchy and its port, or its removal.
+func (e *Egress) Describe(*Step) string {
+	if e.Clear {
+		return "remove HTB from " + e.Port.Name()
 	}
-	return v.labTable(s.LabTable, idx, path+".labTable")
+	var cs []string
+	for _, c := range e.Classes {
+		sel := "default"
+		switch {
+		case len(c.Dst) > 0:
+			sel = "dst " + strings.Join(c.Dst, ",")
+		case len(c.DSCP) > 0:
+			sel = fmt.Sprintf("dscp %v", c.DSCP)
+		}
+		cs = append(cs, fmt.Sprintf("%s %s prio %d (%s)", c.Name, c.Rate, c.Prio, sel))
+	}
+	return fmt.Sprintf("HTB on %s: ceil %s; %s", e.Port.Name(), e.Ceil, strings.Join(cs, "; "))
+}
+
+// Describe: what the fabric does to the uplink's packets.
+func (t *TrustBoundary) Describe(*Step) string {
+	if t.Clear {
+		return fmt.Sprintf("fabric trusts node %d's uplink again", t.Uplink)
+	}
+	return fmt.Sprintf("fabric rewrites DSCP to 0 on packets from node %d's uplink", t.Uplink)
+}
+
+// Describe: the flows.
+func (m *Measure) Describe(*Step) string {
+	return strings.Join(m.Flows, ", ") + ", measured on the uplink and where delivered"
+}
+
+// Name names the port's link.
+func (p Port) Name() string {
+	if p.Uplink != nil {
+		return fmt.Sprintf("node %d uplink", *p.Uplink)
+	}
+	return "fabric port to " + p.Host
 }
 
 func (v *validator) uplinkIndex(i int, path string) error {
@@ -76,10 +114,10 @@ func (e *Egress) HTB() (tc.HTB, error) {
 // expectation.
 func (v *validator) measure(s *Step, idx int, path string, st *stepState) error {
 	m := s.Measure
-	if err := v.traffic(&Step{Start: m.Flows}, idx, path+".measure.flows", st); err != nil {
+	if err := v.traffic(m.Flows, true, idx, path+".measure.flows", st); err != nil {
 		return err
 	}
-	if err := v.traffic(&Step{Stop: m.Flows}, idx, path+".measure.flows", st); err != nil {
+	if err := v.traffic(m.Flows, false, idx, path+".measure.flows", st); err != nil {
 		return err
 	}
 	for i, x := range m.Expect {
@@ -127,30 +165,4 @@ func (v *validator) classExpect(c ClassExpect, idx int, path string) error {
 // SamePort reports whether two ports name the same link.
 func SamePort(a, b Port) bool {
 	return a.Host == b.Host && (a.Uplink == nil) == (b.Uplink == nil) && (a.Uplink == nil || *a.Uplink == *b.Uplink)
-}
-
-// labTable checks that every flow a row names was measured by an earlier
-// measure step.
-func (v *validator) labTable(t *LabTable, idx int, path string) error {
-	for field, b := range map[string]Bitrate{"ceiling": t.Ceiling, "production": t.Production, "background": t.Background} {
-		if b <= 0 {
-			return v.d.errAt(path+"."+field, "must be above 0")
-		}
-	}
-	measured := map[string]bool{}
-	for _, s := range v.sc.Steps[:idx] {
-		if s.Measure != nil {
-			for _, f := range s.Measure.Flows {
-				measured[f] = true
-			}
-		}
-	}
-	for i, r := range t.Rows {
-		for _, f := range r.Flows() {
-			if !measured[f] {
-				return v.d.errAt(fmt.Sprintf("%s.rows[%d]", path, i), "flow %q is not measured by an earlier measure step", f)
-			}
-		}
-	}
-	return nil
 }

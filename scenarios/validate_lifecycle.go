@@ -1,28 +1,28 @@
 package scenarios
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
-// lifecycleKinds are the step kinds that run under a probe.
-var lifecycleKinds = []string{"migrate", "restartLauncher", "guestIP", "restartDaemon", "restartController", "upgrade"}
-
-// gapKinds are the lifecycle steps that measure (and need) maxGap.
-var gapKinds = []string{"restartDaemon", "restartController", "upgrade"}
-
-// probe checks that exactly the lifecycle steps have a probe and resolves
-// its object.
-func (v *validator) probe(s *Step, kind, path string, st *stepState) error {
+// probe checks that exactly the kinds that run under a probe have one,
+// as their probeRule says, and resolves its object.
+func (v *validator) probe(s *Step, kind string, act Action, path string, st *stepState) error {
 	p := s.Probe
-	needs := slices.Contains(lifecycleKinds, kind)
+	pr, isProbed := act.(probed)
+	var rule probeRule
+	if isProbed {
+		rule = pr.probeRule()
+	}
 	switch {
-	case p == nil && needs:
+	case p == nil && rule.required:
 		return v.d.errAt(path, "a %s step needs a probe (peer, object, dscp)", kind)
 	case p == nil:
 		return nil
-	case !needs && kind != "startVM": // startVM: optional probe (validate_adversarial.go)
-		return v.d.errAt(path+".probe", "only migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade and startVM steps run under a probe")
+	case !isProbed:
+		return v.d.errAt(path+".probe", "only %s steps run under a probe", probedKinds(func(probeRule) bool { return true }))
 	}
 	path += ".probe"
 	if v.sc.Host(p.Peer) == nil {
@@ -40,42 +40,76 @@ func (v *validator) probe(s *Step, kind, path string, st *stepState) error {
 		return v.d.errAt(path+".maxUnmarked", "must not be negative")
 	case p.MaxLost < 0:
 		return v.d.errAt(path+".maxLost", "must not be negative")
-	case slices.Contains(gapKinds, kind) && p.MaxGap <= 0:
+	case rule.gap && p.MaxGap <= 0:
 		return v.d.errAt(path+".maxGap", "required for a %s step (the longest tolerated time without a marked packet)", kind)
-	case !slices.Contains(gapKinds, kind) && p.MaxGap != 0:
-		return v.d.errAt(path+".maxGap", "only restartDaemon, restartController and upgrade steps measure the marking gap")
-	case kind == "startVM" && p.MarkedWithin <= 0:
-		return v.d.errAt(path+".markedWithin", "required for a startVM probe (the tolerance on the first marked packet)")
-	case kind != "startVM" && p.MarkedWithin != 0:
-		return v.d.errAt(path+".markedWithin", "only a startVM probe times the first marked packet")
-	case kind == "startVM" && p.MaxLost != 0:
-		return v.d.errAt(path+".maxLost", "a startVM probe starts before the port exists: its loss is not judged")
+	case !rule.gap && p.MaxGap != 0:
+		return v.d.errAt(path+".maxGap", "only %s steps measure the marking gap", probedKinds(func(r probeRule) bool { return r.gap }))
+	case rule.markedWithin && p.MarkedWithin <= 0:
+		return v.d.errAt(path+".markedWithin", "required for a %s probe (the tolerance on the first marked packet)", kind)
+	case !rule.markedWithin && p.MarkedWithin != 0:
+		return v.d.errAt(path+".markedWithin", "only a %s probe times the first marked packet", probedKinds(func(r probeRule) bool { return r.markedWithin }))
+	case rule.markedWithin && p.MaxLost != 0:
+		return v.d.errAt(path+".maxLost", "a %s probe starts before the port exists: its loss is not judged", kind)
 	}
 	p.Manifest = m
 	return nil
 }
 
-// lifecycle checks a migrate, restartLauncher or guestIP step.
-func (v *validator) lifecycle(s *Step, kind, path string, st *stepState) error {
-	switch kind {
-	case "migrate":
-		return v.migrate(s.Migrate, path+".migrate", st)
-	case "restartDaemon":
-		return v.restartDaemon(s.RestartDaemon, path+".restartDaemon", st)
-	case "guestIP":
-		g := s.GuestIP
-		if err := v.runningVM(g.VM, path+".guestIP.vm", st); err != nil {
-			return err
-		}
-		if _, err := netip.ParsePrefix(g.V4); err != nil || !netip.MustParsePrefix(g.V4).Addr().Is4() {
-			return v.d.errAt(path+".guestIP.v4", "invalid IPv4 address %q (want CIDR form, e.g. 10.10.0.81/16)", g.V4)
-		}
-		st.readdr[g.VM] = true
-		return nil
+func (*Migrate) probeRule() probeRule        { return probeRule{required: true} }
+func (RestartLauncher) probeRule() probeRule { return probeRule{required: true} }
+func (*GuestIP) probeRule() probeRule        { return probeRule{required: true} }
+func (*RestartDaemon) probeRule() probeRule  { return probeRule{required: true, gap: true} }
+func (StartVM) probeRule() probeRule         { return probeRule{markedWithin: true} }
+
+func (m *Migrate) validate(v *validator, at stepAt) error { return v.migrate(m, at.path, at.st) }
+
+func (r *RestartDaemon) validate(v *validator, at stepAt) error {
+	return v.restartDaemon(r, at.path, at.st)
+}
+
+func (g *GuestIP) validate(v *validator, at stepAt) error {
+	if err := v.runningVM(g.VM, at.path+".vm", at.st); err != nil {
+		return err
 	}
-	return v.eachName(s.RestartLauncher, path+".restartLauncher", "VM", func(name, p string) error {
-		return v.runningVM(name, p, st)
+	if _, err := netip.ParsePrefix(g.V4); err != nil || !netip.MustParsePrefix(g.V4).Addr().Is4() {
+		return v.d.errAt(at.path+".v4", "invalid IPv4 address %q (want CIDR form, e.g. 10.10.0.81/16)", g.V4)
+	}
+	at.st.readdr[g.VM] = true
+	return nil
+}
+
+func (r RestartLauncher) validate(v *validator, at stepAt) error {
+	return v.eachName(r, at.path, "VM", func(name, p string) error {
+		return v.runningVM(name, p, at.st)
 	})
+}
+
+func (s StartVM) validate(v *validator, at stepAt) error {
+	if err := v.startVM(s, at.path, at.st); err != nil {
+		return err
+	}
+	return v.startVMProbe(at.s, at.idx, at.stepPath)
+}
+
+// Describe: the VM, the target node and the mode.
+func (m *Migrate) Describe(*Step) string {
+	return fmt.Sprintf("VM %s to node %d (%s)", m.VM, m.To, m.Mode)
+}
+
+// Describe: the VMs.
+func (r RestartLauncher) Describe(*Step) string { return "VMs " + strings.Join(r, ", ") }
+
+// Describe: the VMs.
+func (s StartVM) Describe(*Step) string { return "VMs " + strings.Join(s, ", ") }
+
+// Describe: the VM and its new address.
+func (g *GuestIP) Describe(*Step) string {
+	return fmt.Sprintf("VM %s guest IPv4 %s", g.VM, g.V4)
+}
+
+// Describe: the restart and the probe's VM.
+func (r *RestartDaemon) Describe(*Step) string {
+	return fmt.Sprintf("%s %s on node %d, probe from VM %s", r.Mode, r.Daemon, r.Node, r.VM)
 }
 
 func (v *validator) migrate(m *Migrate, path string, st *stepState) error {

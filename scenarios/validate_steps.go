@@ -26,36 +26,6 @@ type stepState struct {
 	controllerUp bool
 }
 
-// Kind names the step's action.
-func (s *Step) Kind() string {
-	kinds := s.kinds()
-	if len(kinds) != 1 {
-		return ""
-	}
-	return kinds[0]
-}
-
-func (s *Step) kinds() []string {
-	var out []string
-	for _, k := range []struct {
-		name string
-		set  bool
-	}{
-		{"apply", s.Apply != nil}, {"delete", s.Delete != nil}, {"edit", s.Edit != nil},
-		{"label", s.Label != nil}, {"startVM", s.StartVM != nil}, {"migrate", s.Migrate != nil},
-		{"restartLauncher", s.RestartLauncher != nil}, {"guestIP", s.GuestIP != nil}, {"restartDaemon", s.RestartDaemon != nil},
-		{"restartController", s.RestartController != nil}, {"upgrade", s.Upgrade != nil}, {"start", s.Start != nil}, {"stop", s.Stop != nil},
-		{"wait", s.Wait != nil}, {"expect", s.Expect != nil},
-		{"spoof", s.Spoof != nil}, {"churn", s.Churn != nil}, {"ovnBaseline", s.OVNBaseline != nil},
-		{"egress", s.Egress != nil}, {"trustBoundary", s.TrustBoundary != nil}, {"measure", s.Measure != nil}, {"labTable", s.LabTable != nil},
-	} {
-		if k.set {
-			out = append(out, k.name)
-		}
-	}
-	return out
-}
-
 func (v *validator) steps() error {
 	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}, running: map[string]bool{}, node: map[string]int{}, readdr: map[string]bool{}}
 	st.controllerUp = v.sc.BootsController()
@@ -86,47 +56,14 @@ func (v *validator) steps() error {
 }
 
 func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
-	kinds := s.kinds()
+	kinds, acts := s.actions()
 	if len(kinds) != 1 {
-		return v.d.errAt(path, "a step has exactly one action (apply, delete, edit, label, startVM, migrate, restartLauncher, guestIP, restartDaemon, restartController, upgrade, spoof, churn, ovnBaseline, egress, trustBoundary, measure, labTable, start, stop, wait, expect), got %d: %s", len(kinds), strings.Join(kinds, ", "))
+		return v.d.errAt(path, "a step has exactly one action (%s), got %d: %s", strings.Join(Kinds(), ", "), len(kinds), strings.Join(kinds, ", "))
 	}
-	if err := v.probe(s, kinds[0], path, st); err != nil {
+	if err := v.probe(s, kinds[0], acts[0], path, st); err != nil {
 		return err
 	}
-	switch kinds[0] {
-	case "migrate", "restartLauncher", "guestIP", "restartDaemon":
-		return v.lifecycle(s, kinds[0], path, st)
-	case "restartController", "upgrade":
-		return v.controller(s, kinds[0], path, st)
-	case "apply":
-		return v.applyOrDelete(s, s.Apply, path+".apply", st, true)
-	case "delete":
-		return v.applyOrDelete(s, s.Delete, path+".delete", st, false)
-	case "edit":
-		return v.edit(s, path+".edit", st)
-	case "label":
-		return v.label(s.Label, path+".label", st)
-	case "startVM":
-		if err := v.startVM(s.StartVM, path+".startVM", st); err != nil {
-			return err
-		}
-		return v.startVMProbe(s, idx, path)
-	case "spoof", "churn", "ovnBaseline":
-		return v.adversarial(s, kinds[0], path, st)
-	case "egress", "trustBoundary", "measure", "labTable":
-		return v.fabric(s, kinds[0], idx, path, st) // validate_fabric.go
-	case "start", "stop":
-		return v.traffic(s, idx, path, st)
-	case "wait":
-		if s.Wait.Timeout == 0 {
-			s.Wait.Timeout = DefaultWaitTimeout
-		}
-		return v.check(s.Wait, path+".wait", st)
-	}
-	if s.Expect.Timeout != 0 {
-		return v.d.errAt(path+".expect.timeout", "expect checks once; use a wait step to poll with a timeout")
-	}
-	return v.check(s.Expect, path+".expect", st)
+	return acts[0].validate(v, stepAt{s: s, idx: idx, path: path + "." + kinds[0], stepPath: path, st: st})
 }
 
 func (v *validator) applyOrDelete(s *Step, ids []string, path string, st *stepState, apply bool) error {
@@ -233,13 +170,8 @@ func (v *validator) label(l *LabelChange, path string, st *stepState) error {
 	return nil
 }
 
-func (v *validator) traffic(s *Step, idx int, path string, st *stepState) error {
-	names, start := s.Stop, false
-	if s.Start != nil {
-		names, start, path = s.Start, true, path+".start"
-	} else {
-		path += ".stop"
-	}
+// traffic checks a start (start true) or stop of flows.
+func (v *validator) traffic(names []string, start bool, idx int, path string, st *stepState) error {
 	if len(names) == 0 {
 		return v.d.errAt(path, "names no flow")
 	}

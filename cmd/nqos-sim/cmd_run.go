@@ -8,8 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/nqos/nqos/harness"
@@ -72,7 +70,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	switch {
 	case o.backend != backendEmbedded && o.backend != backendKind:
 		return o, fmt.Errorf("--backend %q: want %s or %s", o.backend, backendEmbedded, backendKind)
-	case o.backend == backendKind && (o.kindName == "" || o.kubeconfig == ""):
+	case o.backend == backendKind && !o.validate && (o.kindName == "" || o.kubeconfig == ""):
 		return o, fmt.Errorf("--backend kind needs --kind-cluster and --kubeconfig")
 	}
 	if _, err := ovninstall.ParseVersion(o.ovn); err != nil {
@@ -112,7 +110,7 @@ func runScenarios(ctx context.Context, args []string) error {
 		return err
 	}
 	if o.validate {
-		printPlan(os.Stdout, scs)
+		printPlan(os.Stdout, scs, o.backend, backendLacks(o))
 		return nil
 	}
 	if err := useOVN(ctx, o.ovn); err != nil {
@@ -144,70 +142,22 @@ func runScenarios(ctx context.Context, args []string) error {
 	return nil
 }
 
-// printPlan lists each scenario with its steps and flows.
-func printPlan(w io.Writer, scs []*scenarios.Scenario) {
+// printPlan lists each scenario with its steps and flows and, with
+// lacks (a backend's declaration), whether the backend can run it.
+func printPlan(w io.Writer, scs []*scenarios.Scenario, backend string, lacks map[harness.Capability]string) {
 	for _, sc := range scs {
 		fmt.Fprintf(w, "%s (%s, families %v): %s\n", sc.Name, sc.File, sc.Families, sc.Title)
+		if _, ns := harness.Unsupported(sc, backend, lacks); ns != nil {
+			fmt.Fprintf(w, "  %s\n", ns)
+		}
 		for i := range sc.Steps {
 			st := &sc.Steps[i]
-			fmt.Fprintf(w, "  %2d. line %-4d %-6s %s\n", i+1, st.Line, st.Kind(), stepTargets(st))
+			fmt.Fprintf(w, "  %2d. line %-4d %-6s %s\n", i+1, st.Line, st.Kind(), st.Describe())
 		}
 		for _, f := range sc.Flows {
 			fmt.Fprintf(w, "  flow %s: %s -> %s %s/%d %s for %s\n", f.Name, f.From, f.To, f.Protocol, f.Port, f.Rate, f.Duration)
 		}
 	}
-}
-
-// lifecycleTargets describes a lifecycle step's VMs and operation.
-func lifecycleTargets(st *scenarios.Step) []string {
-	var out []string
-	for _, vm := range append(slices.Clone(st.StartVM), st.RestartLauncher...) {
-		out = append(out, "VM "+vm)
-	}
-	switch {
-	case st.Migrate != nil:
-		out = append(out, fmt.Sprintf("VM %s to node %d (%s)", st.Migrate.VM, st.Migrate.To, st.Migrate.Mode))
-	case st.GuestIP != nil:
-		out = append(out, fmt.Sprintf("VM %s guest IPv4 %s", st.GuestIP.VM, st.GuestIP.V4))
-	case st.RestartDaemon != nil:
-		r := st.RestartDaemon
-		out = append(out, fmt.Sprintf("%s %s on node %d", r.Mode, r.Daemon, r.Node))
-	case st.RestartController != nil:
-		out = append(out, fmt.Sprintf("%s controller restart, afterTx %d, probe from VM %s", st.RestartController.Mode, st.RestartController.AfterTx, st.RestartController.VM))
-	case st.Upgrade != nil:
-		out = append(out, fmt.Sprintf("upgrade from legacy rows of %v, probe from VM %s", st.Upgrade.Legacy, st.Upgrade.VM))
-	}
-	if p := st.Probe; p != nil {
-		out = append(out, fmt.Sprintf("under probe %s -> %s DSCP %d", p.Object, p.Peer, p.DSCP))
-	}
-	return out
-}
-
-func stepTargets(st *scenarios.Step) string {
-	var keys []string
-	for _, m := range st.Objects {
-		keys = append(keys, m.Key())
-	}
-	keys = append(append(keys, st.Start...), st.Stop...)
-	if st.Label != nil {
-		keys = append(keys, "VM "+st.Label.VM)
-	}
-	keys = append(keys, lifecycleTargets(st)...)
-	for _, c := range []*scenarios.Check{st.Wait, st.Expect} {
-		if c == nil {
-			continue
-		}
-		for _, o := range c.Objects {
-			keys = append(keys, o.Object.Key())
-		}
-		if c.NoOwnedRows {
-			keys = append(keys, "no owned rows")
-		}
-	}
-	if st.Name != "" {
-		keys = append([]string{st.Name + ":"}, keys...)
-	}
-	return strings.Join(keys, " ")
 }
 
 // newProvisioner is the real testbed: topo/localnet, the in-process
@@ -217,6 +167,16 @@ const (
 	backendEmbedded = "embedded"
 	backendKind     = "kind"
 )
+
+// backendLacks is what the backend's environments lack, as its
+// provisioner declares it (no cluster is reached).
+func backendLacks(o runOptions) map[harness.Capability]string {
+	p := &localnetenv.Provisioner{}
+	if o.backend == backendKind {
+		p.Kind = &localnet.KindCluster{Name: o.kindName}
+	}
+	return p.Lacks()
+}
 
 func newProvisioner(ctx context.Context, o runOptions) (harness.Provisioner, error) {
 	if os.Geteuid() != 0 {

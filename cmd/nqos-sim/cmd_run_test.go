@@ -46,14 +46,71 @@ func TestPrintPlanListsEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	printPlan(&b, scs)
+	printPlan(&b, scs, backendEmbedded, nil)
 	out := b.String()
 	if n := strings.Count(out, "\n"); n != 1+len(scs[0].Steps)+len(scs[0].Flows) {
 		t.Errorf("%d lines:\n%s", n, out)
 	}
-	for _, want := range []string{"story2-backup (02-story2-backup.yaml", "edit   lower the backup object below tier-production: NetworkQoS vms/backup-deprioritization", "flow backup-lowprio"} {
+	for _, want := range []string{"story2-backup (02-story2-backup.yaml", "edit   lower the backup object below tier-production — NetworkQoS vms/backup-deprioritization", "flow backup-lowprio"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestPlanDescribesEveryKind: every step of every built-in scenario, of
+// every kind, has a description in the plan.
+func TestPlanDescribesEveryKind(t *testing.T) {
+	scs, err := scenarios.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	described := map[string]bool{}
+	for _, sc := range scs {
+		for i := range sc.Steps {
+			st := &sc.Steps[i]
+			d := st.Describe()
+			if st.Name != "" {
+				_, d, _ = strings.Cut(d, " — ")
+			}
+			if strings.TrimSpace(d) == "" {
+				t.Errorf("%s steps[%d] (%s): no description", sc.Name, i, st.Kind())
+			}
+			described[st.Kind()] = true
+		}
+	}
+	for _, k := range scenarios.Kinds() {
+		if !described[k] {
+			t.Errorf("kind %s is used by no built-in scenario", k)
+		}
+	}
+}
+
+// TestValidateKindBackend: --validate with --backend kind (no cluster)
+// says which scenarios the KinD backend cannot run, and why, before
+// anything boots.
+func TestValidateKindBackend(t *testing.T) {
+	scs, err := scenarios.Resolve([]string{"story1-tiers", "vm-lifecycle", "daemon-restarts", "controller-restart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseRunArgs([]string{"--backend", "kind", "--validate"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	printPlan(&b, scs, o.backend, backendLacks(o))
+	out := b.String()
+	for _, want := range []string{
+		") migrate: live migration: the launcher pods are the kubelets'",
+		"not supported by the kind backend: steps[2] (line 57) restartDaemon: restarting an OVS or OVN daemon",
+		"not supported by the kind backend: the scenario runs the controller as a process of its own",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "not supported"); n != 3 {
+		t.Errorf("%d scenarios not supported, want 3 (story1-tiers runs on KinD):\n%s", n, out)
 	}
 }

@@ -94,7 +94,13 @@ type Env struct {
 }
 
 var _ harness.Provisioner = (*Provisioner)(nil)
-var _ harness.Env = (*Env)(nil)
+var (
+	_ harness.Env               = (*Env)(nil)
+	_ harness.Lifecycle         = (*Env)(nil)
+	_ harness.Daemons           = (*Env)(nil)
+	_ harness.ControllerProcess = (*Env)(nil)
+	_ harness.Adversary         = (*Env)(nil)
+)
 
 // newRunID returns a random 4-character run ID ([a-z0-9]).
 func newRunID() string {
