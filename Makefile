@@ -23,7 +23,7 @@ OVN_SKIP  ?= ^TestContainerImage$$
 ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)
 export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0-static
 
-.PHONY: all deps build test unit vet fuzz bench generate e2e-localnet e2e-kind kind-up kind-down mutation image clean
+.PHONY: all deps build cross test unit vet fuzz bench generate e2e-localnet e2e-kind kind-up kind-down mutation image clean
 
 all: build
 
@@ -34,13 +34,20 @@ deps:
 build:
 	$(GO) build -o bin/nqos-sim ./cmd/nqos-sim
 	$(GO) build -o bin/nqos-controller ./cmd/nqos-controller
+	$(GO) build -o bin/kubectl-nqos ./cmd/kubectl-nqos
+
+## cross: the kubectl plugin (no datapath) cross-compiled for macOS and Windows into bin/cross
+CROSS ?= darwin/amd64 darwin/arm64 windows/amd64
+cross:
+	set -e; for p in $(CROSS); do os=$${p%/*}; arch=$${p#*/}; \
+	  GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build -o bin/cross/kubectl-nqos-$$os-$$arch$$( [ $$os = windows ] && echo .exe) ./cmd/kubectl-nqos; done
 
 vet:
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 
 ## test: every test, with the real OVN/OVS daemons, namespaces and API server (root)
-test: deps vet
+test: deps vet cross
 	rc=0; $(call ovn_env,$(OVN)) $(GO) test -count=1 -p 1 -timeout 40m $(PKGS) || rc=1; \
 	for v in $(filter-out $(OVN),$(OVN_VERSIONS)); do $(call ovn_env,$$v) $(GO) test -count=1 -p 1 -timeout 20m -skip '$(OVN_SKIP)' $(OVN_PKGS) || rc=1; done; \
 	exit $$rc

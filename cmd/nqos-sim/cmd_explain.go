@@ -12,6 +12,11 @@ import (
 	"github.com/nqos/nqos/reports"
 )
 
+// runCompile implements `nqos-sim compile`: the OVN rows of a set.
+func runCompile(ctx context.Context, args []string) error {
+	return inspect.Compile(ctx, args, inspectEnv())
+}
+
 // runExplain implements `nqos-sim explain`: the fabric view of a set
 // from the compiler alone (no root, daemons or namespaces).
 func runExplain(ctx context.Context, args []string) error {

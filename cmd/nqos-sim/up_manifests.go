@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/nqos/nqos/internal/inspect"
 	"os"
 	"slices"
 	"strings"
@@ -35,7 +36,7 @@ type manifestDir struct {
 func loadManifests(paths ...string) (*manifestDir, error) {
 	var files []string
 	for _, path := range paths {
-		fs, err := manifestFiles(path)
+		fs, err := inspect.ManifestFiles(path)
 		if err != nil {
 			return nil, err
 		}

@@ -46,6 +46,7 @@ type NB interface {
 	OnOwnedRowChange(fn func(ovnnb.Key))
 	HasSwitch(name string) bool
 	TakeFence(ctx context.Context, holder string) error
+	Connected() bool
 }
 
 // Config configures a Controller.
@@ -69,6 +70,10 @@ type Config struct {
 	// every transaction of an earlier leader, and this controller's once
 	// a later leader takes it.
 	Fence string
+	// NBLostTimeout is how long a leader (Fence set) goes on without a
+	// Northbound connection before it stops, releasing its lease; zero
+	// means DefaultNBLostTimeout.
+	NBLostTimeout time.Duration
 	// ResyncPeriod is how often every object is reconciled and orphaned
 	// rows collected again; zero means DefaultResyncPeriod.
 	ResyncPeriod time.Duration
@@ -106,6 +111,8 @@ type Controller struct {
 	results     *resultCache
 	applied     *appliedRows // complete rows per object, to count drift repairs
 	resyncEvery time.Duration
+	nbLostAfter time.Duration
+	nbHealth    nbHealth
 	first       firstPass // startup objects not reconciled yet (Ready)
 
 	live atomic.Bool // caches synced: event handlers map events to keys
@@ -140,6 +147,7 @@ func New(cfg Config) (*Controller, error) {
 		results:     newResultCache(),
 		applied:     newAppliedRows(),
 		resyncEvery: cfg.ResyncPeriod,
+		nbLostAfter: cfg.NBLostTimeout,
 		notReady:    errors.New("not started"),
 	}
 	reg := cfg.Metrics
@@ -213,6 +221,9 @@ func (c *Controller) NotReady() error {
 	if err != nil {
 		return err
 	}
+	if err := c.nbHealth.err(); err != nil {
+		return err
+	}
 	return c.first.pending() // every startup object reconciled once
 }
 
@@ -271,15 +282,23 @@ func (c *Controller) Run(ctx context.Context) error {
 	if period <= 0 {
 		period = DefaultResyncPeriod
 	}
-	wg.Add(1)
+	lostAfter := c.nbLostAfter
+	if lostAfter <= 0 {
+		lostAfter = DefaultNBLostTimeout
+	}
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		c.resync(ctx, period)
 	}()
+	go func() {
+		defer wg.Done()
+		c.watchNB(ctx, lostAfter, c.nb.Connected)
+	}()
 	<-ctx.Done()
 	c.queue.ShutDown()
 	wg.Wait()
-	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) {
+	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) || errors.Is(cause, ErrNBUnreachable) {
 		c.setNotReady(cause)
 		return fmt.Errorf("controller: stopped writing: %w", cause)
 	}

@@ -22,7 +22,7 @@ const DrainTimeout = 10 * time.Second
 func workContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	work, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(ctx, func() {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrLeadershipLost) || errors.Is(cause, ovnnb.ErrFenced) {
+		if cause := context.Cause(ctx); errors.Is(cause, ErrLeadershipLost) || errors.Is(cause, ovnnb.ErrFenced) || errors.Is(cause, ErrNBUnreachable) {
 			cancel(cause)
 			return
 		}

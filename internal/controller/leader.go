@@ -133,7 +133,8 @@ func (l *observedLock) Update(ctx context.Context, ler resourcelock.LeaderElecti
 // the lease is released afterwards, so the next leader never overlaps a
 // transaction of this one; Run then returns run's error (nil when it
 // stopped cleanly). When the lease is lost while ctx lives, run is
-// stopped and Run returns ErrLeadershipLost.
+// stopped and Run returns ErrLeadershipLost; when run returns an error
+// of its own while leading, the lease is released and Run returns it.
 func (e *Elector) Run(ctx context.Context, run func(ctx context.Context) error) error {
 	// The elector's own context ends only after run returned: cancelling
 	// it releases the lease.
@@ -153,6 +154,7 @@ func (e *Elector) Run(ctx context.Context, run func(ctx context.Context) error) 
 	select {
 	case <-ctx.Done():
 	case <-leDone:
+	case <-e.finished: // run stopped while leading (an error of its own): release the lease
 	}
 	e.mu.Lock()
 	e.stopping = true
@@ -164,6 +166,10 @@ func (e *Elector) Run(ctx context.Context, run func(ctx context.Context) error) 
 	leCancel()
 	<-leDone
 	if ctx.Err() == nil {
+		if e.runErr != nil && !errors.Is(e.runErr, ErrLeadershipLost) {
+			e.log.Error("stopped leading after an error; lease released", "lease", e.cfg.Namespace+"/"+e.cfg.Name, "err", e.runErr)
+			return fmt.Errorf("lease %s/%s, identity %s: released: %w", e.cfg.Namespace, e.cfg.Name, e.cfg.Identity, e.runErr)
+		}
 		return fmt.Errorf("lease %s/%s, identity %s: %w", e.cfg.Namespace, e.cfg.Name, e.cfg.Identity, ErrLeadershipLost)
 	}
 	e.log.Info("stopped; lease released", "lease", e.cfg.Namespace+"/"+e.cfg.Name, "identity", e.cfg.Identity)

@@ -40,7 +40,9 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	start := time.Now()
-	out := c.reconcile(ctx, key)
+	rctx, cancel := context.WithTimeout(ctx, ReconcileTimeout)
+	out := c.reconcile(rctx, key)
+	cancel()
 	c.first.done(key, out)
 	c.metrics.observe(out, time.Since(start))
 	if errors.Is(out.err, ovnnb.ErrFenced) {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/nqos/nqos/internal/intent"
@@ -52,8 +51,8 @@ func Diff(ctx context.Context, args []string, env Env) error {
 	fs.SetOutput(env.Stderr)
 	var c common
 	var from, to string
-	fs.StringVar(&from, "from", "", "the current set: files or directories, comma-separated")
-	fs.StringVar(&to, "to", "", "the new set: files or directories, comma-separated")
+	fs.StringVar(&from, "from", "", "the current set: files or directories, comma-separated, or cluster[:CONTEXT]")
+	fs.StringVar(&to, "to", "", "the new set: files or directories, comma-separated, or cluster[:CONTEXT]")
 	outputs := []string{"text", "json", "yaml"}
 	c.register(fs, env, joinOr(outputs))
 	if help, err := parse(fs, args); help || err != nil {
@@ -67,7 +66,7 @@ func Diff(ctx context.Context, args []string, env Env) error {
 	}
 	var views [2]*intent.View
 	for i, side := range []string{from, to} {
-		v, err := explainSource(ctx, Source{Paths: strings.Split(side, ","), Nodes: NodeNames(c.nodes)}, &c)
+		v, err := explainSource(ctx, c.side(side), &c)
 		if err != nil {
 			return err
 		}

@@ -46,7 +46,7 @@ func Explain(ctx context.Context, args []string, env Env) error {
 func explainSource(ctx context.Context, src Source, c *common) (*intent.View, error) {
 	cl, err := src.Load(ctx)
 	if err != nil {
-		return nil, Invalid(err)
+		return nil, err
 	}
 	fams, _ := c.families()
 	v, err := intent.Explain(cl, intent.Options{OVN: c.ovn, Families: fams})

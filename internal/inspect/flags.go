@@ -37,17 +37,22 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	// OVN is the default of --ovn.
 	OVN string
+	// Live: with no -f, the current cluster is the source (kubectl-nqos).
+	Live bool
 	// HTML renders a report as the fabric page (nil: -o html is refused).
 	HTML func(w io.Writer, source string, r *intent.Report) error
 }
 
 // common are the flags every read-only command takes.
 type common struct {
-	files  []string
-	nodes  int
-	ovn    string
-	family string
-	output string
+	files   []string
+	nodes   int
+	ovn     string
+	family  string
+	output  string
+	cluster ClusterSource
+	// live: with no -f, the cluster is the source (kubectl-nqos).
+	live bool
 }
 
 func (c *common) register(fs *flag.FlagSet, env Env, outputs string) {
@@ -59,6 +64,8 @@ func (c *common) register(fs *flag.FlagSet, env Env, outputs string) {
 	fs.StringVar(&c.ovn, "ovn", env.OVN, "OVN version the intent is for: 23.03 (mark and meter in two stages) or 25.03 (one stage)")
 	fs.StringVar(&c.family, "ip-family", "dual", "IP families: v4, v6 or dual")
 	fs.StringVar(&c.output, "o", "text", "output: "+outputs)
+	c.cluster.register(fs)
+	c.live = env.Live
 }
 
 // families parses --ip-family.
@@ -92,12 +99,31 @@ func (c *common) check(fs *flag.FlagSet, outputs []string) error {
 	return err
 }
 
-// source is -f's paths.
+// source is -f's paths, or the cluster the kubeconfig flags name.
 func (c *common) source() (Source, error) {
-	if len(c.files) == 0 {
-		return Source{}, errors.New("-f DIR|FILE is required")
+	switch {
+	case len(c.files) > 0 && c.cluster.asked():
+		return Source{}, errors.New("-f and --kubeconfig/--context/-n/-A: give one source")
+	case len(c.files) > 0:
+		return Source{Paths: c.files, Nodes: NodeNames(c.nodes)}, nil
+	case c.cluster.asked() || c.live:
+		cs := c.cluster
+		return Source{Cluster: &cs}, nil
 	}
-	return Source{Paths: c.files, Nodes: NodeNames(c.nodes)}, nil
+	return Source{}, errors.New("-f DIR|FILE, or --kubeconfig/--context for a live cluster, is required")
+}
+
+// side is a diff side: "cluster" (or "cluster:CONTEXT") is the live
+// cluster, anything else comma-separated paths.
+func (c *common) side(s string) Source {
+	if s == "cluster" || strings.HasPrefix(s, "cluster:") {
+		cs := c.cluster
+		if ctx, ok := strings.CutPrefix(s, "cluster:"); ok {
+			cs.Context = ctx
+		}
+		return Source{Cluster: &cs}
+	}
+	return Source{Paths: strings.Split(s, ","), Nodes: NodeNames(c.nodes)}
 }
 
 // parse parses args, turning a flag error into exit 2 and -h into nil.

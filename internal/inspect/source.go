@@ -15,17 +15,34 @@ import (
 // Source is where a set comes from: manifest paths, or a live cluster.
 type Source struct {
 	Paths []string // files or directories of *.yaml, *.yml, *.json
+	// Cluster reads the set from an API server instead.
+	Cluster *ClusterSource
 	// Nodes are the node names VMs from manifests are placed on.
 	Nodes []string
 }
 
 // String names the source in reports.
 func (s Source) String() string {
+	if s.Cluster != nil {
+		return s.Cluster.String()
+	}
 	return strings.Join(s.Paths, ",")
 }
 
-// Load reads the source into a cluster.
-func (s Source) Load(_ context.Context) (*intent.Cluster, error) {
+// Load reads the source into a cluster. Manifests the decoders refuse
+// are invalid input (exit 2); a cluster that cannot be read is exit 1.
+func (s Source) Load(ctx context.Context) (*intent.Cluster, error) {
+	if s.Cluster != nil {
+		return s.Cluster.Load(ctx)
+	}
+	c, err := s.loadFiles()
+	if err != nil {
+		return nil, Invalid(err)
+	}
+	return c, nil
+}
+
+func (s Source) loadFiles() (*intent.Cluster, error) {
 	objs, err := ReadPaths(s.Paths)
 	if err != nil {
 		return nil, err
@@ -51,9 +68,12 @@ func NodeNames(n int) []string {
 func ReadPaths(paths []string) ([]*manifests.Object, error) {
 	var objs []*manifests.Object
 	for _, p := range paths {
-		files, err := filesOf(p)
+		files, err := ManifestFiles(p)
 		if err != nil {
 			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("-f %s: no *.yaml, *.yml or *.json file", p)
 		}
 		for _, f := range files {
 			data, err := os.ReadFile(f)
@@ -70,7 +90,9 @@ func ReadPaths(paths []string) ([]*manifests.Object, error) {
 	return objs, nil
 }
 
-func filesOf(p string) ([]string, error) {
+// ManifestFiles are the manifest files of path p: p itself, or a
+// directory's *.yaml, *.yml and *.json files sorted by name.
+func ManifestFiles(p string) ([]string, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("-f %s: %w", p, err)
@@ -87,9 +109,6 @@ func filesOf(p string) ([]string, error) {
 		if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
 			out = append(out, filepath.Join(p, e.Name()))
 		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("-f %s: no *.yaml, *.yml or *.json file", p)
 	}
 	slices.Sort(out)
 	return out, nil

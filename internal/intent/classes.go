@@ -92,10 +92,21 @@ func NewDeriver(taken []netip.Addr) *Deriver {
 func (d *Deriver) Classes(vm VM, rules []Rule, fams []Family) ([]Class, error) {
 	var out []Class
 	ports := portClasses(rules)
-	for _, own := range vm.Addrs {
+	owns := vm.Addrs
+	if vm.Unknown {
+		owns = nil
+		for _, f := range fams {
+			owns = append(owns, netip.PrefixFrom(documentation(f)[0].Addr(), documentation(f)[0].Bits()))
+		}
+	}
+	for _, own := range owns {
 		fam := familyOf(own.Addr())
 		if !slices.Contains(fams, fam) {
 			continue
+		}
+		src := own.Addr()
+		if vm.Unknown {
+			src = netip.Addr{}
 		}
 		dests, err := d.destinations(own, rules)
 		if err != nil {
@@ -103,7 +114,7 @@ func (d *Deriver) Classes(vm VM, rules []Rule, fams []Family) ([]Class, error) {
 		}
 		for _, dst := range dests {
 			for _, p := range ports {
-				out = append(out, Class{VM: vm.Ref, Family: fam, Src: own.Addr(), Dst: dst.addr,
+				out = append(out, Class{VM: vm.Ref, Family: fam, Src: src, Dst: dst.addr,
 					Protocol: p.proto, Port: p.port, Why: dst.why + ", " + p.why})
 			}
 		}

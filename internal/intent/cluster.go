@@ -26,6 +26,10 @@ type VM struct {
 	Network         string // the first NIC's network
 	Switch, Port    string // its logical switch and logical switch port
 	Addrs           []netip.Prefix
+	// Unknown: the guest addresses are unknown (an ipamless NIC read from
+	// a cluster without VirtualMachines or VMI status); the classes are
+	// derived as from a VM in the documentation ranges, with no source.
+	Unknown bool
 }
 
 // Cluster is a set of objects as the compiler reads them, with the VMs

@@ -85,7 +85,7 @@ func (v *View) IntentFor(cl Class) (Intent, bool, error) {
 			src = a.Addr()
 		}
 	}
-	if !src.IsValid() {
+	if !src.IsValid() && !vm.Unknown {
 		return Intent{}, false, nil
 	}
 	w, err := v.eval.ix.Winners(vm.Switch, Packet{InPort: vm.Port, Src: src, Dst: cl.Dst, Protocol: cl.Protocol, DstPort: cl.Port}, v.eval.split)

@@ -300,3 +300,8 @@ func (b *stoppableBackOff) Stop() {
 // ErrMissingSwitch is wrapped by Apply when a row's Logical_Switch does not
 // exist; nothing is applied and ApplyResult.MissingSwitches names them.
 var ErrMissingSwitch = errors.New("logical switch not in NB")
+
+// Connected reports whether the client is connected to the server now
+// (its cache follows the database); it never blocks. libovsdb keeps
+// Connected true while it reconnects, with no current endpoint.
+func (c *Client) Connected() bool { return c.cli.Connected() && c.cli.CurrentEndpoint() != "" }

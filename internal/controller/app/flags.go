@@ -37,7 +37,8 @@ type Options struct {
 	RetryPeriod    time.Duration
 	Identity       string
 
-	ResyncPeriod time.Duration
+	ResyncPeriod  time.Duration
+	NBLostTimeout time.Duration
 
 	MetricsAddr string
 	ProbeAddr   string
@@ -76,6 +77,8 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.Identity, "leader-elect-identity", "", "holder `ID` in the Lease and writer name in NB transactions; empty: $POD_NAME, else hostname_pid")
 	fs.DurationVar(&o.ResyncPeriod, "resync-period", controller.DefaultResyncPeriod, "reconcile every object and collect orphaned NB rows this often "+
 		"(the backstop of drift repair, which follows every change of an owned NB row as it happens)")
+	fs.DurationVar(&o.NBLostTimeout, "nb-lost-timeout", controller.DefaultNBLostTimeout, "with --leader-elect: stop and release "+
+		"the lease after the Northbound connection has been down this long, so that a replica that can reach it leads")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "", "serve Prometheus metrics at `ADDR`/metrics (e.g. :9476); empty: off")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "alias of --metrics-bind-address")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "", "serve /healthz and /readyz at `ADDR` (e.g. :8081); empty: off")

@@ -19,7 +19,7 @@ func TestDeposedLeaderIsFenced(t *testing.T) {
 	bin := the.binary.get(t)
 	w := newWorld(t, srv, nb)
 	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id)
+	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	lease := "nqos-" + id

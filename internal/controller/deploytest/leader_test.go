@@ -60,7 +60,7 @@ func TestTwoReplicasLeaderElection(t *testing.T) {
 	bin := the.binary.get(t)
 	w := newWorld(t, srv, nb)
 	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id)
+	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	lease := "nqos-" + id
@@ -119,10 +119,11 @@ func TestTwoReplicasLeaderElection(t *testing.T) {
 }
 
 // serviceAccountKubeconfig binds a ServiceAccount to the shipped rules
-// and writes its kubeconfig.
-func serviceAccountKubeconfig(t testing.TB, srv *kubeapi.Server, w *world, name string) string {
+// (their Lease name replaced by lease, "" for none) and writes its
+// kubeconfig.
+func serviceAccountKubeconfig(t testing.TB, srv *kubeapi.Server, w *world, name, lease string) string {
 	t.Helper()
-	cfg := bindServiceAccount(t, srv, w, name, readRBAC(t))
+	cfg := bindServiceAccount(t, srv, w, name, readRBAC(t).forLease(lease))
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := kubeapi.WriteKubeconfig(cfg, path); err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestReadyzAndSigterm(t *testing.T) {
 	nb := startNB(t)
 	bin := the.binary.get(t)
 	w := newWorld(t, srv, nb)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t))
+	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t), "")
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired())
 	nb.Stop()

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,6 +53,7 @@ var kinds = map[string]struct {
 	"RoleBinding":        {rbacv1.SchemeGroupVersion.WithResource("rolebindings"), func() any { return &rbacv1.RoleBinding{} }},
 	"DaemonSet":          {appsv1.SchemeGroupVersion.WithResource("daemonsets"), func() any { return &appsv1.DaemonSet{} }},
 	"Deployment":         {appsv1.SchemeGroupVersion.WithResource("deployments"), func() any { return &appsv1.Deployment{} }},
+	"NetworkPolicy":      {networkingv1.SchemeGroupVersion.WithResource("networkpolicies"), func() any { return &networkingv1.NetworkPolicy{} }},
 }
 
 // readManifests decodes every document of config/deploy/*.yaml strictly
@@ -159,7 +161,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	}
 	// The controller's and the aggregator's.
 	want := map[string]int{"Namespace": 1, "ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2,
-		"Role": 2, "RoleBinding": 2, "DaemonSet": 1, "Deployment": 2}
+		"Role": 2, "RoleBinding": 2, "DaemonSet": 1, "Deployment": 2, "NetworkPolicy": 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("config/deploy kinds = %v, want %v", got, want)
 	}

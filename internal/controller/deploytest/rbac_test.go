@@ -57,12 +57,14 @@ func readRBAC(t testing.TB) shippedRBAC {
 	return r
 }
 
-// grant is one resource and verb of a shipped rule.
+// grant is one resource and verb (and resource name, when the rule
+// names some) of a shipped rule.
 type grant struct {
 	lease    bool // in the Role (else the ClusterRole)
 	group    string
 	resource string // may be resource/subresource
 	verb     string
+	name     string // one of the rule's resourceNames; "" for any
 }
 
 func (g grant) String() string {
@@ -74,10 +76,16 @@ func (r shippedRBAC) grants() []grant {
 	var out []grant
 	for i, rules := range [][]rbacv1.PolicyRule{r.cluster, r.lease} {
 		for _, rule := range rules {
+			names := rule.ResourceNames
+			if len(names) == 0 {
+				names = []string{""}
+			}
 			for _, g := range rule.APIGroups {
 				for _, res := range rule.Resources {
 					for _, v := range rule.Verbs {
-						out = append(out, grant{lease: i == 1, group: g, resource: res, verb: v})
+						for _, n := range names {
+							out = append(out, grant{lease: i == 1, group: g, resource: res, verb: v, name: n})
+						}
 					}
 				}
 			}
@@ -95,11 +103,37 @@ func (r shippedRBAC) without(drop grant) shippedRBAC {
 			continue
 		}
 		rule := rbacv1.PolicyRule{APIGroups: []string{g.group}, Resources: []string{g.resource}, Verbs: []string{g.verb}}
+		if g.name != "" {
+			rule.ResourceNames = []string{g.name}
+		}
 		if g.lease {
 			out.lease = append(out.lease, rule)
 		} else {
 			out.cluster = append(out.cluster, rule)
 		}
+	}
+	return out
+}
+
+// shippedLease is the Lease name the shipped controller workloads use
+// (--leader-elect-lease-name) and its Role names.
+const shippedLease = "nqos-controller"
+
+// forLease is r with the shipped Lease name in resourceNames replaced by
+// lease, the name a test's replicas use ("" keeps r).
+func (r shippedRBAC) forLease(lease string) shippedRBAC {
+	if lease == "" {
+		return r
+	}
+	out := shippedRBAC{cluster: r.cluster}
+	for _, rule := range r.lease {
+		rule = *rule.DeepCopy()
+		for i, n := range rule.ResourceNames {
+			if n == shippedLease {
+				rule.ResourceNames[i] = lease
+			}
+		}
+		out.lease = append(out.lease, rule)
 	}
 	return out
 }
@@ -164,7 +198,7 @@ func waitEnforced(t testing.TB, w *world, name string, r shippedRBAC) {
 	err := poll.Until(w.ctx, 15*time.Second, 50*time.Millisecond, "RBAC of "+user+" enforced", func(ctx context.Context) (bool, error) {
 		for _, g := range r.grants() {
 			res, sub, _ := strings.Cut(g.resource, "/")
-			ra := &authorizationv1.ResourceAttributes{Group: g.group, Resource: res, Subresource: sub, Verb: g.verb}
+			ra := &authorizationv1.ResourceAttributes{Group: g.group, Resource: res, Subresource: sub, Verb: g.verb, Name: g.name}
 			if g.lease {
 				ra.Namespace = deployNS
 			}
@@ -241,14 +275,14 @@ func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool, mod
 	w := newWorld(t, srv, nb)
 	id := newID(t)
 	name := "nqos-controller-" + id
-	cfg := bindServiceAccount(t, srv, w, name, r)
+	lease := "nqos-" + id
+	cfg := bindServiceAccount(t, srv, w, name, r.forLease(lease))
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := kubeapi.WriteKubeconfig(cfg, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	lease := "nqos-" + id
 	var env []string
 	if mode != "" {
 		env = []string{mode}

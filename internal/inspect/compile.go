@@ -1,4 +1,4 @@
-package main
+package inspect
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,10 +22,10 @@ type fileList []string
 func (f *fileList) String() string     { return strings.Join(*f, ",") }
 func (f *fileList) Set(v string) error { *f = append(*f, v); return nil }
 
-// runCompile implements `nqos-sim compile -f FILE_OR_DIR [-f ...] [--node
-// NAME] [-o json|yaml|nbctl]`.
-func runCompile(ctx context.Context, args []string) error {
-	return compileMain(ctx, args, os.Stdout, os.Stderr)
+// Compile runs `compile -f FILE_OR_DIR [-f ...] [--node NAME] [-o
+// json|yaml|nbctl]`: the OVN rows the manifests compile to.
+func Compile(ctx context.Context, args []string, env Env) error {
+	return compileMain(ctx, args, env.Stdout, env.Stderr)
 }
 
 func compileMain(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -83,7 +82,7 @@ func writeDesired(w io.Writer, d qos.Desired, format string) error {
 func readManifests(paths []string) (qos.Input, error) {
 	var all qos.Input
 	for _, p := range paths {
-		files, err := manifestFiles(p)
+		files, err := ManifestFiles(p)
 		if err != nil {
 			return qos.Input{}, err
 		}
@@ -100,31 +99,6 @@ func readManifests(paths []string) (qos.Input, error) {
 		}
 	}
 	return all, nil
-}
-
-func manifestFiles(p string) ([]string, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		return nil, fmt.Errorf("-f %s: %w", p, err)
-	}
-	if !st.IsDir() {
-		return []string{p}, nil
-	}
-	entries, err := os.ReadDir(p)
-	if err != nil {
-		return nil, fmt.Errorf("-f %s: %w", p, err)
-	}
-	var files []string
-	for _, e := range entries {
-		switch filepath.Ext(e.Name()) {
-		case ".yaml", ".yml", ".json":
-			if !e.IsDir() {
-				files = append(files, filepath.Join(p, e.Name()))
-			}
-		}
-	}
-	sort.Strings(files)
-	return files, nil
 }
 
 func decodeFile(file string) (qos.Input, error) {
