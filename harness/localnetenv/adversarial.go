@@ -3,8 +3,10 @@ package localnetenv
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/nqos/nqos/harness/verdict"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/nbaudit"
+	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
@@ -106,7 +109,29 @@ func (e *Env) AcceptedStatus(ctx context.Context, namespace, name string) (harne
 			out.Accepted = &qos.Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message}
 		}
 	}
+	out.Observed = min(out.Observed, e.zonesObserved(conds))
 	return out, nil
+}
+
+// zonesObserved is the oldest generation every zone's controller has
+// processed: the least observedGeneration of the zones' own readiness
+// conditions (NQOSReady-In-Zone-<zone>, else Ready-In-Zone-<zone>, as
+// the status aggregator reads them), 0 while a zone has neither. The
+// Accepted condition alone does not say it on interconnect: every zone
+// writes it, so the first zone to see a generation sets it for all.
+func (e *Env) zonesObserved(conds []metav1.Condition) int64 {
+	observed := int64(math.MaxInt64)
+	for _, z := range e.zones {
+		i := slices.IndexFunc(conds, func(c metav1.Condition) bool { return c.Type == controller.NQOSReadyType(z.zone.Name) })
+		if i < 0 {
+			i = slices.IndexFunc(conds, func(c metav1.Condition) bool { return c.Type == controller.OVNKReadyType(z.zone.Name) })
+		}
+		if i < 0 {
+			return 0
+		}
+		observed = min(observed, conds[i].ObservedGeneration)
+	}
+	return observed
 }
 
 // WatchRejected is Watch with a rejected set asked for every audited

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
@@ -24,6 +25,9 @@ type controlPlane interface {
 	// process is the controller process serving zone, if one runs as a
 	// process (the restartController and upgrade steps act on it).
 	process(zone string) (*controllerProc, bool)
+	// boot starts the configured processes a scenario did not boot
+	// (upgrade) and returns when the last of them was synced.
+	boot(ctx context.Context) (time.Time, error)
 }
 
 // newControlPlane is the control plane of the testbed's topology.
@@ -77,14 +81,46 @@ func (p *centralPlane) logs() []results.Log { return nil }
 
 func (p *centralPlane) process(string) (*controllerProc, bool) { return p.proc, p.proc != nil }
 
+func (p *centralPlane) boot(ctx context.Context) (time.Time, error) {
+	if p.proc == nil {
+		return time.Time{}, errors.New("the controller runs in-process: nothing to boot")
+	}
+	return bootProcs(ctx, p.proc)
+}
+
+// bootProcs starts each process and waits until every one is synced;
+// it returns when the last was.
+func bootProcs(ctx context.Context, procs ...*controllerProc) (time.Time, error) {
+	for _, c := range procs {
+		cur, err := StartController(ctx, c.cfg)
+		if err != nil {
+			return time.Time{}, err
+		}
+		c.cur = cur
+	}
+	var last time.Time
+	for _, c := range procs {
+		if err := c.cur.WaitSynced(ctx, syncTimeout); err != nil {
+			return time.Time{}, err
+		}
+		if at := c.cur.SyncedAt(); at.After(last) {
+			last = at
+		}
+	}
+	return last, nil
+}
+
 // zonePlane is one `nqos-controller --node <node>` process per zone on
-// the zone's NB unix socket, as the DaemonSet runs it on every node: the
-// built nqos-controller binary (Provisioner.ZoneControllerBin). Scenarios
-// that boot no controller (upgrade) get the processes configured, not
+// the zone's NB unix socket, as the DaemonSet runs it on every node, and
+// `nqos-controller --aggregate-only` beside them, writing status.status
+// from every zone's condition (config/deploy/aggregator.yaml): the built
+// nqos-controller binary (Provisioner.ZoneControllerBin). Scenarios that
+// boot no controller (upgrade) get the zone processes configured, not
 // started.
 type zonePlane struct {
 	zones []string
 	procs []*controllerProc
+	agg   *controllerProc
 }
 
 func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
@@ -99,38 +135,54 @@ func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
 			LogPath: filepath.Join(e.dir, "nqos-controller-"+z.zone.Name+".log")}
 		p.zones, p.procs = append(p.zones, z.zone.Name), append(p.procs, &controllerProc{cfg: cfg})
 	}
-	if !e.sc.BootsController() {
-		return nil
+	p.agg = &controllerProc{cfg: ControllerConfig{Bin: e.zoneBin, Direct: true, Aggregate: true, Kubeconfig: e.tb.Kubeconfig(),
+		LogPath: filepath.Join(e.dir, "nqos-aggregator.log")}}
+	cur, err := StartController(ctx, p.agg.cfg)
+	if err != nil {
+		return fmt.Errorf("status aggregator: %w", err)
 	}
-	for i, c := range p.procs {
-		cur, err := StartController(ctx, c.cfg)
-		if err != nil {
-			return fmt.Errorf("zone %s: %w", p.zones[i], err)
+	p.agg.cur = cur
+	if e.sc.BootsController() {
+		if _, err := p.boot(ctx); err != nil {
+			return err
 		}
-		c.cur = cur
 	}
-	for i, c := range p.procs {
-		if err := c.cur.WaitSynced(ctx, syncTimeout); err != nil {
-			return fmt.Errorf("zone %s: %w", p.zones[i], err)
-		}
+	if err := p.agg.cur.WaitSynced(ctx, syncTimeout); err != nil {
+		return fmt.Errorf("status aggregator: %w", err)
 	}
 	return nil
 }
 
+func (p *zonePlane) boot(ctx context.Context) (time.Time, error) {
+	at, err := bootProcs(ctx, p.procs...)
+	if err != nil {
+		return at, fmt.Errorf("zone controllers: %w", err)
+	}
+	return at, nil
+}
+
 func (p *zonePlane) close() error {
 	var errs []error
-	for _, c := range p.procs {
+	for _, c := range p.all() {
 		errs = append(errs, c.close())
 	}
 	return errors.Join(errs...)
 }
 
 func (p *zonePlane) logs() []results.Log {
-	paths := make([]string, len(p.procs))
-	for i, c := range p.procs {
-		paths[i] = c.cfg.LogPath
+	var paths []string
+	for _, c := range p.all() {
+		paths = append(paths, c.cfg.LogPath)
 	}
 	return tailLogs(paths)
+}
+
+// all are the zone processes and the aggregator (once configured).
+func (p *zonePlane) all() []*controllerProc {
+	if p.agg == nil {
+		return p.procs
+	}
+	return append(slices.Clone(p.procs), p.agg)
 }
 
 func (p *zonePlane) process(zone string) (*controllerProc, bool) {

@@ -24,6 +24,10 @@ import (
 // succeeded and it is ready.
 const syncedMessage = "controller ready"
 
+// aggregatorReady is the log message of `nqos-controller --aggregate-only`
+// once its caches are synced.
+const aggregatorReady = "aggregator ready"
+
 // BuildController builds `nqos-sim` into dir with `go build` (run from
 // the module the caller is in) with the given build tags (e.g. a seeded
 // bug's nqos_bug_<id>) and returns the binary's path.
@@ -48,6 +52,9 @@ type ControllerConfig struct {
 	Node       string // optional --node
 	// Direct: Bin is nqos-controller itself (no "controller" subcommand).
 	Direct bool
+	// Aggregate runs --aggregate-only (no NB, no --node): the status
+	// aggregator of the per-zone controllers.
+	Aggregate bool
 	// LogPath receives the process's stderr (JSON logs), appended to
 	// across restarts.
 	LogPath string
@@ -73,14 +80,17 @@ type logLine struct {
 // StartController starts the controller process; WaitSynced waits until
 // it is ready. Close (or Kill/Stop) ends it.
 func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, error) {
-	if cfg.Bin == "" || cfg.Kubeconfig == "" || cfg.NB == "" || cfg.LogPath == "" {
-		return nil, fmt.Errorf("controller: Bin, Kubeconfig, NB and LogPath are required (got %+v)", cfg)
+	if cfg.Bin == "" || cfg.Kubeconfig == "" || (cfg.NB == "") != cfg.Aggregate || cfg.LogPath == "" {
+		return nil, fmt.Errorf("controller: Bin, Kubeconfig, LogPath and NB (none with Aggregate) are required (got %+v)", cfg)
 	}
 	logf, err := os.OpenFile(cfg.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("controller: log: %w", err)
 	}
 	args := []string{"--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	if cfg.Aggregate {
+		args = []string{"--kubeconfig", cfg.Kubeconfig, "--aggregate-only"}
+	}
 	if !cfg.Direct {
 		args = append([]string{"controller"}, args...)
 	}
@@ -117,7 +127,7 @@ func (c *Controller) follow(stderr io.Reader, logf *os.File) {
 		line := sc.Bytes()
 		_, _ = logf.Write(append(line, '\n'))
 		var l logLine
-		if json.Unmarshal(line, &l) == nil && l.Msg == syncedMessage {
+		if json.Unmarshal(line, &l) == nil && l.Msg == c.cfg.readyMessage() {
 			c.synced.CompareAndSwap(0, time.Now().UnixNano())
 		}
 	}
@@ -219,3 +229,11 @@ func (c *Controller) Restart(ctx context.Context) (*Controller, error) {
 
 // Close kills the process if it still runs.
 func (c *Controller) Close() error { return c.Kill() }
+
+// readyMessage is the log message that says the process is synced.
+func (cfg ControllerConfig) readyMessage() string {
+	if cfg.Aggregate {
+		return aggregatorReady
+	}
+	return syncedMessage
+}

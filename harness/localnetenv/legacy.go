@@ -13,23 +13,29 @@ import (
 )
 
 // seedLegacy derives each object's legacy rows from the compiler's rows
-// for the cluster's objects and writes them.
-func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run *upgradeRun) error {
-	in, err := (&Cluster{Kube: e.kube, Dynamic: e.dyn}).Input(ctx)
-	if err != nil {
-		return err
-	}
-	want := qos.Compile(in)
-	for _, m := range legacy {
-		spec, pg, err := e.legacySpec(want, m)
+// for every zone (interconnect: the zone's node's pods, as a zone's
+// controller wrote them) and seeds them into that zone's NB; run.objects
+// are the watched zone's (the one whose NB the step monitors).
+func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run *upgradeRun, watched string) error {
+	for _, z := range e.zones {
+		in, err := (&Cluster{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}).Input(ctx)
 		if err != nil {
 			return err
 		}
-		seeded, err := SeedLegacy(ctx, e.tb, spec)
-		if err != nil {
-			return err
+		want := qos.Compile(in)
+		for _, m := range legacy {
+			spec, pg, err := e.legacySpec(want, m)
+			if err != nil {
+				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
+			}
+			seeded, err := SeedLegacy(ctx, zoneCtl{tb: e.tb, zone: z.zone}, spec)
+			if err != nil {
+				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
+			}
+			if z.zone.Name == watched {
+				run.objects = append(run.objects, legacyObject{Key: m.Namespace + "/" + m.Name, PG: pg.Name, Ports: len(pg.Ports), Seeded: seeded})
+			}
 		}
-		run.objects = append(run.objects, legacyObject{Key: m.Namespace + "/" + m.Name, PG: pg.Name, Ports: len(pg.Ports), Seeded: seeded})
 	}
 	run.seededAt = time.Now()
 	return nil

@@ -49,18 +49,22 @@ func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *sce
 	if e.onKind() {
 		return harness.ControllerResult{}, unsupported("an upgrade from legacy rows: the controller is the deployed one, not a process of the harness")
 	}
-	if e.proc == nil || e.proc.cur != nil {
+	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
+	if err != nil {
+		return harness.ControllerResult{}, err
+	}
+	if proc, ok := e.plane.process(z.zone.Name); !ok || proc.cur != nil {
 		return harness.ControllerResult{}, errors.New("upgrade: the controller must not run yet (scenario controller.boot: false)")
 	}
 	run := &upgradeRun{}
-	if err := e.seedLegacy(ctx, legacy, run); err != nil {
+	if err := e.seedLegacy(ctx, legacy, run, z.zone.Name); err != nil {
 		return harness.ControllerResult{}, err
 	}
 	s, err := e.probeStream(ctx, vm, p)
 	if err != nil {
 		return harness.ControllerResult{}, err
 	}
-	err = e.upgradeUnderProbe(ctx, s, run)
+	err = e.upgradeUnderProbe(ctx, s, run, z)
 	run.stream = s.Stop()
 	if err != nil {
 		return harness.ControllerResult{}, err
@@ -68,24 +72,25 @@ func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *sce
 	return run.result(), nil
 }
 
-func (e *Env) upgradeUnderProbe(ctx context.Context, s *Stream, run *upgradeRun) error {
+// upgradeUnderProbe starts the controller (interconnect: every zone's)
+// and judges the migration in zone z, the probed VM's, whose NB it
+// monitors.
+func (e *Env) upgradeUnderProbe(ctx context.Context, s *Stream, run *upgradeRun, z zoneNB) error {
 	steady := steadyRun(s)
 	var err error
 	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steady, markedTimeout); err != nil {
 		return fmt.Errorf("probe marked by the legacy rows: %w", err)
 	}
-	mon, err := StartNBMonitor(ctx, e.tb.NBAddress())
+	mon, err := StartNBMonitor(ctx, z.zone.NB)
 	if err != nil {
 		return err
 	}
 	defer mon.Close()
 	base := mon.Count()
 	run.startAt = time.Now()
-	c, err := e.startController(ctx)
-	if err != nil {
+	if run.syncedAt, err = e.plane.boot(ctx); err != nil {
 		return err
 	}
-	run.syncedAt = c.SyncedAt()
 	if run.converged, err = e.converge(ctx); err != nil {
 		return err
 	}
@@ -102,7 +107,7 @@ func (e *Env) upgradeUnderProbe(ctx context.Context, s *Stream, run *upgradeRun)
 	run.txs = mon.Transactions(base)
 	run.marks = s.Marks(run.startAt, run.end)
 	run.before = s.Marks(run.seededAt, run.startAt)
-	rows, err := e.nb.Rows(ctx)
+	rows, err := z.nb.Rows(ctx)
 	if err != nil {
 		return err
 	}

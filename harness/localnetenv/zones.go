@@ -192,3 +192,14 @@ func (e *Env) Zones() []results.Zone {
 
 // Topology is the testbed's control-plane topology.
 func (e *Env) Topology() string { return string(e.tb.Topology()) }
+
+// zoneCtl runs ovn-nbctl against one zone's NB (an NBCtl).
+type zoneCtl struct {
+	tb   *localnet.Testbed
+	zone localnet.Zone
+}
+
+// NBCtl runs ovn-nbctl against the zone's NB.
+func (z zoneCtl) NBCtl(ctx context.Context, args ...string) (string, error) {
+	return z.tb.ZoneNBCtl(ctx, z.zone, args...)
+}

@@ -35,6 +35,20 @@ func (t *Testbed) createNetworkObjects(ctx context.Context) error {
 			return fmt.Errorf("testbed %s: network %s: %w", t.st.RunID, n.Name, err)
 		}
 	}
+	return t.createNodeObjects(ctx, cs)
+}
+
+// createNodeObjects registers every testbed node as a Kubernetes Node
+// (name and kubernetes.io/hostname label, as a kubelet registers it), so
+// node-aware components (the status aggregator: every node is a zone)
+// see the cluster's nodes. No kubelet runs: the Nodes have no status.
+func (t *Testbed) createNodeObjects(ctx context.Context, cs kubernetes.Interface) error {
+	for _, n := range t.st.Nodes {
+		obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{"kubernetes.io/hostname": n.Name}}}
+		if _, err := cs.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("testbed %s: node %s: %w", t.st.RunID, n.Name, err)
+		}
+	}
 	return nil
 }
 
