@@ -102,7 +102,7 @@ func WriteText(w io.Writer, r *Report) error {
 	for _, s := range r.Warnings {
 		fmt.Fprintf(w, "  %s\n", s)
 	}
-	section(w, "left out:", len(r.Notes))
+	section(w, "notes (VMs left out, addresses unknown):", len(r.Notes))
 	for _, s := range r.Notes {
 		fmt.Fprintf(w, "  %s\n", s)
 	}

@@ -27,26 +27,32 @@ const deployNS = "nqos-system"
 const controllerRole = "nqos-controller"
 
 // shippedRBAC is the rules of config/deploy's ClusterRole and Role of
-// the controller.
+// one component, and the Lease name its Role grants.
 type shippedRBAC struct {
 	cluster, lease []rbacv1.PolicyRule
+	leaseName      string
 }
 
-func readRBAC(t testing.TB) shippedRBAC {
+// readRBAC reads the controller's rules.
+func readRBAC(t testing.TB) shippedRBAC { return readRBACOf(t, controllerRole, shippedLease) }
+
+// readRBACOf reads ClusterRole role and Role role-leader-election, whose
+// Lease is lease.
+func readRBACOf(t testing.TB, role, lease string) shippedRBAC {
 	t.Helper()
 	ms, err := readManifests()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r shippedRBAC
+	r := shippedRBAC{leaseName: lease}
 	for _, m := range ms {
 		switch o := m.obj.(type) {
 		case *rbacv1.ClusterRole:
-			if o.Name == controllerRole {
+			if o.Name == role {
 				r.cluster = o.Rules
 			}
 		case *rbacv1.Role:
-			if o.Name == controllerRole+"-leader-election" {
+			if o.Name == role+"-leader-election" {
 				r.lease = o.Rules
 			}
 		}
@@ -97,7 +103,7 @@ func (r shippedRBAC) grants() []grant {
 
 // without is r minus one grant: every rule becomes one rule per grant.
 func (r shippedRBAC) without(drop grant) shippedRBAC {
-	var out shippedRBAC
+	out := shippedRBAC{leaseName: r.leaseName}
 	for _, g := range r.grants() {
 		if g == drop {
 			continue
@@ -125,11 +131,11 @@ func (r shippedRBAC) forLease(lease string) shippedRBAC {
 	if lease == "" {
 		return r
 	}
-	out := shippedRBAC{cluster: r.cluster}
+	out := shippedRBAC{cluster: r.cluster, leaseName: lease}
 	for _, rule := range r.lease {
 		rule = *rule.DeepCopy()
 		for i, n := range rule.ResourceNames {
-			if n == shippedLease {
+			if n == r.leaseName {
 				rule.ResourceNames[i] = lease
 			}
 		}

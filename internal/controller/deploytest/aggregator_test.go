@@ -1,0 +1,155 @@
+package deploytest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nqos/nqos/internal/controller"
+	"github.com/nqos/nqos/internal/kubeapi"
+	"github.com/nqos/nqos/internal/poll"
+)
+
+// The built binary in --aggregate-only mode under the aggregator's
+// shipped ServiceAccount rules (config/deploy/aggregator.yaml), as the
+// Deployment runs it: it holds its Lease, writes status.status from the
+// zones' conditions (two nodes, each zone's condition applied as that
+// zone's controller applies it), names a zone that reports False, removes
+// a deleted node's conditions, and no request of it is denied.
+func TestAggregatorUnderShippedRBAC(t *testing.T) {
+	srv := the.cluster.get(t)
+	bin := the.binary.get(t)
+	w := newWorld(t, srv, nil)
+	id := newID(t)
+	name, lease := "nqos-aggregator-"+id, "nqos-aggregator-"+id
+	cfg := bindServiceAccount(t, srv, w, name, readRBACOf(t, "nqos-aggregator", "nqos-aggregator").forLease(lease))
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := kubeapi.WriteKubeconfig(cfg, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	zones := []string{"zone-a-" + id, "zone-b-" + id}
+	for _, n := range zones {
+		if _, err := w.kube.CoreV1().Nodes().Create(w.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = w.kube.CoreV1().Nodes().Delete(context.Background(), n, metav1.DeleteOptions{}) })
+	}
+	w.create(fmt.Appendf(nil, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", w.ns), w.nqosDoc("gold", 50, "tier: gold", 46))
+	startProc(t, bin, name, nil, "--kubeconfig="+kubeconfig, "--aggregate-only", "--loglevel=warn", "--leader-elect",
+		"--leader-elect-lease-namespace="+deployNS, "--leader-elect-lease-name="+lease,
+		"--leader-elect-lease-duration="+leaseDuration.String(), "--leader-elect-renew-deadline="+renewDeadline.String(),
+		"--leader-elect-retry-period="+retryPeriod.String())
+	j := &judge{w: w, timeout: 30 * time.Second, denied: func() error { return nil }}
+	if check, err := j.wait(checkLease, j.leaseRenewed(deployNS, lease, name)); err != nil {
+		t.Fatalf("%s: %v", check, err)
+	}
+	w.zoneReady(zones[0], "True", "Success", "applied")
+	w.zoneReady(zones[1], "False", "Failed", "switch missing")
+	w.waitStatus(controller.StatusNotApplied + ": zone " + zones[1] + ": Failed: switch missing")
+	w.zoneReady(zones[1], "True", "Success", "applied")
+	w.waitStatus(controller.StatusApplied)
+	if err := w.kube.CoreV1().Nodes().Delete(w.ctx, zones[1], metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := poll.Until(w.ctx, 30*time.Second, 50*time.Millisecond, "the deleted node's condition removed", func(ctx context.Context) (bool, error) {
+		conds, _, err := w.conditions(ctx)
+		if err != nil {
+			return false, err
+		}
+		if conds[controller.NQOSReadyType(zones[1])] || !conds[controller.NQOSReadyType(zones[0])] {
+			return false, poll.Retry("conditions %v", conds)
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied, used, err := auditOf(srv, serviceAccountUser(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(denied) > 0 {
+		t.Errorf("denied: %s", strings.Join(denied, ", "))
+	}
+	for _, g := range []string{"patch k8s.ovn.org/networkqoses/status", "get coordination.k8s.io/leases", "update coordination.k8s.io/leases"} {
+		if !used[g] {
+			t.Errorf("grant %q never used; used: %v", g, keys(used))
+		}
+	}
+}
+
+// zoneReady applies zone's readiness condition on gold as that zone's
+// controller does (server-side apply, field manager nqos-<zone>).
+func (w *world) zoneReady(zone, status, reason, msg string) {
+	w.t.Helper()
+	body := map[string]any{
+		"apiVersion": "k8s.ovn.org/v1alpha1", "kind": "NetworkQoS",
+		"metadata": map[string]any{"name": "gold", "namespace": w.ns},
+		"status": map[string]any{"conditions": []map[string]any{{
+			"type": controller.NQOSReadyType(zone), "status": status, "reason": reason, "message": msg,
+			"observedGeneration": 1, "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+		}}},
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	force := true
+	_, err = w.dyn.Resource(resourceOf["NetworkQoS"]).Namespace(w.ns).Patch(w.ctx, "gold", types.ApplyPatchType, raw,
+		metav1.PatchOptions{FieldManager: "nqos-" + zone, Force: &force}, "status")
+	if err != nil {
+		w.t.Fatalf("apply zone %s condition: %v", zone, err)
+	}
+}
+
+// conditions reads gold's condition types and status.status.
+func (w *world) conditions(ctx context.Context) (map[string]bool, string, error) {
+	u, err := w.dyn.Resource(resourceOf["NetworkQoS"]).Namespace(w.ns).Get(ctx, "gold", metav1.GetOptions{})
+	if err != nil {
+		return nil, "", err
+	}
+	var st struct {
+		Status     string `json:"status"`
+		Conditions []struct {
+			Type string `json:"type"`
+		} `json:"conditions"`
+	}
+	raw, err := json.Marshal(u.Object["status"])
+	if err != nil {
+		return nil, "", err
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, "", fmt.Errorf("status of gold: %w", err)
+	}
+	out := map[string]bool{}
+	for _, c := range st.Conditions {
+		out[c.Type] = true
+	}
+	return out, st.Status, nil
+}
+
+// waitStatus waits until gold's status.status is want.
+func (w *world) waitStatus(want string) {
+	w.t.Helper()
+	err := poll.Until(w.ctx, 30*time.Second, 50*time.Millisecond, fmt.Sprintf("status.status %q", want), func(ctx context.Context) (bool, error) {
+		_, got, err := w.conditions(ctx)
+		if err != nil {
+			return false, err
+		}
+		if got != want {
+			return false, poll.Retry("status.status %q", got)
+		}
+		return true, nil
+	})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+}
