@@ -17,7 +17,7 @@ TOPOLOGY  ?= interconnect
 # Tests that start OVN without iterating over the versions themselves
 # (ovninstall.ForEach): `make test` runs them again on every other version,
 # all but the tests whose subject holds no OVN (the controller image).
-OVN_PKGS  ?= ./internal/ovnnb/... ./internal/controller/... ./cmd/nqos-sim/...
+OVN_PKGS  ?= ./internal/ovnnb/... ./internal/controller/... ./cmd/nqos-sim/... ./internal/inspect/...
 OVN_SKIP  ?= ^TestContainerImage$$
 # ovn_env V: shell prefix that makes a command run OVN version V.
 ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)

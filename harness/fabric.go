@@ -59,14 +59,6 @@ func (ex *execution) egress(ctx context.Context, _ int, st *scenarios.Step) erro
 	return nil
 }
 
-func (ex *execution) trustBoundary(ctx context.Context, _ int, st *scenarios.Step) error {
-	fab, err := ex.fabric()
-	if err != nil {
-		return err
-	}
-	return fab.SetTrustBoundary(ctx, st.TrustBoundary.Uplink, !st.TrustBoundary.Clear)
-}
-
 // clearFabric removes what the fabric steps left installed, whatever
 // the scenario's outcome.
 func (ex *execution) clearFabric(ctx context.Context) error {

@@ -56,10 +56,16 @@ func stepKinds() map[string]stepKind {
 		"ovnBaseline": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 			return ex.ovnBaseline(ctx, st.OVNBaseline)
 		}, needs: []Capability{CapAdversary}},
-		"egress":        {run: (*execution).egress, needs: []Capability{CapFabric}}, // fabric.go
-		"trustBoundary": {run: (*execution).trustBoundary, needs: []Capability{CapFabric}},
-		"measure":       {run: (*execution).measure, needs: []Capability{CapFabric}}, // fabric_measure.go
-		"labTable":      {run: (*execution).labTable},                                // fabric_table.go
+		"egress": {run: (*execution).egress, needs: []Capability{CapFabric}}, // fabric.go
+		"trustBoundary": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+			fab, err := ex.fabric()
+			if err != nil {
+				return err
+			}
+			return fab.SetTrustBoundary(ctx, st.TrustBoundary.Uplink, !st.TrustBoundary.Clear)
+		}, needs: []Capability{CapFabric}},
+		"measure":  {run: (*execution).measure, needs: []Capability{CapFabric}}, // fabric_measure.go
+		"labTable": {run: (*execution).labTable},                                // fabric_table.go
 		"start": {run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
 			return ex.start(ctx, i, st.Start)
 		}},

@@ -60,6 +60,18 @@ type TrustBoundary struct {
 	Clear  bool `yaml:"clear"`
 }
 
+func (t *TrustBoundary) validate(v *validator, at stepAt) error {
+	return v.uplinkIndex(t.Uplink, at.path+".uplink")
+}
+
+// Describe: what the fabric does to the uplink's packets.
+func (t *TrustBoundary) Describe(*Step) string {
+	if t.Clear {
+		return fmt.Sprintf("fabric trusts node %d's uplink again", t.Uplink)
+	}
+	return fmt.Sprintf("fabric rewrites DSCP to 0 on packets from node %d's uplink", t.Uplink)
+}
+
 // Measure runs flows together like a start and stop step, and also
 // captures each flow where it is delivered (the destination VM's NIC or
 // host's port): what arrived, at what rate, with which DSCP, and the loss

@@ -11,10 +11,6 @@ import (
 
 func (e *Egress) validate(v *validator, at stepAt) error { return v.egress(e, at.path) }
 
-func (t *TrustBoundary) validate(v *validator, at stepAt) error {
-	return v.uplinkIndex(t.Uplink, at.path+".uplink")
-}
-
 func (m *Measure) validate(v *validator, at stepAt) error {
 	return v.measure(at.s, at.idx, at.stepPath, at.st)
 }
@@ -36,14 +32,6 @@ func (e *Egress) Describe(*Step) string {
 		cs = append(cs, fmt.Sprintf("%s %s prio %d (%s)", c.Name, c.Rate, c.Prio, sel))
 	}
 	return fmt.Sprintf("HTB on %s: ceil %s; %s", e.Port.Name(), e.Ceil, strings.Join(cs, "; "))
-}
-
-// Describe: what the fabric does to the uplink's packets.
-func (t *TrustBoundary) Describe(*Step) string {
-	if t.Clear {
-		return fmt.Sprintf("fabric trusts node %d's uplink again", t.Uplink)
-	}
-	return fmt.Sprintf("fabric rewrites DSCP to 0 on packets from node %d's uplink", t.Uplink)
 }
 
 // Describe: the flows.

@@ -56,7 +56,7 @@ func SeedLegacy(ctx context.Context, nb NBCtl, s LegacySpec) (lifeprobe.SeededLe
 	if s.Namespace == "" || s.Name == "" || s.Network == "" || s.Switch == "" || len(s.Rules) == 0 {
 		return lifeprobe.SeededLegacy{}, fmt.Errorf("legacy rows of %s/%s: namespace, name, network, switch and rules are required", s.Namespace, s.Name)
 	}
-	ctrl := qos.ControllerName(s.Network)
+	ctrl := qos.OVNKubeControllerName(s.Network)
 	owner := []string{
 		extArg(qos.OwnerControllerKey, ctrl), extArg(qos.OwnerTypeKey, qos.OwnerType),
 		extArg(qos.ObjectNameKey, s.Namespace+":"+s.Name),

@@ -87,7 +87,8 @@ func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, er
 	if err != nil {
 		return nil, fmt.Errorf("controller: log: %w", err)
 	}
-	args := []string{"--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB}
+	// The testbed runs no OVN-Kubernetes controller, so no NetworkQoS of its.
+	args := []string{"--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB, "--ovnkube-enable-network-qos=false"}
 	if cfg.Aggregate {
 		args = []string{"--kubeconfig", cfg.Kubeconfig, "--aggregate-only"}
 	}

@@ -25,8 +25,11 @@ func TestAudit(t *testing.T) {
 		t.Fatalf("Audit of a clean NB = %+v", v)
 	}
 
-	owned := func(id string) map[string]string {
-		return map[string]string{qos.OwnerTypeKey: qos.OwnerType, qos.ObjectNameKey: "ns1:gold", qos.PrimaryIDKey: id}
+	ctrl := qos.ControllerName(testNet)
+	id := func(s string) string { return ctrl + ":" + qos.OwnerType + ":" + s }
+	owned := func(s string) map[string]string {
+		return map[string]string{qos.OwnerTypeKey: qos.OwnerType, qos.OwnerControllerKey: ctrl, qos.NetworkKey: testNet,
+			qos.ObjectNameKey: "ns1:gold", qos.PrimaryIDKey: id(s)}
 	}
 	var args []string
 	for i, row := range []struct {
@@ -45,16 +48,18 @@ func TestAudit(t *testing.T) {
 		args = append(args, extArgs(row.ext)...)
 		args = append(args, "--", "add", "Logical_Switch", testSwitch, "qos_rules", ref)
 	}
-	args = append(args, "--", "create", "Port_Group", "name=badname",
-		`external_ids:"k8s.ovn.org/owner-type"=NetworkQoS`, `external_ids:"k8s.ovn.org/name"=nocolon`)
+	bad := owned("nocolon")
+	bad[qos.ObjectNameKey] = "nocolon"
+	args = append(args, "--", "create", "Port_Group", "name=badname")
+	args = append(args, extArgs(bad)...)
 	f.srv.MustNBCtl(args...)
 	f.waitUntil("seeded rows in cache", func() (bool, error) { return len(f.audit()) >= 4, nil })
 
 	want := []nbaudit.Violation{
 		{Row: "Port_Group badname", Problem: `external_ids k8s.ovn.org/name="nocolon" does not name a NetworkQoS`},
-		{Row: "QoS x:dangling", Problem: "match references missing address set $missing_as"},
-		{Row: "QoS x:dangling", Problem: "match references missing port group @missing_pg"},
-		{Row: "QoS x:dup", Problem: "2 owned QoS rows share this k8s.ovn.org/id"},
+		{Row: "QoS " + id("x:dangling"), Problem: "match references missing address set $missing_as"},
+		{Row: "QoS " + id("x:dangling"), Problem: "match references missing port group @missing_pg"},
+		{Row: "QoS " + id("x:dup"), Problem: "2 owned QoS rows share this k8s.ovn.org/id"},
 	}
 	if got := f.audit(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Audit = %+v\nwant %+v", got, want)

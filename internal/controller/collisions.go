@@ -17,10 +17,12 @@ type resultCache struct {
 	results  map[string]qos.Result
 	slots    map[string]map[string]struct{} // "switch/priority" -> keys
 	reported map[string]struct{}            // "a|b|switch/priority"
+	warned   map[string]map[string]struct{} // key -> "reason|text" recorded as events
 }
 
 func newResultCache() *resultCache {
-	return &resultCache{results: map[string]qos.Result{}, slots: map[string]map[string]struct{}{}, reported: map[string]struct{}{}}
+	return &resultCache{results: map[string]qos.Result{}, slots: map[string]map[string]struct{}{},
+		reported: map[string]struct{}{}, warned: map[string]map[string]struct{}{}}
 }
 
 func slotOf(row qos.QoSRow) string { return fmt.Sprintf("%s/%d", row.Switch, row.Priority) }
@@ -43,6 +45,7 @@ func (rc *resultCache) delete(key string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.deleteLocked(key)
+	delete(rc.warned, key)
 	for pair := range rc.reported {
 		a, rest, _ := strings.Cut(pair, "|")
 		b, _, _ := strings.Cut(rest, "|")
@@ -132,4 +135,19 @@ func inSlot(r qos.Result, slot string) qos.Result {
 		}
 	}
 	return out
+}
+
+// firstWarning reports whether the warning w of key was not recorded
+// before, and marks it recorded until the object is deleted.
+func (rc *resultCache) firstWarning(key, w string) bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if _, done := rc.warned[key][w]; done {
+		return false
+	}
+	if rc.warned[key] == nil {
+		rc.warned[key] = map[string]struct{}{}
+	}
+	rc.warned[key][w] = struct{}{}
+	return true
 }

@@ -39,3 +39,14 @@ func NQOSReadyType(zone string) string { return ConditionNQOSReadyPrefix + zone 
 
 // OVNKReadyType is ovnkube's readiness condition type of a zone.
 func OVNKReadyType(zone string) string { return ConditionOVNKReadyPrefix + zone }
+
+// compileOptions are the compiler options of this controller: its node,
+// and its scope (networks without discoverable pod IPs only while
+// OVN-Kubernetes's NetworkQoS runs).
+func (c *Controller) compileOptions() qos.Options {
+	o := qos.Options{Node: c.node, Scope: qos.ScopeAllNetworks}
+	if c.ovnkube {
+		o.Scope = qos.ScopeIPAMLess
+	}
+	return o
+}

@@ -40,6 +40,8 @@ type NB interface {
 	MigrateLegacyBatch(ctx context.Context, ms []ovnnb.Migration) (ovnnb.MigrateBatchResult, error)
 	ApplyBatch(ctx context.Context, objs []ovnnb.KeyedRows) (ovnnb.BatchResult, error)
 	TeardownBatch(ctx context.Context, keys []ovnnb.Key) (int, error)
+	AdoptEarlierRows(ctx context.Context, ovnkubeOff bool) (ovnnb.AdoptResult, error)
+	ForeignNetworkQoS(ctx context.Context, switches []string) ([]ovnnb.ForeignRow, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 	HasPort(name string) bool
 	OnLogicalSwitchAdd(fn func(name string))
@@ -64,6 +66,14 @@ type Config struct {
 	// it and names the condition Ready-In-Zone-<Node>; empty means one
 	// central NB serving every node (condition Ready-In-Zone-global).
 	Node string
+	// OVNKubeNetworkQoS says OVN-Kubernetes's own NetworkQoS controller
+	// runs in the cluster (its --enable-network-qos): nqos then writes
+	// rows only on networks without discoverable pod IPs, leaves
+	// Ready-In-Zone-* and status.status to it, and adopts only the rows
+	// provably its own. False (the testbed, a cluster without it): nqos
+	// serves every localnet and layer2 network and owns those too (see
+	// conditions.go).
+	OVNKubeNetworkQoS bool
 	// Fence, when set (the leader's identity under leader election),
 	// makes the startup sync first take the Northbound's leader fence for
 	// this holder (ovnnb.Client.TakeFence): from then on the NB refuses
@@ -93,6 +103,8 @@ type Controller struct {
 	node   string
 	zone   string
 	fence  string
+	// ovnkube: OVN-Kubernetes's NetworkQoS runs (Config.OVNKubeNetworkQoS).
+	ovnkube bool
 	// fenceTaken is set once the startup sync took the fence (Run's
 	// goroutine only).
 	fenceTaken bool
@@ -139,7 +151,7 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: dynamic client: %w", err)
 	}
 	c := &Controller{
-		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, log: log,
+		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, ovnkube: cfg.OVNKubeNetworkQoS, log: log,
 		kube: kube, dyn: dyn,
 		queue:       workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos"}),
 		ports:       newPending(),

@@ -17,12 +17,13 @@ import (
 const repairWithin = 5 * time.Second
 
 // driftFixture is a central controller applying gold (two VMs, one
-// destination ipBlock rule) with its rows in the NB.
+// destination ipBlock rule and a TCP port rule that does not shadow it)
+// with its rows in the NB.
 func driftFixture(t testing.TB) (*env, *Controller) {
 	e := newEnv(t)
 	c := e.withVMs("", vm{"vm1", "node-a", "gold"}, vm{"vm2", "node-a", "gold"})
 	e.createNQ(e.nqos("gold", 50, map[string]string{"tier": "gold"}, []string{e.net},
-		ruleSpec{dscp: 46, cidrs: []string{"10.20.0.0/16"}}, ruleSpec{dscp: 10}))
+		ruleSpec{dscp: 46, cidrs: []string{"10.20.0.0/16"}}, ruleSpec{dscp: 10, tcpPort: 443}))
 	e.waitConditions("gold", acceptedTrue, readyTrue)
 	e.waitRowsMatchCompiler("")
 	return e, c

@@ -46,8 +46,9 @@ func TestEventMapping(t *testing.T) {
 	nq.Spec.NetworkSelectors[0].NetworkAttachmentDefinitionSelector.NamespaceSelector =
 		metav1.LabelSelector{MatchLabels: map[string]string{"nqos-ns": "on"}}
 	e.createNQ(nq)
-	e.waitConditions("gold", acceptedTrue, readyTrue)
-	e.waitQoSRows(0) // the NAD's namespace is not selected yet
+	// The NAD's namespace is not selected yet: no rows, so not ready.
+	e.waitConditions("gold", acceptedTrue, cond{NQOSReadyType("global"), conditionFalse, reasonNoRows})
+	e.waitQoSRows(0)
 
 	nsAPI := e.kube.CoreV1().Namespaces()
 	e.mergePatch("namespace", labelsPatch(map[string]any{"nqos-ns": "on"}), func(b []byte) error {

@@ -38,9 +38,9 @@ var okepMembers = map[string][]string{
 
 // okepPortGroup is the port group name of an object on the test network,
 // from the naming contract:
-// "a" + FNV-64a("<net>-network-controller:NetworkQoS:<ns>:<name>").
+// "a" + FNV-64a("<net>-nqos-controller:NetworkQoS:<ns>:<name>").
 func (e *env) okepPortGroup(object string) string {
-	return hashForOVN(e.net + "-network-controller:NetworkQoS:" + e.ns + ":" + object)
+	return hashForOVN(e.net + "-nqos-controller:NetworkQoS:" + e.ns + ":" + object)
 }
 
 // checkOKEPTable compares the raw NB (ovn-nbctl, no cache) with the OKEP

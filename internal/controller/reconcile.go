@@ -76,12 +76,13 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	if !ok {
 		return c.remove(ctx, key, nbKey, resultDeleted)
 	}
-	r := qos.CompileObject(nq, c.facts, c.node)
+	r := qos.CompileObjectWith(nq, c.facts, c.compileOptions())
 	if r.Err != nil || r.Accepted.Status != conditionTrue {
 		if seeded.Active == seeded.PartialRejected && r.Err == nil && len(r.QoS) > 0 {
 			return c.applyPartial(ctx, nq, nbKey, r) // seeded bug: the rejected object's partial rows are written
 		}
 		out := c.remove(ctx, key, nbKey, resultRejected)
+		c.reportWarnings(nq, r)
 		return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
 	}
 	rows := ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS}
@@ -109,7 +110,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	if len(res.MissingPorts) > 0 {
 		return outcome{result: resultPending, requeue: true}.also(c.writeStatus(ctx, nq, r.Accepted, c.portsPending(res.MissingPorts)))
 	}
-	return outcome{result: resultSuccess}.also(c.writeStatus(ctx, nq, r.Accepted, c.ready()))
+	ready, err := c.readyFor(ctx, nq, r)
+	if err != nil {
+		return outcome{result: resultError, err: err}
+	}
+	return outcome{result: resultSuccess}.also(c.writeStatus(ctx, nq, r.Accepted, ready))
 }
 
 // waitForRows registers the ports and switches key waits for (none
@@ -167,7 +172,7 @@ const (
 	conditionFalse     = "False"
 )
 
-func (c *Controller) readyType() string { return qos.ReadyConditionPrefix + c.zone }
+func (c *Controller) readyType() string { return NQOSReadyType(c.zone) }
 
 func (c *Controller) ready() qos.Condition {
 	return qos.Condition{Type: c.readyType(), Status: conditionTrue, Reason: reasonSuccess, Message: "NetworkQoS was applied successfully"}

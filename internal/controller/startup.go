@@ -14,9 +14,10 @@ import (
 	"github.com/nqos/nqos/internal/seeded"
 )
 
-// startup runs the startup sync: it garbage-collects the rows of objects
-// that no longer exist, migrates legacy address-set source matches to port
-// groups, then writes every accepted object's rows, each step in a few
+// startup runs the startup sync: it adopts the rows earlier nqos versions
+// wrote under OVN-Kubernetes's controller name (adoptEarlier),
+// garbage-collects the rows of objects that no longer exist, migrates
+// legacy address-set source matches to port groups, then writes every accepted object's rows, each step in a few
 // bounded NB transactions (ovnnb's batches), every object compiled once
 // per attempt. A failed NB read or write is retried with backoff until
 // ctx ends; until then the controller is not ready and NotReady names the
@@ -55,6 +56,9 @@ func (c *Controller) startupOnce(ctx context.Context) (map[string]bool, error) {
 		c.fenceTaken = true
 		c.log.Info("took the Northbound leader fence", "holder", c.fence)
 	}
+	if err := c.adoptEarlier(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.collectOrphans(ctx); err != nil {
 		return nil, err
 	}
@@ -64,6 +68,9 @@ func (c *Controller) startupOnce(ctx context.Context) (map[string]bool, error) {
 	}
 	synced, err := c.initialSync(ctx, rs)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.logForeign(ctx, rs); err != nil {
 		return nil, err
 	}
 	c.log.Info("startup NB sync done", "objects", len(rs), "synced", len(synced), "took", time.Since(start))
@@ -80,7 +87,7 @@ func (c *Controller) compileAll() []qos.Result {
 			nqs = append(nqs, nq)
 		}
 	}
-	return qos.CompileObjects(nqs, c.facts, c.node)
+	return qos.CompileObjectsWith(nqs, c.facts, c.compileOptions())
 }
 
 // acceptedRows is whether r is an accepted object with rows to write.

@@ -143,7 +143,7 @@ func TestLegacyMigration(t *testing.T) {
 	e.createNQ(e.nqos("legacy", 50, map[string]string{"tier": "gold"}, []string{e.net},
 		ruleSpec{dscp: 8, rate: 100000, cidrs: []string{"10.20.0.0/16"}}))
 
-	ctrlName := qos.ControllerName(e.net)
+	ctrlName := qos.OVNKubeControllerName(e.net) // the upstream generation's key
 	owner := func(id string) []string {
 		return []string{
 			"external_ids:" + qos.OwnerControllerKey + "=" + ctrlName,

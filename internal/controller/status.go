@@ -48,12 +48,15 @@ type statusApply struct {
 	} `json:"status"`
 }
 
-// writeStatus sets our conditions (Accepted and Ready-In-Zone-<zone>)
-// with observedGeneration, keeping the lastTransitionTime of unchanged
-// ones, and, for the central controller only, status.status; it writes
+// writeStatus sets our conditions (Accepted, NQOSReady-In-Zone-<zone>
+// and, while OVN-Kubernetes's NetworkQoS does not run, its twin
+// Ready-In-Zone-<zone>) with observedGeneration, keeping the
+// lastTransitionTime of unchanged ones, and, for the central controller
+// without OVN-Kubernetes's NetworkQoS only, status.status; it writes
 // nothing when the cached status already says the same. The write is a
 // forced server-side apply owned by "nqos-<zone>".
 func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, conds ...qos.Condition) error {
+	conds = c.ownedConditions(conds)
 	cur := nq.Status.Conditions
 	next := make([]metav1.Condition, len(cur))
 	for i := range cur {
@@ -92,10 +95,11 @@ func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, c
 }
 
 // aggregate is the status.status text for our conditions: applied only
-// when Accepted and our Ready-In-Zone condition are both True. Zone
-// controllers write none (see statusApply).
+// when Accepted and our readiness condition are both True. Zone
+// controllers write none (see statusApply), nor does anyone while
+// OVN-Kubernetes's NetworkQoS runs: its cluster manager owns the field.
 func (c *Controller) aggregate(conds []qos.Condition) string {
-	if c.node != "" {
+	if c.node != "" || c.ovnkube {
 		return ""
 	}
 	ok := map[string]bool{}
@@ -106,4 +110,20 @@ func (c *Controller) aggregate(conds []qos.Condition) string {
 		return statusApplied
 	}
 	return statusNotApplied
+}
+
+// ownedConditions is conds plus, while OVN-Kubernetes's NetworkQoS does
+// not run, a Ready-In-Zone-<zone> twin of our NQOSReady-In-Zone-<zone>.
+func (c *Controller) ownedConditions(conds []qos.Condition) []qos.Condition {
+	if c.ovnkube {
+		return conds
+	}
+	out := append([]qos.Condition{}, conds...)
+	for _, q := range conds {
+		if q.Type == NQOSReadyType(c.zone) {
+			q.Type = OVNKReadyType(c.zone)
+			out = append(out, q)
+		}
+	}
+	return out
 }

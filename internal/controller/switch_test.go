@@ -120,22 +120,24 @@ func TestAggregate(t *testing.T) {
 	accepted := qos.Condition{Type: qos.ConditionAccepted, Status: conditionTrue}
 	rejected := qos.Condition{Type: qos.ConditionAccepted, Status: conditionFalse}
 	ready := func(zone, status string) qos.Condition {
-		return qos.Condition{Type: qos.ReadyConditionPrefix + zone, Status: status}
+		return qos.Condition{Type: NQOSReadyType(zone), Status: status}
 	}
 	for _, tc := range []struct {
 		name, node string
+		ovnkube    bool
 		conds      []qos.Condition
 		want       string
 	}{
-		{"accepted and ready", "", []qos.Condition{accepted, ready("global", conditionTrue)}, statusApplied},
-		{"ready false", "", []qos.Condition{accepted, ready("global", conditionFalse)}, statusNotApplied},
-		{"not accepted", "", []qos.Condition{rejected, ready("global", conditionFalse)}, statusNotApplied},
-		{"other zone ready only", "", []qos.Condition{accepted, ready("node-a", conditionTrue)}, statusNotApplied},
-		{"no ready condition", "", []qos.Condition{accepted}, statusNotApplied},
-		{"zone controller writes none", "node-a", []qos.Condition{accepted, ready("node-a", conditionTrue)}, ""},
+		{"accepted and ready", "", false, []qos.Condition{accepted, ready("global", conditionTrue)}, statusApplied},
+		{"ready false", "", false, []qos.Condition{accepted, ready("global", conditionFalse)}, statusNotApplied},
+		{"not accepted", "", false, []qos.Condition{rejected, ready("global", conditionFalse)}, statusNotApplied},
+		{"other zone ready only", "", false, []qos.Condition{accepted, ready("node-a", conditionTrue)}, statusNotApplied},
+		{"no ready condition", "", false, []qos.Condition{accepted}, statusNotApplied},
+		{"zone controller writes none", "node-a", false, []qos.Condition{accepted, ready("node-a", conditionTrue)}, ""},
+		{"none while ovnkube's NetworkQoS runs", "", true, []qos.Condition{accepted, ready("global", conditionTrue)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Controller{node: tc.node, zone: zoneName(tc.node)}
+			c := &Controller{node: tc.node, zone: zoneName(tc.node), ovnkube: tc.ovnkube}
 			if got := c.aggregate(tc.conds); got != tc.want {
 				t.Errorf("aggregate = %q, want %q", got, tc.want)
 			}

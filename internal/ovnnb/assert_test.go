@@ -20,7 +20,7 @@ func sortedCopy(s []string) []string {
 
 // ownedBy reports whether external_ids belong to key.
 func ownedBy(ext map[string]string, key ovnnb.Key) bool {
-	return ext[qos.OwnerTypeKey] == qos.OwnerType && ext[qos.ObjectNameKey] == key.Namespace+":"+key.Name
+	return ovnnb.IsOwned(ext) && ext[qos.ObjectNameKey] == key.Namespace+":"+key.Name
 }
 
 // diffApplied lists every difference between the NB (read with

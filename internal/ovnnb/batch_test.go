@@ -68,7 +68,7 @@ func TestApplyBatch(t *testing.T) {
 
 	// A foreign port group in the way of one new object: it alone fails.
 	extra := batchObjects(253, ports)[250:]
-	f.srv.MustNBCtl("pg-add", extra[1].Rows.PortGroups[0].Name)
+	f.nbctlSynced("pg-add", extra[1].Rows.PortGroups[0].Name)
 	res, err = f.c.ApplyBatch(f.ctx, extra)
 	if err != nil || res.Transactions != 1 || len(res.Failed) != 1 || res.Failed[extra[1].Key] == nil {
 		t.Fatalf("ApplyBatch with a foreign row = %+v, %v; want one transaction and only %s failed", res, err, extra[1].Key)

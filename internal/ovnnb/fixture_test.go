@@ -28,6 +28,8 @@ type fixture struct {
 	srv *nbtest.Server
 	c   *ovnnb.Client
 	ctx context.Context
+	// syncs counts nbctlSynced markers.
+	syncs int
 }
 
 func newFixture(t testing.TB, ports ...string) *fixture {
@@ -63,6 +65,19 @@ func addPorts(t testing.TB, srv *nbtest.Server, sw string, ports ...string) {
 		srv.MustNBCtl(args...)
 		ports = ports[n:]
 	}
+}
+
+// nbctlSynced runs ovn-nbctl with args and waits until the client's
+// cache holds what it committed: ovn-nbctl returns once the server
+// committed, before the client's monitor necessarily received the
+// update. A marker switch added in the same transaction reaches the
+// cache in the same update as everything else.
+func (f *fixture) nbctlSynced(args ...string) {
+	f.t.Helper()
+	f.syncs++
+	marker := fmt.Sprintf("nbsync%d", f.syncs)
+	f.srv.MustNBCtl(append(args, "--", "ls-add", marker)...)
+	f.waitUntil("switch "+marker+" in the client's cache", func() bool { return f.c.HasSwitch(marker) })
 }
 
 // waitPort polls the client's cache for an LSP, with a deadline.

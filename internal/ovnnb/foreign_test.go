@@ -7,7 +7,6 @@ import (
 
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
-	"github.com/nqos/nqos/internal/qos"
 )
 
 // seedForeign writes rows other owners hold, some deliberately close to
@@ -31,7 +30,7 @@ func seedForeign(f *fixture) {
 	)
 }
 
-// foreignRows is every row not owned by NetworkQoS and the switches
+// foreignRows is every row nqos does not own and the switches
 // referencing each such QoS row.
 type foreignRows struct {
 	QoS      []nbtest.QoS
@@ -43,18 +42,18 @@ type foreignRows struct {
 func foreignOf(s nbState) foreignRows {
 	out := foreignRows{Bindings: map[string][]string{}}
 	for _, q := range s.QoS {
-		if q.ExternalIDs[qos.OwnerTypeKey] != qos.OwnerType {
+		if !ovnnb.IsOwned(q.ExternalIDs) {
 			out.QoS = append(out.QoS, q)
 			out.Bindings[q.UUID] = s.switchesOf(q.UUID)
 		}
 	}
 	for _, p := range s.PGs {
-		if p.ExternalIDs[qos.OwnerTypeKey] != qos.OwnerType {
+		if !ovnnb.IsOwned(p.ExternalIDs) {
 			out.PGs = append(out.PGs, p)
 		}
 	}
 	for _, a := range s.ASes {
-		if a.ExternalIDs[qos.OwnerTypeKey] != qos.OwnerType {
+		if !ovnnb.IsOwned(a.ExternalIDs) {
 			out.ASes = append(out.ASes, a)
 		}
 	}
@@ -114,7 +113,7 @@ func TestApplyRefusesForeignName(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	want := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.srv.MustNBCtl("--", "pg-add", want.PortGroups[0].Name, "p1",
+	f.nbctlSynced("--", "pg-add", want.PortGroups[0].Name, "p1",
 		"--", "set", "Port_Group", want.PortGroups[0].Name, `external_ids:"k8s.ovn.org/owner-type"=NetworkPolicy`)
 	before := f.state()
 	_, err := f.c.Apply(f.ctx, key, want)

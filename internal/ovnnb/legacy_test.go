@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/nqos/nqos/internal/ovnnb"
@@ -19,10 +20,27 @@ func extArgs(ext map[string]string) []string { return nbtest.ExtArgs(ext) }
 // rule index, as upstream's GetNetworkQoSAddrSetDbIDs names it.
 func upstreamSet(key ovnnb.Key, ruleIdx, family string) (string, map[string]string) {
 	id := fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%s:0:%s", testNet, key.Namespace, key.Name, ruleIdx, family)
-	ext := ids(key, id)
-	delete(ext, qos.NetworkKey)
+	ext := upstreamIDs(key, id)
+	delete(ext, qos.NetworkKey) // upstream's address sets carry no network key
 	ext[qos.RuleIndexKey], ext[qos.IPBlockIndexKey], ext[qos.IPFamilyKey] = ruleIdx, "0", family
 	return hashName(id), ext
+}
+
+// upstreamIDs are the external_ids OVN-Kubernetes's NetworkQoS controller
+// writes on a row of key on the test network with k8s.ovn.org/id id.
+func upstreamIDs(key ovnnb.Key, id string) map[string]string {
+	ext := ids(key, id)
+	ext[qos.OwnerControllerKey] = qos.OVNKubeControllerName(testNet)
+	return ext
+}
+
+// adoptedIDs are upstream external_ids after AdoptEarlierRows.
+func adoptedIDs(ext map[string]string) map[string]string {
+	out := maps.Clone(ext)
+	out[qos.OwnerControllerKey] = qos.ControllerName(testNet)
+	out[qos.NetworkKey] = testNet
+	out[qos.PrimaryIDKey] = qos.ControllerName(testNet) + strings.TrimPrefix(ext[qos.PrimaryIDKey], qos.OVNKubeControllerName(testNet))
+	return out
 }
 
 // legacyFixture is an NB as upstream's address-set-based controller
@@ -58,10 +76,9 @@ func seedLegacy(f *fixture, key ovnnb.Key) legacyFixture {
 		"ip4.src == {$" + l.nsSet + "} && ip4.dst == 192.0.2.0/24 && ip4.dst != {192.0.2.1,192.0.2.2}",
 	}
 	for i, m := range l.matches {
-		ext := ids(key, fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%d", testNet, key.Namespace, key.Name, i))
-		delete(ext, qos.NetworkKey)
+		ext := upstreamIDs(key, fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%d", testNet, key.Namespace, key.Name, i))
 		ext[qos.RuleIndexKey] = fmt.Sprint(i)
-		l.qosExt = append(l.qosExt, ext)
+		l.qosExt = append(l.qosExt, adoptedIDs(ext))
 		ref := fmt.Sprintf("@q%d", i)
 		args = append(args, "--", "--id="+ref, "create", "QoS", fmt.Sprintf("priority=%d", 10600+i),
 			"direction=to-lport", fmt.Sprintf("match=%q", m), fmt.Sprintf("action:dscp=%d", 46-i))
@@ -73,8 +90,16 @@ func seedLegacy(f *fixture, key ovnnb.Key) legacyFixture {
 	}
 	f.srv.MustNBCtl(args...)
 	// ovn-nbctl wrote through its own connection: wait until the client's
-	// cache holds the rows (and their switch references) before the test
-	// reads it.
+	// cache holds the rows (and their switch references), adopt them as a
+	// controller without OVN-Kubernetes's NetworkQoS does at startup, and
+	// wait until the cache shows them adopted.
+	f.waitUntil("the upstream rows in the client's cache", func() bool {
+		rows, err := f.c.ForeignNetworkQoS(f.ctx, nil)
+		return err == nil && len(rows) == len(l.matches)
+	})
+	if res, err := f.c.AdoptEarlierRows(f.ctx, true); err != nil || res.QoS != len(l.matches) || res.AddressSets != 3 {
+		f.t.Fatalf("AdoptEarlierRows = %+v, %v; want %d QoS rows and 3 address sets", res, err, len(l.matches))
+	}
 	f.waitUntil("the legacy rows in the client's cache", func() bool {
 		rows, err := f.c.LegacyRows(f.ctx)
 		return err == nil && len(rows) == len(l.matches) && len(rows[0].Switches) == 1

@@ -33,10 +33,6 @@ func KeyFromOwnerName(s string) (Key, bool) {
 	return Key{Namespace: ns, Name: name}, true
 }
 
-// IsOwned reports whether external_ids mark a NetworkQoS-owned row
-// (owner-type NetworkQoS).
-func IsOwned(ext map[string]string) bool { return ext[qos.OwnerTypeKey] == qos.OwnerType }
-
 func ownedBy(ext map[string]string, key Key) bool {
 	return IsOwned(ext) && ext[qos.ObjectNameKey] == key.ownerName()
 }

@@ -62,6 +62,11 @@ func checkOwner(key Key, ext map[string]string) error {
 	if got := ext[qos.ObjectNameKey]; got != key.ownerName() {
 		return fmt.Errorf("field externalIDs[%s] is %q, want %q", qos.ObjectNameKey, got, key.ownerName())
 	}
+	if !IsOwned(ext) {
+		return fmt.Errorf("field externalIDs (%s %q, %s %q, %s %q) is not nqos's ownership key (owner-controller <network>%s)",
+			qos.OwnerControllerKey, ext[qos.OwnerControllerKey], qos.NetworkKey, ext[qos.NetworkKey],
+			qos.PrimaryIDKey, ext[qos.PrimaryIDKey], qos.NQOSControllerSuffix)
+	}
 	return nil
 }
 

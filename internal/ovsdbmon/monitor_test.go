@@ -142,6 +142,13 @@ func TestErrors(t *testing.T) {
 
 	m := dial(t, srv, ovsdbmon.Options{Tables: ovsdbmon.Columns{"Logical_Switch": nil}})
 	srv.MustNBCtl("ls-add", "x")
+	// ovn-nbctl returns once the transaction committed, not once the
+	// server sent the monitor's notification of it: stopping the server
+	// now could kill it before the notification leaves. Sync's echo is
+	// answered after every earlier notification was sent and received.
+	if err := m.Sync(ctx); err != nil {
+		t.Fatalf("Sync: %v", err)
+	}
 	srv.Stop()
 	if n, err := m.Next(ctx); err != nil || n.Seq != 1 {
 		t.Fatalf("Next after the server stopped = %+v, %v: want the queued notification first", n, err)

@@ -25,7 +25,7 @@ type Result struct {
 	PortGroups  []PortGroup
 	AddressSets []AddressSet
 	QoS         []QoSRow
-	Warnings    []string
+	Warnings    []Warning
 }
 
 // Key is "namespace/name".
@@ -35,21 +35,31 @@ func (r Result) Key() string { return r.Namespace + "/" + r.Name }
 // pods whose spec.nodeName is that node are port-group members; "" means
 // every node.
 func CompileObject(nq *v1alpha1.NetworkQoS, f Facts, node string) Result {
-	return compileObject(nq, f, node, indexNADs(f))
+	return compileObject(nq, f, Options{Node: node}, indexNADs(f))
+}
+
+// CompileObjectWith is CompileObject with every option.
+func CompileObjectWith(nq *v1alpha1.NetworkQoS, f Facts, o Options) Result {
+	return compileObject(nq, f, o, indexNADs(f))
 }
 
 // CompileObjects compiles each of nqs against f as CompileObject does,
 // in order, parsing each NAD config once for all of them.
 func CompileObjects(nqs []*v1alpha1.NetworkQoS, f Facts, node string) []Result {
+	return CompileObjectsWith(nqs, f, Options{Node: node})
+}
+
+// CompileObjectsWith is CompileObjects with every option.
+func CompileObjectsWith(nqs []*v1alpha1.NetworkQoS, f Facts, o Options) []Result {
 	idx := indexNADs(f)
 	rs := make([]Result, 0, len(nqs))
 	for _, nq := range nqs {
-		rs = append(rs, compileObject(nq, f, node, idx))
+		rs = append(rs, compileObject(nq, f, o, idx))
 	}
 	return rs
 }
 
-func compileObject(nq *v1alpha1.NetworkQoS, f Facts, node string, idx *nadIndex) Result {
+func compileObject(nq *v1alpha1.NetworkQoS, f Facts, o Options, idx *nadIndex) Result {
 	r := Result{Namespace: nq.Namespace, Name: nq.Name}
 	sp, err := parseSpec(nq)
 	if err != nil {
@@ -60,34 +70,37 @@ func compileObject(nq *v1alpha1.NetworkQoS, f Facts, node string, idx *nadIndex)
 	if len(sp.networks) == 0 {
 		r.Accepted = condition(metav1.ConditionTrue, ReasonConfigurationAccepted,
 			"no networkSelectors: the NetworkQoS applies to the default network only, which nqos does not manage")
-		r.Warnings = []string{r.Key() + ": no networkSelectors: only the default network is selected, which nqos does not manage; no rows"}
+		r.warn(WarningNoNetwork, "spec.networkSelectors", "no networkSelectors: only the default network is selected, which nqos does not manage; no rows")
 		return r
 	}
+	hostBitWarnings(nq, &r)
+	shadowWarnings(sp, &r)
 	nets, warns := resolveNetworks(sp.networks, f, idx)
 	r.Networks = nets
 	for _, w := range warns {
-		r.Warnings = append(r.Warnings, r.Key()+": "+w)
+		w.Object = r.Key()
+		r.Warnings = append(r.Warnings, w)
 	}
 	if msg := rejection(sp, nets); msg != "" {
 		r.Accepted = condition(metav1.ConditionFalse, ReasonUnsupportedDestinationSelector, msg)
 		if seeded.Active == seeded.PartialRejected {
-			buildRows(nq, sp, f, node, &r, withDiscoverableIPs(nets))
+			buildRows(nq, sp, f, o, &r, withDiscoverableIPs(nets))
 		}
 		return r
 	}
 	r.Accepted = condition(metav1.ConditionTrue, ReasonConfigurationAccepted,
 		"the configuration is supported on every selected network")
 	if len(nets) == 0 {
-		r.Warnings = append(r.Warnings, r.Key()+": networkSelectors select no network; no rows")
+		r.warn(WarningNoNetwork, "spec.networkSelectors", "networkSelectors select no network; no rows")
 	}
-	buildRows(nq, sp, f, node, &r, nets)
+	buildRows(nq, sp, f, o, &r, nets)
 	return r
 }
 
 // buildRows adds the rows of an accepted object on nets to r, sorted
 // (a rejected one only under the PartialRejected seeded bug).
-func buildRows(nq *v1alpha1.NetworkQoS, sp *spec, f Facts, node string, r *Result, nets []Network) {
-	c := objectCompiler{nq: nq, sp: sp, f: f, node: node, res: r}
+func buildRows(nq *v1alpha1.NetworkQoS, sp *spec, f Facts, o Options, r *Result, nets []Network) {
+	c := objectCompiler{nq: nq, sp: sp, f: f, node: o.Node, scope: o.Scope, res: r}
 	for _, n := range nets {
 		c.network(n)
 	}

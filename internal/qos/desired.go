@@ -35,7 +35,9 @@ func Assemble(rs []Result) Desired {
 		d.PortGroups = append(d.PortGroups, r.PortGroups...)
 		d.AddressSets = append(d.AddressSets, r.AddressSets...)
 		d.QoS = append(d.QoS, r.QoS...)
-		d.Warnings = append(d.Warnings, r.Warnings...)
+		for _, w := range r.Warnings {
+			d.Warnings = append(d.Warnings, w.String())
+		}
 	}
 	d.Warnings = append(d.Warnings, Collisions(rs)...)
 	sort.Slice(d.NetworkQoS, func(i, j int) bool {

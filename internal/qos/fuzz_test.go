@@ -57,8 +57,8 @@ var follows = map[int][]int{
 // object's address sets, or a literal that parses as an IP, a CIDR or a
 // port number, in an order the grammar above allows, with balanced
 // brackets.
-func checkMatch(match, portGroup string, sets map[string]bool) error {
-	prev, depth, inSet := tkStart, 0, false
+func checkMatch(match, portGroup string, sets map[string]string) error {
+	prev, depth, inSet, field := tkStart, 0, false, ""
 	for i := 0; i < len(match); {
 		if match[i] == ' ' {
 			i++
@@ -72,6 +72,12 @@ func checkMatch(match, portGroup string, sets map[string]bool) error {
 			return fmt.Errorf("at %d: token %q cannot follow the previous token", i, match[i:i+n])
 		}
 		switch kind {
+		case tkField:
+			field = match[i : i+n]
+		case tkValue:
+			if err := checkValue(field, match[i:i+n], portGroup, sets); err != nil {
+				return fmt.Errorf("at %d: %w", i, err)
+			}
 		case tkOpen:
 			depth++
 		case tkClose:
@@ -97,8 +103,59 @@ func checkMatch(match, portGroup string, sets map[string]bool) error {
 	return nil
 }
 
+// checkValue ties a value to the field it is compared with: inport to
+// the object's port group, ip4.dst to IPv4 literals and v4 address sets,
+// ip6.dst to IPv6 literals (never IPv4-mapped) and v6 sets, a transport
+// field to port numbers.
+func checkValue(field, v, portGroup string, sets map[string]string) error {
+	family := map[string]string{"ip4.dst": "v4", "ip6.dst": "v6"}[field]
+	switch {
+	case field == "inport":
+		if v != "@"+portGroup {
+			return fmt.Errorf("inport compared with %q, want @%s", v, portGroup)
+		}
+	case strings.HasPrefix(v, "@"):
+		return fmt.Errorf("port group %s compared with %s", v, field)
+	case strings.HasPrefix(v, "$"):
+		if family == "" || sets[v[1:]] != family {
+			return fmt.Errorf("address set %s (family %q) compared with %s", v, sets[v[1:]], field)
+		}
+	case family != "":
+		if got := literalFamily(v); got != family {
+			return fmt.Errorf("literal %s (family %q) compared with %s", v, got, field)
+		}
+	case strings.HasSuffix(field, ".dst"):
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > maxPort {
+			return fmt.Errorf("%s compared with %q, want a port", field, v)
+		}
+	default:
+		return fmt.Errorf("value %q after field %q, which takes none", v, field)
+	}
+	return nil
+}
+
+// literalFamily is "v4" or "v6" for an address or CIDR literal ("" for
+// anything else, IPv4-mapped IPv6 included).
+func literalFamily(v string) string {
+	a, err := netip.ParseAddr(v)
+	if err != nil {
+		p, perr := netip.ParsePrefix(v)
+		if perr != nil {
+			return ""
+		}
+		a = p.Addr()
+	}
+	switch {
+	case a.Is4In6():
+		return ""
+	case a.Is4():
+		return "v4"
+	}
+	return "v6"
+}
+
 // nextToken classifies the token at the start of s and returns its length.
-func nextToken(s, portGroup string, sets map[string]bool) (kind, n int, err error) {
+func nextToken(s, portGroup string, sets map[string]string) (kind, n int, err error) {
 	for op, k := range map[string]int{"&&": tkLogic, "||": tkLogic, "==": tkOp, "!=": tkOp} {
 		if strings.HasPrefix(s, op) {
 			return k, 2, nil
@@ -117,7 +174,7 @@ func nextToken(s, portGroup string, sets map[string]bool) (kind, n int, err erro
 		return tkComma, 1, nil
 	case '@', '$':
 		word := readWhile(s[1:], isNameByte)
-		if (s[0] == '@' && word != portGroup) || (s[0] == '$' && !sets[word]) {
+		if _, known := sets[word]; (s[0] == '@' && word != portGroup) || (s[0] == '$' && !known) {
 			return 0, 0, fmt.Errorf("reference %c%s is not one of the object's", s[0], word)
 		}
 		return tkValue, 1 + len(word), nil
@@ -206,9 +263,9 @@ func checkResult(t *testing.T, r Result) {
 		}
 		return
 	}
-	sets := map[string]bool{}
+	sets := map[string]string{}
 	for _, as := range r.AddressSets {
-		sets[as.Name] = true
+		sets[as.Name] = as.ExternalIDs[IPFamilyKey]
 		for _, a := range as.Addresses {
 			if _, err := netip.ParseAddr(a); err != nil || strings.ContainsAny(a, "%/") {
 				t.Fatalf("address %q in set %s", a, as.Name)
@@ -289,8 +346,16 @@ func FuzzRewriteLegacyMatch(f *testing.F) {
 }
 
 func TestCheckMatchRejectsInjection(t *testing.T) {
-	sets := map[string]bool{"a1": true}
+	sets := map[string]string{"a1": "v4", "a6": "v6"}
 	bad := []string{
+		"inport == @pg && ip4.dst == fd00::/64",
+		"inport == @pg && ip6.dst == 10.0.0.0/8",
+		"inport == @pg && ip6.dst == ::ffff:10.0.0.1",
+		"inport == @pg && ip4.dst == {$a6}",
+		"inport == @pg && ip6.dst == {10.0.0.1,fd00::1}",
+		"inport == @pg && tcp && tcp.dst == 10.0.0.1",
+		"inport == 10.0.0.1 && ip4",
+		"inport == @pg && ip4.dst == @pg",
 		"inport == @pg && ip4.dst == 10.0.0.0/8 || 1",
 		"inport == @pg && outport == \"x\"",
 		"inport == @other && (ip4 || ip6)",
@@ -303,7 +368,7 @@ func TestCheckMatchRejectsInjection(t *testing.T) {
 			t.Errorf("checkMatch accepted %q", m)
 		}
 	}
-	if err := checkMatch("inport == @pg && (ip4.dst == {$a1} || ip6.dst == fd00::/64) && ((tcp && tcp.dst == {80,443}) || (udp))", "pg", sets); err != nil {
+	if err := checkMatch("inport == @pg && (ip4.dst == {$a1} || ip6.dst == {$a6} || ip6.dst == fd00::/64) && ((tcp && tcp.dst == {80,443}) || (udp))", "pg", sets); err != nil {
 		t.Errorf("good match rejected: %v", err)
 	}
 }

@@ -21,9 +21,26 @@ const (
 	TopologyLayer3   = "layer3"
 )
 
-// ControllerName is the OVN-Kubernetes controller name of a user-defined
-// network: "<network>-network-controller".
-func ControllerName(network string) string { return network + "-network-controller" }
+// Controller-name suffixes in k8s.ovn.org/owner-controller: nqos's own,
+// and OVN-Kubernetes's (which earlier nqos versions also wrote). Neither
+// is a suffix of the other, so no network name makes them meet.
+const (
+	NQOSControllerSuffix    = "-nqos-controller"
+	OVNKubeControllerSuffix = "-network-controller"
+)
+
+// ControllerName is nqos's controller name on a network,
+// "<network>-nqos-controller": the owner-controller of every row nqos
+// writes and the first field of their k8s.ovn.org/id (so of the hashed
+// port-group and address-set names). OVN-Kubernetes's own controllers
+// are "<network>-network-controller", so neither side's ids, names or
+// ownership predicates can match the other's rows.
+func ControllerName(network string) string { return network + NQOSControllerSuffix }
+
+// OVNKubeControllerName is OVN-Kubernetes's controller name of a
+// user-defined network, "<network>-network-controller"; nqos versions
+// before its own key wrote it too.
+func OVNKubeControllerName(network string) string { return network + OVNKubeControllerSuffix }
 
 // networkPrefix is upstream's user-defined network prefix: the name with
 // '-' and '/' replaced by '.', plus '_'.

@@ -17,11 +17,12 @@ func TestNaming(t *testing.T) {
 		{"cudn switch", SwitchName("cluster_udn_foo-bar", TopologyLocalnet), "cluster_udn_foo.bar_ovn_localnet_switch"},
 		{"layer3 switch", SwitchName("n", TopologyLayer3), ""},
 		{"lsp", LogicalPortName("ns1", "blue-net", "ns1", "virt-launcher-vm1-abcde"), "ns1.blue.net_ns1_virt-launcher-vm1-abcde"},
-		{"controller", ControllerName("tenant-blue"), "tenant-blue-network-controller"},
+		{"controller", ControllerName("tenant-blue"), "tenant-blue-nqos-controller"},
+		{"ovnkube controller", OVNKubeControllerName("tenant-blue"), "tenant-blue-network-controller"},
 		{"port group", PortGroupName("c", "ns", "n"), hashForOVN("c:NetworkQoS:ns:n")},
-		{"qos id", qosIDs("net", "ns", "n", 3)[PrimaryIDKey], "net-network-controller:NetworkQoS:ns:n:3"},
-		{"as id", addressSetIDs("net", "ns", "n", 1, 2, "v6")[PrimaryIDKey], "net-network-controller:NetworkQoS:ns:n:1:2:v6"},
-		{"upstream src set name", hashForOVN(setIDs("default", "ns1", "qos1", "src", "0", "v4")[PrimaryIDKey]), "a17227640409741985825"},
+		{"qos id", qosIDs("net", "ns", "n", 3)[PrimaryIDKey], "net-nqos-controller:NetworkQoS:ns:n:3"},
+		{"as id", addressSetIDs("net", "ns", "n", 1, 2, "v6")[PrimaryIDKey], "net-nqos-controller:NetworkQoS:ns:n:1:2:v6"},
+		{"own src set name", hashForOVN(setIDs("default", "ns1", "qos1", "src", "0", "v4")[PrimaryIDKey]), hashForOVN("default-nqos-controller:NetworkQoS:ns1:qos1:src:0:v4")},
 	}
 	for _, c := range cases {
 		if c.got != c.want {

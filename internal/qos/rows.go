@@ -1,7 +1,6 @@
 package qos
 
 import (
-	"fmt"
 	"net/netip"
 	"sort"
 
@@ -14,19 +13,24 @@ import (
 
 // objectCompiler builds the rows of one accepted NetworkQoS.
 type objectCompiler struct {
-	nq   *v1alpha1.NetworkQoS
-	sp   *spec
-	f    Facts
-	node string
-	res  *Result
+	nq    *v1alpha1.NetworkQoS
+	sp    *spec
+	f     Facts
+	node  string
+	scope Scope
+	res   *Result
 }
 
 // network adds the port group, destination address sets and QoS rows of
 // the object on one network.
 func (c *objectCompiler) network(n Network) {
 	if !supportedTopology(n.Topology) {
-		c.res.Warnings = append(c.res.Warnings, fmt.Sprintf("%s: network %s has topology %q; only localnet and layer2 are supported, no rows for it",
-			c.res.Key(), n.Name, n.Topology))
+		c.res.warn(WarningUnsupportedTopology, "spec.networkSelectors", "network %s has topology %q; only localnet and layer2 are supported, no rows for it",
+			n.Name, n.Topology)
+		return
+	}
+	if ok, why := c.scope.inScope(n); !ok {
+		c.res.warn(WarningOutOfScope, "spec.networkSelectors", "%s", why)
 		return
 	}
 	ns, name := c.nq.Namespace, c.nq.Name
@@ -36,7 +40,7 @@ func (c *objectCompiler) network(n Network) {
 	}
 	pg := PortGroup{
 		Name:        PortGroupName(ControllerName(n.Name), ns, name),
-		Ports:       c.sourcePorts(nads),
+		Ports:       c.sourcePorts(n, nads),
 		ExternalIDs: portGroupIDs(n.Name, ns, name),
 	}
 	c.res.PortGroups = append(c.res.PortGroups, pg)
@@ -67,12 +71,15 @@ func (c *objectCompiler) network(n Network) {
 	}
 }
 
-// sourcePorts returns the LSPs of the selected source pods on a network.
-func (c *objectCompiler) sourcePorts(nads map[string]bool) []string {
+// sourcePorts returns the LSPs of the selected source pods on a network,
+// warning about caps they share on a node.
+func (c *objectCompiler) sourcePorts(n Network, nads map[string]bool) []string {
 	ports := []string{}
-	for _, p := range c.sourcePods() {
+	pods := c.sourcePods()
+	for _, p := range pods {
 		ports = append(ports, podPorts(p, nads)...)
 	}
+	c.sharedCapWarnings(n, pods, nads)
 	return sortUnique(ports)
 }
 

@@ -48,16 +48,17 @@ func indexNADs(f Facts) *nadIndex {
 
 // resolveNetworks returns the networks the selectors select, sorted by
 // name, each with every NAD of that network, and warnings.
-func resolveNetworks(sels []netSel, f Facts, idx *nadIndex) ([]Network, []string) {
+func resolveNetworks(sels []netSel, f Facts, idx *nadIndex) ([]Network, []Warning) {
 	selected := map[string]bool{}
-	var warns []string
+	var warns []Warning
 	for _, s := range sels {
 		for _, nad := range f.NADs() {
 			if !nadSelected(s, nad, f) {
 				continue
 			}
 			if w, bad := idx.warnings[nadKey(nad)]; bad {
-				warns = append(warns, fmt.Sprintf("selected NAD is unusable: %s", w))
+				warns = append(warns, Warning{Kind: WarningUnusableNAD, Field: "spec.networkSelectors",
+					Message: fmt.Sprintf("selected NAD is unusable: %s", w)})
 			}
 		}
 		for _, p := range idx.nads {
@@ -110,15 +111,15 @@ func owningCUDN(nad *nadv1.NetworkAttachmentDefinition, f Facts) (*udnv1.Cluster
 // mergeNetwork combines the NADs of one network (sorted by key): the
 // first NAD's config wins, and a NAD that disagrees on topology or
 // subnets gets a warning.
-func mergeNetwork(nads []parsedNAD) (Network, []string) {
+func mergeNetwork(nads []parsedNAD) (Network, []Warning) {
 	n := nads[0].net
 	n.NADs = nil
-	var warns []string
+	var warns []Warning
 	for _, p := range nads {
 		n.NADs = append(n.NADs, nadKey(p.nad))
 		if p.net.Topology != n.Topology || fmt.Sprint(p.net.Subnets) != fmt.Sprint(n.Subnets) {
-			warns = append(warns, fmt.Sprintf("NAD %s disagrees with NAD %s on the topology or subnets of network %s; using %s",
-				nadKey(p.nad), n.NADs[0], n.Name, n.NADs[0]))
+			warns = append(warns, Warning{Kind: WarningNADConflict, Message: fmt.Sprintf("NAD %s disagrees with NAD %s on the topology or subnets of network %s; using %s",
+				nadKey(p.nad), n.NADs[0], n.Name, n.NADs[0])})
 		}
 	}
 	return n, warns

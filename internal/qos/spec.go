@@ -114,6 +114,9 @@ func parseRule(i int, in *v1alpha1.Rule, fail failFunc) (rule, error) {
 	}
 	if in.Bandwidth != nil {
 		r.rate, r.burst = in.Bandwidth.Rate, in.Bandwidth.Burst
+		if r.burst > 0 && r.rate == 0 {
+			return rule{}, fail(path+".bandwidth.burst", "burst %d needs a rate: OVN ignores a burst without one", r.burst)
+		}
 	}
 	if in.Classifier == nil {
 		return r, nil
@@ -181,12 +184,18 @@ func parseIPBlock(in *v1alpha1.IPBlock, path string, fail failFunc) (*ipBlock, e
 	if err != nil {
 		return nil, fail(path+".cidr", "invalid CIDR %q", in.CIDR)
 	}
+	if cidr.Addr().Is4In6() {
+		return nil, fail(path+".cidr", "%q is an IPv4-mapped IPv6 CIDR: it would match IPv6 packets only, never the IPv4 traffic it names; write the IPv4 CIDR", in.CIDR)
+	}
 	b := &ipBlock{cidr: cidr.Masked()}
 	for k, e := range in.Except {
 		field := fmt.Sprintf("%s.except[%d]", path, k)
 		p, err := netip.ParsePrefix(e)
 		if err != nil {
 			return nil, fail(field, "invalid CIDR %q", e)
+		}
+		if p.Addr().Is4In6() {
+			return nil, fail(field, "%q is an IPv4-mapped IPv6 CIDR; write the IPv4 CIDR", e)
 		}
 		if p.Addr().Is4() != cidr.Addr().Is4() {
 			return nil, fail(field, "%q is not of the same IP family as cidr %q", e, in.CIDR)

@@ -25,6 +25,8 @@ type Options struct {
 	NBCACert   string
 	NBCertName string
 	Node       string
+	// OVNKubeNetworkQoS: OVN-Kubernetes's own NetworkQoS controller runs.
+	OVNKubeNetworkQoS bool
 	// AggregateOnly runs the status aggregator of per-node deployments
 	// instead of a controller: no Northbound.
 	AggregateOnly bool
@@ -65,6 +67,9 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.NBCertName, "nb-cert-common-name", "", "`NAME` the Northbound server certificate must carry; empty: the host of --nb-address")
 	fs.StringVar(&o.Node, "node", "", "node `NAME` (one NB per node, interconnect): only pods on NAME join port groups and the "+
 		"condition is Ready-In-Zone-NAME; empty: one central NB serving every node, condition Ready-In-Zone-global")
+	fs.BoolVar(&o.OVNKubeNetworkQoS, "ovnkube-enable-network-qos", true, "OVN-Kubernetes's own NetworkQoS controller runs in the cluster "+
+		"(its --enable-network-qos): nqos then writes rows only on networks without discoverable pod IPs (ipamless localnet and layer2) "+
+		"and leaves Ready-In-Zone-* and status.status to it; false: nqos serves every localnet and layer2 network and writes those too")
 	fs.BoolVar(&o.AggregateOnly, "aggregate-only", false, "connect to no Northbound: write status.status of every NetworkQoS from the "+
 		"Ready-In-Zone-<node> conditions of the per-node controllers (--node) and remove those of deleted nodes; "+
 		"run it beside the DaemonSet where ovnkube's own NetworkQoS is off (with --leader-elect when replicated)")

@@ -125,7 +125,8 @@ func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheu
 		st.nbConnected()
 		return c, nil
 	}
-	cfg := controller.Config{Kube: kube, DialNB: dial, Node: o.Node, ResyncPeriod: o.ResyncPeriod, NBLostTimeout: o.NBLostTimeout, Log: log, Metrics: reg}
+	cfg := controller.Config{Kube: kube, DialNB: dial, Node: o.Node, OVNKubeNetworkQoS: o.OVNKubeNetworkQoS, ResyncPeriod: o.ResyncPeriod,
+		NBLostTimeout: o.NBLostTimeout, Log: log, Metrics: reg}
 	if o.LeaderElect {
 		cfg.Fence = o.Identity // a deposed leader's transactions are refused by the NB
 	}

@@ -27,7 +27,8 @@ func startNB(t testing.TB) *nbtest.Server {
 // controllerFlags are the flags of a test controller: short leader
 // election timings so takeovers happen within seconds.
 func controllerFlags(kubeconfig, nbAddr string, extra ...string) []string {
-	return append([]string{"--kubeconfig=" + kubeconfig, "--nb-address=" + nbAddr, "--loglevel=warn",
+	// The test cluster runs no OVN-Kubernetes, so none of its NetworkQoS.
+	return append([]string{"--kubeconfig=" + kubeconfig, "--nb-address=" + nbAddr, "--loglevel=warn", "--ovnkube-enable-network-qos=false",
 		"--leader-elect-lease-duration=" + leaseDuration.String(),
 		"--leader-elect-renew-deadline=" + renewDeadline.String(),
 		"--leader-elect-retry-period=" + retryPeriod.String()}, extra...)

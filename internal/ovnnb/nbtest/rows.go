@@ -23,7 +23,7 @@ type Rule struct {
 // say (independently of the compiler's helpers): one port group holding
 // ports, one QoS row per rule.
 func Object(net, sw string, key ovnnb.Key, priority int, ports []string, rules ...Rule) ovnnb.ObjectRows {
-	objID := net + "-network-controller:NetworkQoS:" + key.Namespace + ":" + key.Name
+	objID := qos.ControllerName(net) + ":NetworkQoS:" + key.Namespace + ":" + key.Name
 	pg := HashName(objID)
 	rows := ovnnb.ObjectRows{PortGroups: []qos.PortGroup{{Name: pg, Ports: ports, ExternalIDs: IDs(net, key, objID)}}}
 	for i, r := range rules {
@@ -46,7 +46,7 @@ func Object(net, sw string, key ovnnb.Key, priority int, ports []string, rules .
 // DestSet adds a destination address set for rule i of an Object and
 // returns its name (the rule's match is left to the caller).
 func DestSet(net string, key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) string {
-	id := fmt.Sprintf("%s-network-controller:NetworkQoS:%s:%s:%d:0:v4", net, key.Namespace, key.Name, i)
+	id := fmt.Sprintf("%s-nqos-controller:NetworkQoS:%s:%s:%d:0:v4", net, key.Namespace, key.Name, i)
 	ext := IDs(net, key, id)
 	ext[qos.RuleIndexKey], ext[qos.IPBlockIndexKey], ext[qos.IPFamilyKey] = strconv.Itoa(i), "0", "v4"
 	name := HashName(id)
@@ -57,7 +57,7 @@ func DestSet(net string, key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...
 // IDs are the external_ids of a row of key on net with k8s.ovn.org/id id.
 func IDs(net string, key ovnnb.Key, id string) map[string]string {
 	return map[string]string{
-		qos.OwnerControllerKey: net + "-network-controller",
+		qos.OwnerControllerKey: qos.ControllerName(net),
 		qos.OwnerTypeKey:       qos.OwnerType,
 		qos.ObjectNameKey:      key.Namespace + ":" + key.Name,
 		qos.PrimaryIDKey:       id,

@@ -11,6 +11,10 @@ import (
 // containerName is the controller's container in the manifests.
 const containerName = "nqos-controller"
 
+// ovnkubeNetworkQoSFlag tells the controller whether ovnkube's own
+// NetworkQoS controller runs.
+const ovnkubeNetworkQoSFlag = "--ovnkube-enable-network-qos"
+
 // Pod template annotations the KinD patch sets: a rebuilt image under the
 // same tag, or a new TLS Secret, changes the template and so rolls out.
 const (
@@ -42,6 +46,11 @@ func patchDeployment(d *appsv1.Deployment, p kindPatch) error {
 	}
 	if !replaceArg(c.Args, "--nb-address", p.NBAddress) {
 		return fmt.Errorf("deployment %s/%s: container %s has no --nb-address argument", d.Namespace, d.Name, containerName)
+	}
+	// The KinD cluster's ovnkube runs without --enable-network-qos
+	// (cluster/ovn/ovnkube.sh): nqos owns every network and condition.
+	if !replaceArg(c.Args, ovnkubeNetworkQoSFlag, "false") {
+		c.Args = append(c.Args, ovnkubeNetworkQoSFlag+"=false")
 	}
 	c.Env = setEnv(c.Env, "KUBERNETES_SERVICE_HOST", p.APIServerHost)
 	c.Env = setEnv(c.Env, "KUBERNETES_SERVICE_PORT", p.APIServerPort)
