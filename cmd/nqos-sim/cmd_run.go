@@ -166,7 +166,7 @@ const (
 // backendLacks is what the backend's environments lack, as its
 // provisioner declares it (no cluster is reached).
 func backendLacks(o runOptions) map[harness.Capability]string {
-	p := &localnetenv.Provisioner{}
+	p := &localnetenv.Provisioner{Topology: o.topology}
 	if o.backend == backendKind {
 		p.Kind = &localnet.KindCluster{Name: o.kindName}
 	}

@@ -41,15 +41,22 @@ const ovnkubeNamespace = "ovn-kubernetes"
 // else a scenario made is deleted at its end.
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace, ovnkubeNamespace}
 
-// Lacks declares what the environments of the KinD backend cannot do,
-// each with why (nothing for the embedded testbed): the runner decides
-// before the boot which scenarios are not supported. The steps keep
-// their own check, reached only when the runner is bypassed.
+// Lacks declares what the environments of the backend cannot do, each
+// with why: the KinD backend's, and the embedded testbed's zone steps
+// in the central topology. The runner decides before the boot which
+// scenarios are not supported. The steps keep their own check, reached
+// only when the runner is bypassed.
 func (p *Provisioner) Lacks() map[harness.Capability]string {
 	if p.Kind == nil {
-		return nil
+		if p.Topology == localnet.Interconnect {
+			return nil
+		}
+		return map[harness.Capability]string{
+			harness.CapZones: "one zone's controller: the central topology runs one controller for every node (run it with --topology interconnect)",
+		}
 	}
 	return map[harness.Capability]string{
+		harness.CapZones:             "one zone's controller: the cluster's controller is the one deployed from config/deploy",
 		harness.CapControllerProcess: "the scenario runs the controller as a process of its own (restartController, upgrade or controller.boot false); on the cluster it is the deployed one",
 		harness.CapMigration:         "live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes",
 		harness.CapLauncherRestart:   "a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep",
