@@ -37,7 +37,7 @@ func TestFabricScenariosParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Ceil != 40e6 || h.QueueLen != 100 || len(h.Classes) != 3 || h.Classes[0].DSCP[0] != 46 || h.Classes[1].Prio != 1 || !h.Classes[2].Default {
+	if h.Ceil != 40e6 || h.QueueLen != 400 || len(h.Classes) != 3 || h.Classes[0].DSCP[0] != 46 || h.Classes[1].Prio != 1 || !h.Classes[2].Default {
 		t.Errorf("DSCP queues: %+v", h)
 	}
 }
