@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/qos"
@@ -42,11 +43,22 @@ func (c *Controller) readyFor(ctx context.Context, nq *v1alpha1.NetworkQoS, r qo
 		return qos.Condition{Type: c.readyType(), Status: conditionFalse, Reason: reasonNoRows, Message: msg}, nil
 	}
 	cond := c.ready()
+	cond.Message += perPortNote(r)
 	if len(notes) > 0 {
 		cond.Reason = reasonSuccessWithWarnings
 		cond.Message += "; warnings: " + listed(notes, "; ", "warnings")
 	}
 	return cond, nil
+}
+
+// perPortNote says how many per-port QoS rows (bandwidth-scope
+// per-port) the object holds; "" when none.
+func perPortNote(r qos.Result) string {
+	n := qos.PerPortRows(r.QoS)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d per-port QoS rows (%s=%s: one cap per port)", n, qos.BandwidthScopeAnnotation, qos.BandwidthScopePerPort)
 }
 
 // warningTexts are the messages of r's compiler warnings (the object's

@@ -108,7 +108,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 		c.log.Info("networkqos applied", "networkqos", key, "qosRows", len(r.QoS), "missingPorts", len(res.MissingPorts))
 	}
 	if len(res.MissingPorts) > 0 {
-		return outcome{result: resultPending, requeue: true}.also(c.writeStatus(ctx, nq, r.Accepted, c.portsPending(res.MissingPorts)))
+		return outcome{result: resultPending, requeue: true}.also(c.writeStatus(ctx, nq, r.Accepted, c.portsPending(res.MissingPorts, r)))
 	}
 	ready, err := c.readyFor(ctx, nq, r)
 	if err != nil {
@@ -194,11 +194,12 @@ func (c *Controller) failed(key string, err error) qos.Condition {
 // maxListedPorts bounds the ports named in a PortsPending message.
 const maxListedPorts = 10
 
-func (c *Controller) portsPending(ports []string) qos.Condition {
+func (c *Controller) portsPending(ports []string, r qos.Result) qos.Condition {
 	msg := "waiting for logical switch ports: " + strings.Join(ports[:min(len(ports), maxListedPorts)], ", ")
 	if len(ports) > maxListedPorts {
 		msg += fmt.Sprintf(" and %d more", len(ports)-maxListedPorts)
 	}
+	msg += perPortNote(r)
 	return qos.Condition{Type: c.readyType(), Status: conditionFalse, Reason: reasonPortsPending, Message: msg}
 }
 

@@ -116,9 +116,14 @@ func Explain(c *Cluster, opts Options) (*View, error) {
 		v.eval.vms[vm.Ref] = vm
 	}
 	v.Meters = Meters(c, &v.Desired)
-	shares := map[[2]string]*Share{}
+	shares := map[[3]string]*Share{} // rule, node, and the VM of a per-VM meter
 	for i := range v.Meters {
-		shares[[2]string{v.Meters[i].Rule, v.Meters[i].Node}] = &v.Meters[i]
+		m := &v.Meters[i]
+		vm := ""
+		if m.PerVM {
+			vm = m.VMs[0]
+		}
+		shares[[3]string{m.Rule, m.Node, vm}] = m
 	}
 	d := NewDeriver(c.Taken())
 	for _, vm := range c.VMs {
@@ -138,7 +143,10 @@ func Explain(c *Cluster, opts Options) (*View, error) {
 			}
 			p := Probe{Class: cl, Intent: IntentOf(w)}
 			if p.Intent.MeterKbps != nil {
-				p.Sharing = shares[[2]string{p.Intent.MeterRule, vm.Node}]
+				p.Sharing = shares[[3]string{p.Intent.MeterRule, vm.Node, vm.Ref}]
+				if p.Sharing == nil {
+					p.Sharing = shares[[3]string{p.Intent.MeterRule, vm.Node, ""}]
+				}
 			}
 			v.Probes = append(v.Probes, p)
 		}

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nqos/nqos/internal/qos"
 )
 
 // TestMeterSharing: three selected VMs pinned to node1 and one to node2
@@ -31,6 +33,39 @@ func TestMeterSharing(t *testing.T) {
 		if (p.Intent.MeterKbps != nil) != (p.Sharing != nil) {
 			t.Errorf("%s %s %s/%d: meter %v, sharing %v", p.VM, p.Dst, p.Protocol, p.Port, p.Intent.MeterKbps, p.Sharing)
 		}
+	}
+}
+
+// TestMeterPerVM: the same VMs under a per-port object each have their
+// own meter, and every metered probe names its own VM's.
+func TestMeterPerVM(t *testing.T) {
+	text := largeSet(1, 4)
+	text = strings.ReplaceAll(text, "    spec:\n      domain:", "    spec:\n      nodeSelector: {kubernetes.io/hostname: NODE}\n      domain:")
+	for _, node := range []string{"node1", "node1", "node2", "node1"} {
+		text = strings.Replace(text, "NODE", node, 1)
+	}
+	text = strings.Replace(text, "metadata: {name: q0, namespace: ns0}",
+		"metadata: {name: q0, namespace: ns0, annotations: {"+qos.BandwidthScopeAnnotation+": "+qos.BandwidthScopePerPort+"}}", 1)
+	v := explainObjects(t, readText(t, text), []string{"node1", "node2"}, []Family{V4})
+	if len(v.Meters) != 4 {
+		t.Fatalf("meters %+v, want one per VM", v.Meters)
+	}
+	want := "cap 100000 kbps per VM NIC, on node1 for ns0/vm0 alone (" + qos.BandwidthScopeAnnotation + "=per-port)"
+	if got := v.Meters[0].String(); got != want || !v.Meters[0].PerVM {
+		t.Errorf("vm0: %q, want %q", got, want)
+	}
+	metered := 0
+	for _, p := range v.Probes {
+		if p.Intent.MeterKbps == nil {
+			continue
+		}
+		metered++
+		if p.Sharing == nil || !p.Sharing.PerVM || len(p.Sharing.VMs) != 1 || p.Sharing.VMs[0] != p.VM {
+			t.Errorf("%s %s %s/%d: sharing %+v, want the VM's own meter", p.VM, p.Dst, p.Protocol, p.Port, p.Sharing)
+		}
+	}
+	if metered == 0 {
+		t.Fatal("no metered probe")
 	}
 }
 

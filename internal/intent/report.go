@@ -86,7 +86,7 @@ func WriteText(w io.Writer, r *Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	section(w, "meters (one per metered rule and node, shared by the selected VMs there):", len(r.Meters))
+	section(w, "meters (one per metered rule and node, shared by the selected VMs there; one per VM NIC under bandwidth-scope per-port):", len(r.Meters))
 	for _, m := range r.Meters {
 		fmt.Fprintf(w, "  %s: %s\n", m.Rule, m)
 	}

@@ -19,10 +19,17 @@ type Share struct {
 	Switch    string   `json:"switch"`
 	Node      string   `json:"node"`
 	VMs       []string `json:"vms"` // the selected VMs on the node, sorted
+	// PerVM: the row matches one VM NIC by name (bandwidth-scope
+	// per-port), so the meter is that NIC's alone.
+	PerVM bool `json:"perVM,omitempty"`
 }
 
 // String says the sharing as an admin reads it.
 func (s Share) String() string {
+	if s.PerVM {
+		return fmt.Sprintf("cap %d kbps per VM NIC, on %s for %s alone (%s=%s)", s.Kbps, s.Node, strings.Join(s.VMs, ", "),
+			qos.BandwidthScopeAnnotation, qos.BandwidthScopePerPort)
+	}
 	head := fmt.Sprintf("cap %d kbps per node", s.Kbps)
 	if len(s.VMs) == 1 {
 		return fmt.Sprintf("%s, on %s for %s alone", head, s.Node, s.VMs[0])
@@ -32,7 +39,8 @@ func (s Share) String() string {
 
 // Meters are the meters of d's metered rows per node with the VMs of c
 // that share each: the members of the row's inport port group, grouped by
-// their node. Sorted by rule, switch and node.
+// their node; a per-port row's meter is its one VM's. Sorted by rule,
+// switch, node and VMs.
 func Meters(c *Cluster, d *qos.Desired) []Share {
 	byPort := make(map[string]*VM, len(c.VMs))
 	for i := range c.VMs {
@@ -52,6 +60,13 @@ func Meters(c *Cluster, d *qos.Desired) []Share {
 		if err != nil {
 			continue
 		}
+		if port := r.ExternalIDs[qos.PortKey]; port != "" {
+			if vm := byPort[port]; vm != nil && vm.Switch == r.Switch {
+				out = append(out, Share{Rule: RowRef(r), Kbps: r.Bandwidth.Rate, BurstKbit: r.Bandwidth.Burst, Switch: r.Switch,
+					Node: vm.Node, VMs: []string{vm.Ref}, PerVM: true})
+			}
+			continue
+		}
 		perNode := map[string][]string{}
 		for _, p := range members[inportGroup(toks)] {
 			if vm := byPort[p]; vm != nil && vm.Switch == r.Switch {
@@ -64,7 +79,8 @@ func Meters(c *Cluster, d *qos.Desired) []Share {
 		}
 	}
 	slices.SortFunc(out, func(a, b Share) int {
-		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Switch, b.Switch), cmp.Compare(a.Node, b.Node))
+		return cmp.Or(cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Switch, b.Switch), cmp.Compare(a.Node, b.Node),
+			slices.Compare(a.VMs, b.VMs))
 	})
 	return out
 }

@@ -52,7 +52,8 @@ func Assemble(rs []Result) Desired {
 }
 
 // Collisions warns about rows on the same switch with the same OVN
-// priority from different objects (e.g. rule 12 of priority 5 and rule 2
+// priority from different objects (one object's per-port rows of a rule
+// share theirs) (e.g. rule 12 of priority 5 and rule 2
 // of priority 6 are both 10062): OVN leaves their order undefined and
 // upstream is silent about it.
 func Collisions(rs []Result) []string {
@@ -62,8 +63,13 @@ func Collisions(rs []Result) []string {
 	}
 	users := map[slot][]string{}
 	for _, r := range rs {
+		seen := map[slot]bool{} // an object's per-port rows of one rule share a slot
 		for _, q := range r.QoS {
 			s := slot{q.Switch, q.Priority}
+			if seen[s] {
+				continue
+			}
+			seen[s] = true
 			users[s] = append(users[s], fmt.Sprintf("%s (rule %s)", r.Key(), q.ExternalIDs[RuleIndexKey]))
 		}
 	}

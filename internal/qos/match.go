@@ -19,6 +19,11 @@ type destSets map[string]string
 // packet's logical switch port in the object's port group.
 func sourceMatch(portGroup string) string { return "inport == @" + portGroup }
 
+// portSourceMatch is the source fragment of a row for one logical switch
+// port. Port names are built from Kubernetes object names (DNS labels and
+// subdomains), which hold no quote or backslash.
+func portSourceMatch(port string) string { return `inport == "` + port + `"` }
+
 // buildMatch renders a rule's match after the source fragment. Only
 // parsed values reach it: the port group and address-set names are
 // generated hashes, CIDRs are netip prefixes and ports are integers, so no

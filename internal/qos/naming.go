@@ -110,6 +110,15 @@ func qosIDs(net, namespace, name string, rule int) map[string]string {
 	return ids
 }
 
+// qosPortIDs are the external_ids of rule i's row for one port: the
+// rule's id with ":<port>" appended, and the port under PortKey.
+func qosPortIDs(net, namespace, name string, rule int, port string) map[string]string {
+	ids := qosIDs(net, namespace, name, rule)
+	ids[PrimaryIDKey] += ":" + port
+	ids[PortKey] = port
+	return ids
+}
+
 // addressSetIDs are the external_ids of the destination address set of
 // rule i, destination d, family ("v4"/"v6"), as upstream's
 // AddressSetNetworkQoS type (name, rule-index, ip-block-index, ip-family).

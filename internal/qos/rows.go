@@ -50,25 +50,36 @@ func (c *objectCompiler) network(n Network) {
 	}
 	for _, r := range c.sp.rules {
 		sets := c.addressSets(n, nads, r)
-		row := QoSRow{
-			Switch:      n.Switch,
-			Direction:   DirectionToLport,
-			Priority:    qosPriority(c.sp.priority, r.index),
-			Match:       buildMatch(source, r, sets),
-			Action:      Action{DSCP: r.dscp},
-			ExternalIDs: qosIDs(n.Name, ns, name, r.index),
-		}
-		if seeded.Active == seeded.DSCPOffByOne {
-			row.Action.DSCP++
-		}
-		if r.rate > 0 || r.burst > 0 {
-			row.Bandwidth = &Bandwidth{Rate: r.rate, Burst: r.burst}
-			if seeded.Active == seeded.BurstUnits {
-				row.Bandwidth.Burst = kilobitsAsBytes(r.burst)
+		if c.sp.perPort && r.metered() {
+			for _, port := range pg.Ports {
+				c.res.QoS = append(c.res.QoS, c.row(n, r, portSourceMatch(port), sets, qosPortIDs(n.Name, ns, name, r.index, port)))
 			}
+			continue
 		}
-		c.res.QoS = append(c.res.QoS, row)
+		c.res.QoS = append(c.res.QoS, c.row(n, r, source, sets, qosIDs(n.Name, ns, name, r.index)))
 	}
+}
+
+// row is the QoS row of rule r on network n for one source fragment.
+func (c *objectCompiler) row(n Network, r rule, source string, sets map[int]destSets, ids map[string]string) QoSRow {
+	row := QoSRow{
+		Switch:      n.Switch,
+		Direction:   DirectionToLport,
+		Priority:    qosPriority(c.sp.priority, r.index),
+		Match:       buildMatch(source, r, sets),
+		Action:      Action{DSCP: r.dscp},
+		ExternalIDs: ids,
+	}
+	if seeded.Active == seeded.DSCPOffByOne {
+		row.Action.DSCP++
+	}
+	if r.metered() {
+		row.Bandwidth = &Bandwidth{Rate: r.rate, Burst: r.burst}
+		if seeded.Active == seeded.BurstUnits {
+			row.Bandwidth.Burst = kilobitsAsBytes(r.burst)
+		}
+	}
+	return row
 }
 
 // sourcePorts returns the LSPs of the selected source pods on a network,

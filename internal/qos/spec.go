@@ -27,6 +27,7 @@ var protocols = map[string]string{"TCP": "tcp", "UDP": "udp", "SCTP": "sctp"}
 // has been parsed into a typed value.
 type spec struct {
 	priority int
+	perPort  bool // bandwidth rules get one row per selected port
 	pods     labels.Selector
 	networks []netSel
 	rules    []rule
@@ -93,7 +94,11 @@ func parseSpec(nq *v1alpha1.NetworkQoS) (*spec, error) {
 	if err != nil {
 		return nil, fail("spec.podSelector", "%v", err)
 	}
-	out := &spec{priority: s.Priority, pods: pods, networks: nets}
+	perPort, err := parseBandwidthScope(nq.Annotations, fail)
+	if err != nil {
+		return nil, err
+	}
+	out := &spec{priority: s.Priority, perPort: perPort, pods: pods, networks: nets}
 	for i := range s.Egress {
 		r, err := parseRule(i, &s.Egress[i], fail)
 		if err != nil {
@@ -105,6 +110,23 @@ func parseSpec(nq *v1alpha1.NetworkQoS) (*spec, error) {
 }
 
 type failFunc func(field, format string, a ...any) error
+
+// parseBandwidthScope reads the bandwidth-scope annotation: absent or
+// per-node is the per-rule-per-node meter, per-port one meter per port.
+func parseBandwidthScope(ann map[string]string, fail failFunc) (bool, error) {
+	v, ok := ann[BandwidthScopeAnnotation]
+	if !ok {
+		return false, nil
+	}
+	switch v {
+	case BandwidthScopePerNode:
+		return false, nil
+	case BandwidthScopePerPort:
+		return true, nil
+	}
+	return false, fail("metadata.annotations["+BandwidthScopeAnnotation+"]", "unknown value %q (allowed: %s, %s)",
+		v, BandwidthScopePerNode, BandwidthScopePerPort)
+}
 
 func parseRule(i int, in *v1alpha1.Rule, fail failFunc) (rule, error) {
 	path := fmt.Sprintf("spec.egress[%d]", i)
@@ -136,6 +158,9 @@ func parseRule(i int, in *v1alpha1.Rule, fail failFunc) (rule, error) {
 	r.ports = ports
 	return r, nil
 }
+
+// metered reports whether the rule has a bandwidth.
+func (r rule) metered() bool { return r.rate > 0 || r.burst > 0 }
 
 func hasSelector(d *v1alpha1.Destination) bool {
 	return d.PodSelector != nil || d.NamespaceSelector != nil

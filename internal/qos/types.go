@@ -20,10 +20,31 @@ const (
 	IPBlockIndexKey    = "ip-block-index"
 	IPFamilyKey        = "ip-family"
 
+	// PortKey is set on a QoS row that matches one logical switch port by
+	// name (inport == "<lsp>") instead of the object's port group: its
+	// value is that port's name.
+	PortKey = "nqos.ovn.org/port"
+
 	// OwnerType is the owner-type value of every NetworkQoS-owned row.
 	OwnerType = "NetworkQoS"
 	// DirectionToLport is the only QoS direction NetworkQoS uses.
 	DirectionToLport = "to-lport"
+)
+
+// BandwidthScopeAnnotation on a NetworkQoS says what one egress rule's
+// bandwidth caps. The NetworkQoS API is upstream's, so the choice is an
+// annotation in nqos's own domain.
+const (
+	BandwidthScopeAnnotation = "nqos.ovn.org/bandwidth-scope"
+	// BandwidthScopePerNode (the default, also when the annotation is
+	// absent) is OKEP-6815's semantics: one QoS row per rule, one meter
+	// per rule and node, shared by every selected port on that node.
+	BandwidthScopePerNode = "per-node"
+	// BandwidthScopePerPort gives every selected logical switch port (VM
+	// NIC) its own cap: a rule with a bandwidth compiles to one QoS row
+	// per port (inport == "<lsp>"), so one meter per port. Rules without
+	// a bandwidth keep the port-group row.
+	BandwidthScopePerPort = "per-port"
 )
 
 // Condition types and reasons written on a NetworkQoS.

@@ -187,7 +187,8 @@ func slicesAny[T any](s []T, f func(T) bool) bool {
 
 // sharedCapWarnings warns, per rule with a rate, about each node where
 // the network's port group holds several of the object's source pods:
-// they share the row's one meter on that chassis.
+// they share the row's one meter on that chassis. A per-port object
+// gives each port its own row and meter, so it shares nothing.
 func (c *objectCompiler) sharedCapWarnings(n Network, pods []*corev1.Pod, nads map[string]bool) {
 	byNode := map[string][]string{}
 	for _, p := range pods {
@@ -203,7 +204,7 @@ func (c *objectCompiler) sharedCapWarnings(n Network, pods []*corev1.Pod, nads m
 	}
 	sort.Strings(nodes)
 	for _, r := range c.sp.rules {
-		if r.rate == 0 {
+		if r.rate == 0 || c.sp.perPort {
 			continue
 		}
 		for _, node := range nodes {

@@ -3,8 +3,6 @@ package qos
 import (
 	"strings"
 	"testing"
-
-	"github.com/nqos/nqos/api/v1alpha1"
 )
 
 // compileEgress compiles baseNetwork (localnet, selected) with egress as
@@ -79,29 +77,11 @@ func TestWarningShadowedRule(t *testing.T) {
 // one shared cap there; one pod per node is not reported, nor is a rule
 // without a rate.
 func TestWarningSharedCap(t *testing.T) {
-	f := openTestdata(t, "story1-tiers.yaml")
-	in, err := DecodeManifests(f, "story1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var prod *v1alpha1.NetworkQoS
-	for _, nq := range in.NetworkQoSes {
-		if nq.Name == "tier-production" {
-			prod = nq
-		}
-	}
-	prod.Spec.Egress = append(prod.Spec.Egress, v1alpha1.Rule{DSCP: 10, Bandwidth: &v1alpha1.Bandwidth{Rate: 1000}})
+	prod, in := story1Production(t, "")
 	if ws := warningsOf(CompileObject(prod, NewSnapshot(in), ""), WarningSharedCap); len(ws) != 0 {
 		t.Fatalf("one pod per node: %+v", ws)
 	}
-	for _, p := range in.Pods {
-		if p.Name == "virt-launcher-db-1" {
-			twin := p.DeepCopy()
-			twin.Name = "virt-launcher-db-3"
-			in.Pods = append(in.Pods, twin)
-			break
-		}
-	}
+	in = withTwin(in)
 	ws := warningsOf(CompileObject(prod, NewSnapshot(in), ""), WarningSharedCap)
 	if len(ws) != 1 || ws[0].Field != "spec.egress[1].bandwidth.rate" ||
 		!strings.Contains(ws[0].Message, "2 pods on node node-a (virt-launcher-db-1, virt-launcher-db-3)") {
