@@ -141,23 +141,7 @@ func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
 	mine := func(ids map[string]string) bool {
 		return ids[qos.OwnerTypeKey] == qos.OwnerType && ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name
 	}
-	var out qos.Desired
-	for _, r := range all.QoS {
-		if mine(r.ExternalIDs) {
-			out.QoS = append(out.QoS, r)
-		}
-	}
-	for _, pg := range all.PortGroups {
-		if mine(pg.ExternalIDs) {
-			out.PortGroups = append(out.PortGroups, pg)
-		}
-	}
-	for _, as := range all.AddressSets {
-		if mine(as.ExternalIDs) {
-			out.AddressSets = append(out.AddressSets, as)
-		}
-	}
-	return out
+	return all.Keep(mine)
 }
 
 func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, error) {
