@@ -100,9 +100,6 @@ func stopMode(mode string) StopMode {
 // interconnect it restarts the controller of the VM's zone and every
 // zone must converge.
 func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
-	if e.onKind() {
-		return harness.ControllerResult{}, unsupported("restarting the controller as a process: on the cluster it is the deployed Deployment")
-	}
 	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
 	if err != nil {
 		return harness.ControllerResult{}, err

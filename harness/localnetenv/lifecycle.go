@@ -32,9 +32,6 @@ func counted(name string, n int, unit string) results.Measure {
 // Migrate live-migrates the VM (vm_migrate.go: probes both ways,
 // both nodes' uplinks watched).
 func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
-	if e.onKind() {
-		return harness.LifeResult{}, unsupported("live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes")
-	}
 	g := guestSpec(vm, p)
 	target := e.nodeName(m.To)
 	mode, note, err := e.migrationMode(vm, target, kubevirt.MigrationMode(m.Mode))
@@ -76,9 +73,6 @@ func (e *Env) migrationMode(vm *scenarios.VM, target string, mode kubevirt.Migra
 
 // RestartLauncher recreates the VM's launcher pod (vm_restart.go).
 func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
-	if e.onKind() {
-		return harness.LifeResult{}, unsupported("a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep")
-	}
 	res, err := e.life.RestartLauncher(ctx, guestSpec(vm, p))
 	if err != nil {
 		return harness.LifeResult{}, err
@@ -108,9 +102,6 @@ var daemonNames = map[string]string{
 // RestartDaemon restarts a daemon (cp_daemon.go) while the VM sends
 // a marked UDP stream (500/s) to the peer, watched on its node's uplink.
 func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
-	if e.onKind() {
-		return harness.LifeResult{}, unsupported("restarting " + r.Daemon + ": the OVS and OVN daemons are the cluster nodes'")
-	}
 	s, err := e.probeStream(ctx, vm, p)
 	if err != nil {
 		return harness.LifeResult{}, err

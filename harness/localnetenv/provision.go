@@ -74,6 +74,7 @@ type Env struct {
 	fams   []scenarios.Family
 	dir    string
 	tb     *localnet.Testbed
+	be     backend
 	nb     *ovnnb.Client // the first zone's
 	zones  []zoneNB
 	plane  controlPlane
@@ -100,6 +101,9 @@ var (
 	_ harness.Daemons           = (*Env)(nil)
 	_ harness.ControllerProcess = (*Env)(nil)
 	_ harness.Adversary         = (*Env)(nil)
+	_ harness.Lifecycle         = kindEnv{}
+	_ harness.Daemons           = kindEnv{}
+	_ harness.ControllerProcess = kindEnv{}
 )
 
 // newRunID returns a random 4-character run ID ([a-z0-9]).
@@ -123,18 +127,19 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	p.mu.Lock()
 	p.runIDs = append(p.runIDs, spec.RunID)
 	p.mu.Unlock()
-	if p.Kind != nil && sc.ControllerProcess() {
-		return nil, fmt.Errorf("scenario %s: %w", sc.Name, unsupported("the scenario runs the controller as a process of its own; on the cluster it is the deployed one"))
+	be := p.backend()
+	if err := be.check(sc); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	tb, err := localnet.Up(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
 	}
-	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
+	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, be: be, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
-	return e, nil
+	return be.env(e), nil
 }
 
 func (p *Provisioner) log() *slog.Logger {
@@ -165,7 +170,8 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		return localnet.Spec{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
-		Hosts: []localnet.HostSpec{}, WithKube: p.Kind == nil, CRDFiles: p.CRDFiles, Kind: p.Kind, Topology: p.Topology}
+		Hosts: []localnet.HostSpec{}, Topology: p.Topology}
+	p.backend().configure(&spec)
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
 			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange})
@@ -211,14 +217,7 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	if err := e.dialZones(ctx, log); err != nil {
 		return err
 	}
-	if e.onKind() {
-		if err := e.waitInClusterController(ctx); err != nil {
-			return err
-		}
-		return e.createVMs(ctx)
-	}
-	e.plane = newControlPlane(e.tb.Topology())
-	if err := e.plane.start(ctx, e, log); err != nil {
+	if err := e.be.startController(ctx, e, log); err != nil {
 		return err
 	}
 	return e.createVMs(ctx)
@@ -316,9 +315,7 @@ func (e *Env) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if e.onKind() && e.kube != nil && e.nb != nil {
-		procErr = errors.Join(procErr, e.clearCluster(ctx))
-	}
+	procErr = errors.Join(procErr, e.be.clear(ctx, e))
 	e.closeZones()
 	return errors.Join(procErr, e.tb.Close(ctx))
 }

@@ -1,0 +1,61 @@
+package localnetenv
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/topo/localnet"
+)
+
+// backend is what the embedded testbed (embeddedBackend) and a KinD
+// cluster (kindBackend, kind.go) do differently for the harness: what
+// they lack, the testbed spec, who runs the controller, what is cleared
+// at the end and which capabilities the environment offers. The rest of
+// the package never asks which one it runs on; Provisioner.backend is
+// the one place that chooses.
+type backend interface {
+	// lacks are the capabilities the environments lack, each with why.
+	lacks() map[harness.Capability]string
+	// check rejects a scenario the backend cannot run at all.
+	check(sc *scenarios.Scenario) error
+	// configure completes the testbed spec.
+	configure(s *localnet.Spec)
+	// startController has the controller running for the scenario.
+	startController(ctx context.Context, e *Env, log *slog.Logger) error
+	// clear removes what the scenario made beyond the testbed.
+	clear(ctx context.Context, e *Env) error
+	// env is the harness environment of e.
+	env(e *Env) harness.Env
+}
+
+// backend is the provisioner's backend: a KinD cluster when Kind is set.
+func (p *Provisioner) backend() backend {
+	if p.Kind != nil {
+		return kindBackend{cluster: p.Kind}
+	}
+	return embeddedBackend{crds: p.CRDFiles}
+}
+
+// embeddedBackend runs the testbed's own Kubernetes API and the
+// controller as the harness's processes.
+type embeddedBackend struct{ crds []string }
+
+func (embeddedBackend) lacks() map[harness.Capability]string { return nil }
+
+func (embeddedBackend) check(*scenarios.Scenario) error { return nil }
+
+func (b embeddedBackend) configure(s *localnet.Spec) {
+	s.WithKube = true
+	s.CRDFiles = b.crds
+}
+
+func (embeddedBackend) startController(ctx context.Context, e *Env, log *slog.Logger) error {
+	e.plane = newControlPlane(e.tb.Topology())
+	return e.plane.start(ctx, e, log)
+}
+
+func (embeddedBackend) clear(context.Context, *Env) error { return nil }
+
+func (embeddedBackend) env(e *Env) harness.Env { return e }
