@@ -10,9 +10,14 @@
 #     ovnkube's object on an IPAM localnet (DSCP 26), nqos's on an ipamless
 #     one (DSCP 46), each VM's flow judged on its node's uplink for 75 s;
 #   - `nqos-kind coexist`: once the NB holds both controllers' rows, 60 s of
-#     NB monitors (QoS, Port_Group, Address_Set) and a NetworkQoS watch,
+#     NB monitors (QoS, Port_Group, Address_Set) and a NetworkQoS watch
+#     (COEXIST_RESTARTS=1: with the nqos controller restarted at 10 s, a
+#     new leader's startup sync and GC beside ovnkube's rows, and ovnkube
+#     at 35 s, its NetworkQoS sync and repair beside nqos's rows),
 #     failing on any row of either owner inserted, changed or deleted, any
-#     owner takeover, any status change, or a missing row or condition.
+#     owner takeover, any status change, a missing row or condition, or a
+#     condition owned by the other controller's field manager (ovnkube's
+#     is its zone, "global"; nqos's central controller's "nqos-global").
 # The cluster is deleted afterwards, also after a failure; KIND_KEEP=1 keeps
 # it and puts ovnkube's NetworkQoS and the controller's flag back off.
 # REPORTS=DIR: the scenario report and coexist.txt go there.
@@ -52,9 +57,12 @@ mkdir -p "$reports"
   "$kind_here/hack/kind/coexist/scenario.yaml" &
 sim=$!
 pids+=("$sim")
-"$tool" coexist -name "$name" -window 60s -wait 4m \
+restarts=()
+if [[ -n "${COEXIST_RESTARTS:-}" ]]; then restarts=(-restart-nqos-at 10s -restart-ovnkube-at 35s); fi
+"$tool" coexist -name "$name" -kubeconfig "$kubeconfig" -window 60s -wait 4m "${restarts[@]}" \
   -expect vms/ovnk-qos=Accepted=True,Ready-In-Zone-global=True \
   -expect vms/nqos-qos=Accepted=True,NQOSReady-In-Zone-global=True \
+  -writer Ready-In-Zone-=global -writer NQOSReady-In-Zone-=nqos-global -writer Accepted=nqos-global \
   > >(tee "$reports/coexist.txt") &
 watch=$!
 pids+=("$watch")

@@ -28,6 +28,9 @@ type ZoneReport struct {
 	Expected Counts    `json:"expected"`
 	Actual   Counts    `json:"actual"`
 	Findings []Finding `json:"findings"`
+	// Warnings are the compiler's warnings for the zone (a network out of
+	// scope, shared caps), which explain expectations.
+	Warnings []string `json:"warnings"`
 	// Error is why the zone could not be audited (its Northbound could
 	// not be read); such a zone is never clean.
 	Error string `json:"error,omitempty"`
@@ -51,7 +54,11 @@ type Summary struct {
 func NewZone(zone, nb string, want Expected, got Actual) ZoneReport {
 	z := ZoneReport{Zone: zone, NB: nb, Objects: len(want.Objects), Findings: Compare(zone, want, got),
 		Expected: counts(want.Rows.QoS, want.Rows.PortGroups, want.Rows.AddressSets, nil),
-		Actual:   counts(got.Owned.QoS, got.Owned.PortGroups, got.Owned.AddressSets, got.Foreign)}
+		Actual:   counts(got.Owned.QoS, got.Owned.PortGroups, got.Owned.AddressSets, got.Foreign),
+		Warnings: slices.Compact(slices.Sorted(slices.Values(want.Rows.Warnings)))}
+	if z.Warnings == nil {
+		z.Warnings = []string{}
+	}
 	z.Audited = []string{}
 	for _, o := range want.Objects {
 		if o.Accepted {
@@ -72,7 +79,7 @@ func counts[Q, P, A any](q []Q, p []P, a []A, f []Foreign) Counts {
 
 // Failed is the report of a zone whose Northbound could not be read.
 func Failed(zone, nb string, err error) ZoneReport {
-	return ZoneReport{Zone: zone, NB: nb, Findings: []Finding{}, Error: err.Error()}
+	return ZoneReport{Zone: zone, NB: nb, Findings: []Finding{}, Warnings: []string{}, Error: err.Error()}
 }
 
 // NewReport gathers the zones' reports and counts them.
@@ -103,6 +110,9 @@ func WriteText(w io.Writer, r *Report) error {
 		fmt.Fprintf(w, "%d NetworkQoS (%d accepted); expected %d QoS, %d port groups, %d address sets; found %d, %d, %d and %d QoS rows of other writers\n",
 			z.Objects, z.Accepted, z.Expected.QoS, z.Expected.PortGroups, z.Expected.AddressSets,
 			z.Actual.QoS, z.Actual.PortGroups, z.Actual.AddressSets, z.Actual.Foreign)
+		for _, warn := range z.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
+		}
 		if len(z.Findings) == 0 {
 			fmt.Fprintln(w, "  clean")
 			continue

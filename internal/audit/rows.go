@@ -115,13 +115,13 @@ type set struct {
 
 // setKinds are the findings of one table of sets.
 type setKinds struct {
-	table, what                          string
+	table, what, whats                   string
 	missingSet, extraSet, missing, extra Kind
 }
 
 var (
-	portGroupKinds  = setKinds{TablePortGroup, "port", MissingPortGroup, ExtraPortGroup, MissingMember, ExtraMember}
-	addressSetKinds = setKinds{TableAddressSet, "address", MissingAddressSet, ExtraAddressSet, MissingAddress, ExtraAddress}
+	portGroupKinds  = setKinds{TablePortGroup, "port", "ports", MissingPortGroup, ExtraPortGroup, MissingMember, ExtraMember}
+	addressSetKinds = setKinds{TableAddressSet, "address", "addresses", MissingAddressSet, ExtraAddressSet, MissingAddress, ExtraAddress}
 )
 
 func portGroupSets(pgs []qos.PortGroup) []set {
@@ -152,7 +152,7 @@ func (c *comparer) sets(k setKinds, want, got []set) {
 		obj := objectOf(w.ext)
 		g, ok := have[w.name]
 		if !ok {
-			c.add(k.missingSet, obj, k.table, w.name, fmt.Sprintf("absent: want %ss %v", k.what, w.members))
+			c.add(k.missingSet, obj, k.table, w.name, fmt.Sprintf("absent: want %s %v", k.whats, w.members))
 			continue
 		}
 		c.members(obj, k, w.name, w.members, g.members)
@@ -162,7 +162,7 @@ func (c *comparer) sets(k setKinds, want, got []set) {
 	}
 	for _, g := range got {
 		if !expected[g.name] {
-			c.add(k.extraSet, objectOf(g.ext), k.table, g.name, fmt.Sprintf("no object expects it (%ss %v)", k.what, g.members))
+			c.add(k.extraSet, objectOf(g.ext), k.table, g.name, fmt.Sprintf("no object expects it (%s %v)", k.whats, g.members))
 		}
 	}
 }

@@ -8,7 +8,8 @@
 //	nqos-kind deploy -name nqos-RUNID -kubeconfig PATH [-image REF] [-replicas N] [-build never|missing|always]
 //	nqos-kind undeploy -name nqos-RUNID -kubeconfig PATH
 //	nqos-kind ovnkube -name nqos-RUNID -kubeconfig PATH -network-qos on|off
-//	nqos-kind coexist -name nqos-RUNID [-window 60s] [-wait 5m] -expect NS/NAME[=COND,...]...
+//	nqos-kind coexist -name nqos-RUNID -kubeconfig PATH [-window 60s] [-wait 5m] [-restart-nqos-at D] [-restart-ovnkube-at D]
+//	    -expect NS/NAME[=COND,...]... [-writer TYPE=MANAGER]...
 package main
 
 import (
@@ -122,10 +123,14 @@ func run(ctx context.Context, args []string) error {
 		wait := fs.Duration("wait", 5*time.Minute, "deadline for NetworkQoS rows of both controllers to appear")
 		var expect expectFlag
 		fs.Var(&expect, "expect", "NS/NAME[=TYPE=STATUS,...]: an object the watch must list, with conditions it must have (repeatable)")
+		fs.Var(writerFlag{&expect}, "writer", "TYPE=MANAGER: conditions whose type starts with TYPE must be owned by field manager MANAGER alone (repeatable)")
+		nqosAt := fs.Duration("restart-nqos-at", 0, "restart the nqos controller this long into the window (0: never)")
+		ovnkubeAt := fs.Duration("restart-ovnkube-at", 0, "restart ovnkube this long into the window (0: never)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		return runCoexist(ctx, *name, *window, *wait, coexist.Expect(expect), os.Stdout)
+		return runCoexist(ctx, *name, *window, *wait, coexist.Expect(expect),
+			disturbance{kubeconfig: *kubeconfig, nqosAt: *nqosAt, ovnkubeAt: *ovnkubeAt}, os.Stdout)
 	default:
 		return fmt.Errorf("unknown command %q (want up, down, deploy, undeploy, ovnkube or coexist)", args[0])
 	}

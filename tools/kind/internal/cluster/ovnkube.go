@@ -145,11 +145,26 @@ func waitOVNKube(ctx context.Context, central *ovnNode) error {
 // CRD must be installed first (nqos-kind deploy): ovnkube's informer
 // needs it. A failure leaves the cluster as it is.
 func SwitchOVNKubeNetworkQoS(ctx context.Context, name, kubeconfig string, on bool, timeout time.Duration, out io.Writer) error {
+	return restartOVNKube(ctx, name, kubeconfig, on, false, timeout, out)
+}
+
+// RestartOVNKube stops the ovnkube of cluster name and starts it again
+// with the same NetworkQoS setting on (its startup sync and repair run
+// again), then waits as SwitchOVNKubeNetworkQoS does.
+func RestartOVNKube(ctx context.Context, name, kubeconfig string, on bool, timeout time.Duration, out io.Writer) error {
+	return restartOVNKube(ctx, name, kubeconfig, on, true, timeout, out)
+}
+
+func restartOVNKube(ctx context.Context, name, kubeconfig string, on, always bool, timeout time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return onNodes(ctx, name, kubeconfig, true, func(_ []ovnNode, central *ovnNode) error {
 		t0 := time.Now()
-		if _, err := script(ctx, central.kn, "ovnkube.sh", central.name, onOff(on)); err != nil {
+		args := []string{central.name, onOff(on)}
+		if always {
+			args = append(args, "restart")
+		}
+		if _, err := script(ctx, central.kn, "ovnkube.sh", args...); err != nil {
 			return fmt.Errorf("cluster %s: ovnkube on node %s: %w", name, central.name, err)
 		}
 		if err := waitOVNKube(ctx, central); err != nil {
@@ -170,7 +185,8 @@ func SwitchOVNKubeNetworkQoS(ctx context.Context, name, kubeconfig string, on bo
 		if err := recordMode(ctx, central, LSPOVNKube, on); err != nil {
 			return fmt.Errorf("cluster %s: %w", name, err)
 		}
-		fmt.Fprintf(out, "cluster %s: ovnkube's NetworkQoS controller %s (ready in %.1fs)\n", name, onOff(on), time.Since(t0).Seconds())
+		verb := map[bool]string{true: "restarted", false: "set"}[always]
+		fmt.Fprintf(out, "cluster %s: ovnkube %s, its NetworkQoS controller %s (ready in %.1fs)\n", name, verb, onOff(on), time.Since(t0).Seconds())
 		return nil
 	})
 }

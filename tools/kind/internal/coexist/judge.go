@@ -20,6 +20,9 @@ type Expect struct {
 	// Conditions: per object, the conditions ("type=status" prefixes)
 	// each controller must have written.
 	Conditions map[string][]string
+	// Writers: condition type prefix -> the one field manager that may
+	// own conditions of that type on every object.
+	Writers map[string]string
 }
 
 // table returns the watch of a table, or nil.
@@ -83,8 +86,25 @@ func Judge(w Window, e Expect) []string {
 			}
 		}
 	}
+	fails = append(fails, judgeWriters(s, e)...)
 	if n := s.Events["MODIFIED"] + s.Events["DELETED"]; n != 0 {
 		fails = append(fails, fmt.Sprintf("NetworkQoS status: %d objects modified or deleted in the window (%v; want 0)", n, s.Modified))
+	}
+	return fails
+}
+
+// judgeWriters checks that every condition of a type with an expected
+// writer is owned by that field manager alone.
+func judgeWriters(s *StatusWatch, e Expect) []string {
+	var fails []string
+	for _, obj := range e.Objects {
+		for typ, managers := range s.Writers[obj] {
+			for prefix, want := range e.Writers {
+				if strings.HasPrefix(typ, prefix) && (len(managers) != 1 || managers[0] != want) {
+					fails = append(fails, fmt.Sprintf("NetworkQoS %s: condition %s owned by %v, want %s alone", obj, typ, managers, want))
+				}
+			}
+		}
 	}
 	return fails
 }
@@ -99,13 +119,23 @@ func Report(w Window) []string {
 				t.Table, o, c.Initial, c.Insert, c.Modify, c.Delete, c.Final(), c.Flips()))
 		}
 		out = append(out, fmt.Sprintf("%-11s updates of any row in the window: %d, owner takeovers: %d", t.Table, t.Updates, len(t.Takeovers)))
+		out = append(out, t.Changes...)
 	}
 	if s := w.Status; s != nil {
 		for _, k := range sortedKeys(s.Conditions) {
 			out = append(out, fmt.Sprintf("NetworkQoS %s: status %q, conditions %v", k, s.Status[k], s.Conditions[k]))
+			var ws []string
+			for f, m := range s.Writers[k] {
+				ws = append(ws, fmt.Sprintf("%s by %s", f, strings.Join(m, "+")))
+			}
+			slices.Sort(ws)
+			out = append(out, fmt.Sprintf("NetworkQoS %s: written %s", k, strings.Join(ws, ", ")))
 		}
 		out = append(out, fmt.Sprintf("NetworkQoS watch events: ADDED %d, MODIFIED %d, DELETED %d",
 			s.Events["ADDED"], s.Events["MODIFIED"], s.Events["DELETED"]))
+		for _, c := range s.Changes {
+			out = append(out, "NetworkQoS modified: "+c)
+		}
 	}
 	return out
 }

@@ -16,11 +16,16 @@ func quiet() Window {
 		Status: &StatusWatch{
 			Events:     map[string]int{"ADDED": 2},
 			Conditions: map[string][]string{"vms/a": {"Accepted=True/x", "Ready-In-Zone-global=True/y"}, "vms/b": {"Accepted=True/x"}},
+			Writers: map[string]map[string][]string{
+				"vms/a": {"Accepted": {"nqos-global"}, "Ready-In-Zone-global": {"global"}},
+				"vms/b": {"Accepted": {"nqos-global"}, "NQOSReady-In-Zone-global": {"nqos-global"}},
+			},
 		},
 	}
 }
 
-var expectAB = Expect{Objects: []string{"vms/a", "vms/b"}, Conditions: map[string][]string{"vms/a": {"Ready-In-Zone-global=True"}}}
+var expectAB = Expect{Objects: []string{"vms/a", "vms/b"}, Conditions: map[string][]string{"vms/a": {"Ready-In-Zone-global=True"}},
+	Writers: map[string]string{"Ready-In-Zone-": "global", "NQOSReady-In-Zone-": "nqos-global", "Accepted": "nqos-global"}}
 
 func TestJudgePassesAQuietWindow(t *testing.T) {
 	if fails := Judge(quiet(), expectAB); len(fails) != 0 {
@@ -44,7 +49,11 @@ func TestJudgeFailsEveryFlipAndEveryAbsence(t *testing.T) {
 		"a status change":             {func(w *Window) { w.Status.Events["MODIFIED"] = 1; w.Status.Modified = []string{"vms/a"} }, "1 objects modified or deleted"},
 		"an object not listed":        {func(w *Window) { delete(w.Status.Conditions, "vms/b") }, "NetworkQoS vms/b: not listed"},
 		"a condition missing":         {func(w *Window) { w.Status.Conditions["vms/a"] = []string{"Accepted=True/x"} }, "no condition Ready-In-Zone-global=True"},
-		"status not watched":          {func(w *Window) { w.Status = nil }, "not watched"},
+		"nqos writes ovnkube's condition": {func(w *Window) { w.Status.Writers["vms/a"]["Ready-In-Zone-global"] = []string{"global", "nqos-global"} },
+			"condition Ready-In-Zone-global owned by [global nqos-global], want global alone"},
+		"ovnkube writes nqos's condition": {func(w *Window) { w.Status.Writers["vms/b"]["NQOSReady-In-Zone-global"] = []string{"global"} },
+			"condition NQOSReady-In-Zone-global owned by [global], want nqos-global alone"},
+		"status not watched": {func(w *Window) { w.Status = nil }, "not watched"},
 	} {
 		w := quiet()
 		tc.change(&w)
@@ -56,7 +65,9 @@ func TestJudgeFailsEveryFlipAndEveryAbsence(t *testing.T) {
 }
 
 func TestParseStatusWatch(t *testing.T) {
-	out := `{"type":"ADDED","object":{"metadata":{"namespace":"vms","name":"a"},"status":{"status":"ok","conditions":[{"type":"Ready-In-Zone-global","status":"True","reason":"r"},{"type":"Accepted","status":"True","reason":"c"}]}}}
+	out := `{"type":"ADDED","object":{"metadata":{"namespace":"vms","name":"a","managedFields":[
+  {"manager":"global","fieldsV1":{"f:status":{"f:conditions":{"k:{\"type\":\"Ready-In-Zone-global\"}":{}}}}},
+  {"manager":"nqos-global","fieldsV1":{"f:status":{"f:status":{},"f:conditions":{"k:{\"type\":\"Accepted\"}":{}}}}}]},"status":{"status":"ok","conditions":[{"type":"Ready-In-Zone-global","status":"True","reason":"r"},{"type":"Accepted","status":"True","reason":"c"}]}}}
 {
   "type": "MODIFIED",
   "object": {"metadata": {"namespace": "vms", "name": "a"}, "status": {}}
@@ -70,6 +81,10 @@ func TestParseStatusWatch(t *testing.T) {
 	}
 	if got := strings.Join(s.Conditions["vms/a"], " "); got != "Accepted=True/c Ready-In-Zone-global=True/r" {
 		t.Errorf("conditions %q", got)
+	}
+	if w := s.Writers["vms/a"]; strings.Join(w["Ready-In-Zone-global"], "+") != "global" ||
+		strings.Join(w["Accepted"], "+") != "nqos-global" || strings.Join(w["status.status"], "+") != "nqos-global" {
+		t.Errorf("writers %v", w)
 	}
 	for _, bad := range []string{`{"type":"ADDED"`, `{"object":{"metadata":{"name":"a"}}}`} {
 		if _, err := ParseStatusWatch(bad); err == nil {

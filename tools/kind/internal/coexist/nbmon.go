@@ -62,6 +62,9 @@ type TableWatch struct {
 	ByOwner map[Owner]*Counts
 	// Takeovers are modifications that changed a row's owner.
 	Takeovers []string
+	// Changes describe each NetworkQoS row inserted, modified (with the
+	// columns that changed) or deleted in the window.
+	Changes []string
 }
 
 // monitorUpdate is one line of `ovsdb-client --format=json monitor`.
@@ -120,6 +123,7 @@ func (w *TableWatch) add(u monitorUpdate, first bool, sawInitial *bool) error {
 		w.Updates++
 	}
 	old := map[string]Owner{}
+	changed := map[string][]string{}
 	lastOld := ""
 	for _, d := range u.Data {
 		if len(d) <= max(ri, ai) {
@@ -137,6 +141,11 @@ func (w *TableWatch) add(u monitorUpdate, first bool, sawInitial *bool) error {
 			// columns (null for the others): an owner only when
 			// external_ids changed; its "new" row follows, without uuid
 			lastOld = uuid
+			for i, h := range u.Headings {
+				if i != ri && i != ai && i < len(d) && string(d[i]) != "null" {
+					changed[uuid] = append(changed[uuid], h)
+				}
+			}
 			if len(d) > ei {
 				if ids, err := ovsdbMap(d[ei]); err == nil && len(ids) > 0 {
 					old[uuid], _ = ownerOf(ids)
@@ -177,10 +186,13 @@ func (w *TableWatch) add(u monitorUpdate, first bool, sawInitial *bool) error {
 			c.Initial++
 		case "insert":
 			c.Insert++
+			w.Changes = append(w.Changes, fmt.Sprintf("%s %s (%s) inserted", w.Table, uuid, ids[ownerControllerKey]))
 		case "delete":
 			c.Delete++
+			w.Changes = append(w.Changes, fmt.Sprintf("%s %s (%s) deleted", w.Table, uuid, ids[ownerControllerKey]))
 		case "new":
 			c.Modify++
+			w.Changes = append(w.Changes, fmt.Sprintf("%s %s (%s) modified: %s", w.Table, uuid, ids[ownerControllerKey], strings.Join(changed[uuid], ",")))
 			if o, was := old[uuid]; was && o != owner {
 				w.Takeovers = append(w.Takeovers, fmt.Sprintf("%s %s: owner %s -> %s", w.Table, uuid, o, owner))
 			}

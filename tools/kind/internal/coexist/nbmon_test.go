@@ -34,6 +34,13 @@ func TestParseMonitorCountsEveryChangeAndTakeover(t *testing.T) {
 	if len(w.Takeovers) != 1 || !strings.Contains(w.Takeovers[0], "owner ovnkube -> nqos") {
 		t.Errorf("takeovers %q, want the one owner change", w.Takeovers)
 	}
+	got := strings.Join(w.Changes, "\n")
+	for _, want := range []string{"(x-network-controller) inserted", "(x-network-controller) modified: addresses",
+		"(x-nqos-controller) modified: external_ids", "(x-nqos-controller) deleted"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("changes %q: want %q", w.Changes, want)
+		}
+	}
 	if w.Updates != 4 {
 		t.Errorf("updates %d, want 4", w.Updates)
 	}

@@ -12,11 +12,12 @@
 # /run/ovn-kubernetes/ovnkube.pid, the log /var/log/ovn-kubernetes/ovnkube.log,
 # the NetworkQoS setting of the running process in
 # /run/ovn-kubernetes/network-qos. A process already running with the same
-# setting is kept; one with the other setting is stopped first (SIGTERM,
-# then waited for, at most 30 s).
-#   ovnkube.sh NODE_NAME [on|off]
+# setting is kept (with RESTART "restart": stopped and started again); one
+# with the other setting is stopped first (SIGTERM, then waited for, at
+# most 30 s).
+#   ovnkube.sh NODE_NAME [on|off] [restart]
 set -euo pipefail
-node="$1" nqos="${2:-off}"
+node="$1" nqos="${2:-off}" restart="${3:-}"
 bin=/usr/local/bin/ovnkube run=/run/ovn-kubernetes log=/var/log/ovn-kubernetes
 kubeconfig=/etc/kubernetes/admin.conf
 case "$nqos" in
@@ -27,7 +28,7 @@ esac
 mkdir -p "$run" "$log"
 
 if [[ -f "$run/ovnkube.pid" ]] && kill -0 "$(cat "$run/ovnkube.pid")" 2>/dev/null; then
-  if [[ "$(cat "$run/network-qos" 2>/dev/null || echo off)" == "$nqos" ]]; then
+  if [[ "$(cat "$run/network-qos" 2>/dev/null || echo off)" == "$nqos" && "$restart" != restart ]]; then
     exit 0
   fi
   pid="$(cat "$run/ovnkube.pid")"
