@@ -149,11 +149,6 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	if err != nil {
 		return nil, "", err
 	}
-	if o.topology == localnet.Interconnect {
-		if err := requireBin(o.ctrlBin); err != nil {
-			return nil, "", err
-		}
-	}
 	prov, err := newProvisioner(ctx, runOptions{backend: backendEmbedded, topology: o.topology, controllerBin: o.ctrlBin})
 	if err != nil {
 		return nil, "", err
