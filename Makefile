@@ -13,7 +13,7 @@ OVN       ?= 23.03
 OVN_VERSIONS := 23.03 25.03
 ## TOPOLOGY: the embedded testbed's OVN control plane: central (one NB, SB and
 ## northd) or interconnect (a zone per node, an nqos-controller --node per zone)
-TOPOLOGY  ?= central
+TOPOLOGY  ?= interconnect
 # Tests that start OVN without iterating over the versions themselves
 # (ovninstall.ForEach): `make test` runs them again on every other version,
 # all but the tests whose subject holds no OVN (the controller image).

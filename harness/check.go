@@ -91,6 +91,13 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 			}
 			mism.Add(verdict.Conditions, m...)
 		}
+		if oc := &c.Objects[i]; oc.Aggregate != nil {
+			m, err := ex.aggregate(ctx, oc)
+			if err != nil {
+				return nil, err
+			}
+			mism.Add(verdict.Conditions, m...)
+		}
 	}
 	return mism, nil
 }

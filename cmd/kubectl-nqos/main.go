@@ -1,8 +1,9 @@
 // Command kubectl-nqos is the kubectl plugin of nqos: `kubectl nqos
-// explain|diff|compile|audit` answers what the fabric sees from every VM of a
+// explain|diff|compile` answers what the fabric sees from every VM of a
 // NetworkQoS set, from manifests (-f) or the current cluster, with the
-// compiler alone. It links no datapath (no packet capture, no netlink),
-// so it builds for Linux, macOS and Windows.
+// compiler alone; `kubectl nqos audit` compares the cluster's compiled
+// rows with each zone's Northbound. It links no datapath (no packet
+// capture, no netlink), so it builds for Linux, macOS and Windows.
 package main
 
 import (

@@ -248,4 +248,22 @@ func TestAuditOnTheTestbed(t *testing.T) {
 		t.Errorf("an unreadable NB: exit %d, want 2\n%s", code, out)
 	}
 	t.Logf("an unreadable NB: exit %d\n%s%s", code, out, stderr)
+	b.fromCluster(t)
+}
+
+// fromCluster runs explain and verify on what the testbed's API server
+// holds: the launcher pods are the VMs (its pod-networks addresses on
+// this network with subnets).
+func (b *auditBed) fromCluster(t *testing.T) {
+	out, stderr, code := b.run(t, "explain", "--kubeconfig", b.st.Kubeconfig, "-A", "--ip-family", "v4")
+	t.Logf("explain --kubeconfig: exit %d\n%s%s", code, out, stderr)
+	if code != 0 || !strings.Contains(out, "apps/web-2  v4      10.30.200.1  tcp/2049  8") {
+		t.Errorf("explain --kubeconfig: exit %d\n%s%s", code, out, stderr)
+	}
+	start := time.Now()
+	out, stderr, code = b.run(t, "verify", "--kubeconfig", b.st.Kubeconfig, "-A", "--ip-family", "v4", "--report-dir", t.TempDir())
+	t.Logf("verify --kubeconfig: exit %d in %v\n%s", code, time.Since(start).Round(time.Millisecond), out)
+	if code != 0 || !strings.Contains(out, "probes, ") || !strings.Contains(out, "apps/web-1") {
+		t.Errorf("verify --kubeconfig: exit %d\n%s%s", code, out, stderr)
+	}
 }

@@ -35,14 +35,25 @@ func (p *Provisioner) backend() backend {
 	if p.Kind != nil {
 		return kindBackend{cluster: p.Kind}
 	}
-	return embeddedBackend{crds: p.CRDFiles}
+	return embeddedBackend{crds: p.CRDFiles, topology: p.Topology}
 }
 
 // embeddedBackend runs the testbed's own Kubernetes API and the
 // controller as the harness's processes.
-type embeddedBackend struct{ crds []string }
+type embeddedBackend struct {
+	crds     []string
+	topology localnet.Topology
+}
 
-func (embeddedBackend) lacks() map[harness.Capability]string { return nil }
+// lacks: the zone steps need a controller per zone (interconnect).
+func (b embeddedBackend) lacks() map[harness.Capability]string {
+	if b.topology == localnet.Interconnect {
+		return nil
+	}
+	return map[harness.Capability]string{
+		harness.CapZones: "one zone's controller: the central topology runs one controller for every node (run it with --topology interconnect)",
+	}
+}
 
 func (embeddedBackend) check(*scenarios.Scenario) error { return nil }
 

@@ -58,6 +58,7 @@ const (
 	whyMigration         = "live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes"
 	whyLauncherRestart   = "a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep"
 	whyDaemonRestart     = "restarting an OVS or OVN daemon: the OVS and OVN daemons are the cluster nodes'"
+	whyZonesKind         = "one zone's controller: the cluster's controller is the one deployed from config/deploy"
 )
 
 func (kindBackend) lacks() map[harness.Capability]string {
@@ -66,6 +67,7 @@ func (kindBackend) lacks() map[harness.Capability]string {
 		harness.CapMigration:         whyMigration,
 		harness.CapLauncherRestart:   whyLauncherRestart,
 		harness.CapDaemonRestart:     whyDaemonRestart,
+		harness.CapZones:             whyZonesKind,
 	}
 }
 
