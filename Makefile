@@ -13,7 +13,7 @@ OVN       ?= 23.03
 OVN_VERSIONS := 23.03 25.03
 ## TOPOLOGY: the embedded testbed's OVN control plane: central (one NB, SB and
 ## northd) or interconnect (a zone per node, an nqos-controller --node per zone)
-TOPOLOGY  ?= central
+TOPOLOGY  ?= interconnect
 # Tests that start OVN without iterating over the versions themselves
 # (ovninstall.ForEach): `make test` runs them again on every other version,
 # all but the tests whose subject holds no OVN (the controller image).
@@ -23,7 +23,7 @@ OVN_SKIP  ?= ^TestContainerImage$$
 ovn_env = d="$$(./hack/ovn-root.sh $(1))" && PATH="$${d:+$$d/bin:}$$PATH" NQOS_OVN=$(1)
 export NQOS_KUBE_BIN_DIR ?= $(HOME)/.cache/nqos/kube-v1.37.2-etcd3.7.0-static
 
-.PHONY: all deps build cross test unit vet fuzz bench generate e2e-localnet e2e-kind kind-up kind-down mutation image clean
+.PHONY: all deps build cross test unit vet fuzz bench generate e2e-localnet e2e-kind e2e-kind-coexist kind-up kind-down mutation image clean
 
 all: build
 
@@ -84,6 +84,14 @@ KIND_SCENARIOS ?= story1-tiers story2-backup story4-uplink-dscp accepted-false v
 kind_scenarios = $(if $(filter-out all,$(SCENARIOS)),$(SCENARIOS),$(filter-out all,$(KIND_SCENARIOS)))
 e2e-kind: deps build
 	RUN_ID=$(or $(RUN_ID),e2e) ./hack/kind/e2e.sh --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(kind_scenarios)
+
+## e2e-kind-coexist: nqos beside OVN-Kubernetes' own NetworkQoS controller on KinD cluster
+## nqos-$(RUN_ID) (default e2e; an existing one is reused): ovnkube restarted with
+## --enable-network-qos, the controller with --ovnkube-enable-network-qos=true, the scenario
+## hack/kind/coexist/scenario.yaml (DSCP 26 by ovnkube, 46 by nqos) under a 60 s NB and status
+## watch that fails on any flip; then kind-down (KIND_KEEP=1 keeps the cluster)
+e2e-kind-coexist: deps build
+	RUN_ID=$(or $(RUN_ID),e2e) REPORTS=$(REPORTS) ./hack/kind/coexist.sh
 
 ## kind-up: a KinD v0.33.0 cluster nqos-$(RUN_ID) (Kubernetes v1.37.2, 1 control plane +
 ## KIND_WORKERS workers, bridge CNI, no CoreDNS/kube-proxy) on a private dockerd, every image

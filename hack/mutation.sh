@@ -27,7 +27,7 @@ cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 OUT="${MUTATION_OUT:-$(mktemp -d /tmp/nqos-mutation.XXXXXX)}"
 export MUTATION_OUT="$OUT"
-scenario_cmd='"$GO" run -tags=$TAG ./cmd/nqos-sim run --report-dir "$MUTATION_OUT/reports/${TAG:-baseline}"'
+scenario_cmd='"$GO" run -tags=$TAG ./cmd/nqos-sim run --topology central --report-dir "$MUTATION_OUT/reports/${TAG:-baseline}"'
 unit_cmd='"$GO" test -count=1 -p 1 -json -tags=$TAG ./internal/... ./cmd/...'
 case "${MUTATION_SUITE:-scenarios}" in
   scenarios) default_cmd=$scenario_cmd ;;

@@ -20,6 +20,7 @@ const (
 	CapControllerProcess Capability = "controller-process" // ControllerProcess
 	CapAdversary         Capability = "adversary"          // Adversary
 	CapFabric            Capability = "fabric"             // Fabric
+	CapZones             Capability = "zones"              // ZoneControl
 )
 
 // Needs are the capabilities a step needs: its kind's, and its probed

@@ -91,6 +91,13 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 			}
 			mism.Add(verdict.Conditions, m...)
 		}
+		if oc := &c.Objects[i]; oc.Aggregate != nil {
+			m, err := ex.aggregate(ctx, oc)
+			if err != nil {
+				return nil, err
+			}
+			mism.Add(verdict.Conditions, m...)
+		}
 	}
 	return mism, nil
 }
@@ -141,23 +148,7 @@ func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
 	mine := func(ids map[string]string) bool {
 		return ids[qos.OwnerTypeKey] == qos.OwnerType && ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name
 	}
-	var out qos.Desired
-	for _, r := range all.QoS {
-		if mine(r.ExternalIDs) {
-			out.QoS = append(out.QoS, r)
-		}
-	}
-	for _, pg := range all.PortGroups {
-		if mine(pg.ExternalIDs) {
-			out.PortGroups = append(out.PortGroups, pg)
-		}
-	}
-	for _, as := range all.AddressSets {
-		if mine(as.ExternalIDs) {
-			out.AddressSets = append(out.AddressSets, as)
-		}
-	}
-	return out
+	return all.Keep(mine)
 }
 
 func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, error) {

@@ -66,6 +66,12 @@ func stepKinds() map[string]stepKind {
 		}, needs: []Capability{CapFabric}},
 		"measure":  {run: (*execution).measure, needs: []Capability{CapFabric}}, // fabric_measure.go
 		"labTable": {run: (*execution).labTable},                                // fabric_table.go
+		"stopZoneController": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+			return ex.stopZoneController(ctx, st.StopZoneController)
+		}, needs: []Capability{CapZones}}, // zone_steps.go
+		"startZoneController": {run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+			return ex.startZoneController(ctx, st.StartZoneController)
+		}, needs: []Capability{CapZones}},
 		"start": {run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
 			return ex.start(ctx, i, st.Start)
 		}},

@@ -48,6 +48,7 @@ type simEnv struct {
 	ctrl        simController
 	adv         simAdv                   // sim_adv_test.go
 	classes     map[string]tc.ClassStats // sim_fabric_test.go
+	zones       simZones                 // sim_zones_test.go
 }
 
 func newSim(sc *scenarios.Scenario, ovn string) *simEnv {
@@ -73,6 +74,9 @@ func (s *simEnv) call(name string) error {
 func (s *simEnv) Apply(_ context.Context, m *scenarios.Manifest) error {
 	if err := s.call("apply " + m.Key()); err != nil {
 		return err
+	}
+	if m.QoS != nil {
+		s.appliedWhileDown(m.Namespace + "/" + m.Name)
 	}
 	return s.change(func() { s.world.Apply(m) })
 }

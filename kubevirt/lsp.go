@@ -7,7 +7,41 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/topo/localnet"
 )
+
+// lspWriter is who creates and removes the launcher pods' LSPs, as the
+// testbed declares it (Testbed.LSPOwner): the manager standing in for
+// ovnkube's pod handler (testbedLSPs), or ovnkube itself, which the
+// manager waits for (ovnkubeLSPs).
+type lspWriter interface {
+	// create has the LSP lsp of pod's attachment a on chassis created.
+	create(ctx context.Context, m *Manager, vm VM, pod string, a attachment, lsp, chassis string) error
+	// remove has the LSP removed from the NB of node's zone.
+	remove(ctx context.Context, m *Manager, vm VM, node, lsp string) error
+	// podNetworks reports whether the manager writes the launcher pods'
+	// k8s.ovn.org/pod-networks annotation (else ovnkube does).
+	podNetworks() bool
+}
+
+// testbedLSPs: the manager writes the LSPs and the pod-networks
+// annotation as ovnkube would (the embedded testbed runs no ovnkube).
+type testbedLSPs struct{}
+
+func (testbedLSPs) podNetworks() bool { return true }
+
+// ovnkubeLSPs: ovnkube writes them; the manager waits and checks.
+type ovnkubeLSPs struct{}
+
+func (ovnkubeLSPs) podNetworks() bool { return false }
+
+// lspWriterOf is the writer of the LSPs owner declares.
+func lspWriterOf(owner localnet.LSPOwner) lspWriter {
+	if owner == localnet.LSPsOVNKube {
+		return ovnkubeLSPs{}
+	}
+	return testbedLSPs{}
+}
 
 // ovnkubeLSPTimeout bounds the wait for ovnkube to create a launcher
 // pod's LSP, or to remove it after the pod is deleted.
@@ -19,15 +53,10 @@ func (m *Manager) CreateLSPs(ctx context.Context, namespace, name string) error 
 	return m.withVM(namespace, name, func(in *instance) error { return m.createLSPs(ctx, in, in.node, false) })
 }
 
-// createLSPs writes the VM's LSPs, or where ovnkube writes them waits
-// for them, then (unless noWait) waits until they are up.
+// createLSPs has the VM's LSPs created (lspWriter), then (unless noWait) waits until they are up.
 func (m *Manager) createLSPs(ctx context.Context, in *instance, node string, noWait bool) error {
 	for i, a := range in.atts {
-		add := m.addLSP
-		if m.tb.OVNKubeLSPs() {
-			add = m.awaitLSP
-		}
-		if err := add(ctx, in.vm, in.pod, a, in.lsps[i], node); err != nil {
+		if err := m.lsps.create(ctx, m, in.vm, in.pod, a, in.lsps[i], node); err != nil {
 			return err
 		}
 	}
@@ -42,11 +71,11 @@ func (m *Manager) createLSPs(ctx context.Context, in *instance, node string, noW
 	return nil
 }
 
-// addLSP creates a pod LSP as ovnkube does on a secondary network, in
+// create writes a pod LSP as ovnkube does on a secondary network, in
 // the NB of the zone of chassis (the pod's node): on interconnect only
 // the zone of the pod's node has its LSP, as ovnkube's localnet
 // controller creates ports for local pods only.
-func (m *Manager) addLSP(ctx context.Context, vm VM, _ string, a attachment, lsp, chassis string) error {
+func (testbedLSPs) create(ctx context.Context, m *Manager, vm VM, _ string, a attachment, lsp, chassis string) error {
 	addr := a.MAC
 	for _, ip := range a.ovnIPs() {
 		addr += " " + prefixAddr(ip)
@@ -61,10 +90,10 @@ func (m *Manager) addLSP(ctx context.Context, vm VM, _ string, a attachment, lsp
 	return nil
 }
 
-// awaitLSP waits until ovnkube has created the LSP of pod's attachment a
+// create waits until ovnkube has created the LSP of pod's attachment a
 // and checks that its addresses start with the MAC the networks
 // annotation asked for and that it is requested on chassis.
-func (m *Manager) awaitLSP(ctx context.Context, vm VM, pod string, a attachment, lsp, chassis string) error {
+func (ovnkubeLSPs) create(ctx context.Context, m *Manager, vm VM, pod string, a attachment, lsp, chassis string) error {
 	what := fmt.Sprintf("ovnkube's LSP %s of pod %s/%s", lsp, vm.Namespace, pod)
 	err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, what, func(ctx context.Context) (bool, error) {
 		out, err := m.tb.NodeNBCtl(ctx, chassis, "--bare", "--columns=addresses,options", "find", "Logical_Switch_Port", "name="+lsp)
@@ -100,20 +129,21 @@ func lspExternalIDs(vm VM, a attachment) []string {
 		"external_ids:k8s.ovn.org/topology=localnet"}
 }
 
-// deleteLSP deletes a pod's LSP from the NB of node's zone, or where
-// ovnkube owns it waits until ovnkube has removed it (the pod is deleted
-// first).
-func (m *Manager) deleteLSP(ctx context.Context, vm VM, node, lsp string) error {
-	if m.tb.OVNKubeLSPs() {
-		err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, "ovnkube to remove LSP "+lsp, func(ctx context.Context) (bool, error) {
-			out, err := m.tb.NodeNBCtl(ctx, node, "--bare", "--columns=name", "find", "Logical_Switch_Port", "name="+lsp)
-			return err == nil && strings.TrimSpace(out) == "", err
-		})
-		if err != nil {
-			return fmt.Errorf("VM %s/%s: %w", vm.Namespace, vm.Name, err)
-		}
-		return nil
+// remove waits until ovnkube has removed a pod's LSP from the NB of
+// node's zone (the pod is deleted first).
+func (ovnkubeLSPs) remove(ctx context.Context, m *Manager, vm VM, node, lsp string) error {
+	err := poll.Until(ctx, ovnkubeLSPTimeout, 100*time.Millisecond, "ovnkube to remove LSP "+lsp, func(ctx context.Context) (bool, error) {
+		out, err := m.tb.NodeNBCtl(ctx, node, "--bare", "--columns=name", "find", "Logical_Switch_Port", "name="+lsp)
+		return err == nil && strings.TrimSpace(out) == "", err
+	})
+	if err != nil {
+		return fmt.Errorf("VM %s/%s: %w", vm.Namespace, vm.Name, err)
 	}
+	return nil
+}
+
+// remove deletes a pod's LSP from the NB of node's zone.
+func (testbedLSPs) remove(ctx context.Context, m *Manager, vm VM, node, lsp string) error {
 	if _, err := m.tb.NodeNBCtl(ctx, node, "--if-exists", "lsp-del", lsp); err != nil {
 		return fmt.Errorf("VM %s/%s: delete LSP %s: %w", vm.Namespace, vm.Name, lsp, err)
 	}

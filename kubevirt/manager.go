@@ -40,11 +40,11 @@ type Testbed interface {
 	// launcher pods run where pods really run ("": none do).
 	GuestNIC(i int) string
 	LauncherImage() string
-	// OVNKubeLSPs reports whether OVN-Kubernetes' ovnkube creates the
-	// launcher pods' LSPs: then the Manager waits for them (and for their
-	// removal) instead of writing them, and leaves the pods'
-	// k8s.ovn.org/pod-networks annotation to ovnkube.
-	OVNKubeLSPs() bool
+	// LSPOwner is who creates the launcher pods' LSPs: with ovnkube the
+	// Manager waits for them (and for their removal) instead of writing
+	// them, and leaves the pods' k8s.ovn.org/pod-networks annotation to
+	// ovnkube (lspWriter).
+	LSPOwner() localnet.LSPOwner
 }
 
 // Manager runs VMs on a testbed. Kube may be nil: then no launcher pods
@@ -52,6 +52,7 @@ type Testbed interface {
 type Manager struct {
 	tb   Testbed
 	kube kubernetes.Interface
+	lsps lspWriter
 	mu   sync.Mutex
 	vms  map[string]*instance // key "ns/name"
 }
@@ -76,7 +77,7 @@ type CreateOptions struct {
 
 // NewManager returns a Manager for tb; kube may be nil.
 func NewManager(tb Testbed, kube kubernetes.Interface) *Manager {
-	return &Manager{tb: tb, kube: kube, vms: map[string]*instance{}}
+	return &Manager{tb: tb, kube: kube, lsps: lspWriterOf(tb.LSPOwner()), vms: map[string]*instance{}}
 }
 
 func key(namespace, name string) string { return namespace + "/" + name }
@@ -177,7 +178,7 @@ func (m *Manager) createPod(ctx context.Context, in *instance, node string) (str
 	if err := localnet.EnsureNamespace(ctx, m.kube, in.vm.Namespace); err != nil {
 		return "", fmt.Errorf("VM %s/%s: %w", in.vm.Namespace, in.vm.Name, err)
 	}
-	pod, err := launcherPod(in.vm, name, node, in.atts, m.tb.LauncherImage(), !m.tb.OVNKubeLSPs())
+	pod, err := launcherPod(in.vm, name, node, in.atts, m.tb.LauncherImage(), m.lsps.podNetworks())
 	if err != nil {
 		return "", fmt.Errorf("VM %s/%s: launcher pod: %w", in.vm.Namespace, in.vm.Name, err)
 	}
@@ -274,7 +275,7 @@ func (m *Manager) delete(ctx context.Context, in *instance) error {
 		if l == "" {
 			continue
 		}
-		if err := m.deleteLSP(ctx, in.vm, in.node, l); err != nil {
+		if err := m.lsps.remove(ctx, m, in.vm, in.node, l); err != nil {
 			return err
 		}
 	}
@@ -298,7 +299,7 @@ func (m *Manager) restartLauncher(ctx context.Context, in *instance) error {
 		return err
 	}
 	for i, a := range in.atts {
-		if err := m.deleteLSP(ctx, in.vm, in.node, in.lsps[i]); err != nil {
+		if err := m.lsps.remove(ctx, m, in.vm, in.node, in.lsps[i]); err != nil {
 			return err
 		}
 		if err := m.tb.UnplugGuest(ctx, m.guest(in.vm), in.node, a.NIC); err != nil {

@@ -124,6 +124,9 @@ func (m *Manager) migrate(ctx context.Context, in *instance, target string, opts
 	return rep, nil
 }
 
+// migratePerPod gives the target pod its own LSP. The VM handler that
+// migrates is the testbed's own (no KinD cluster migrates), so the
+// manager writes the target's LSP as ovnkube would.
 func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string, opts MigrateOptions, rep *MigrationReport) error {
 	pod, err := m.createPod(ctx, in, target)
 	if err != nil {
@@ -140,7 +143,7 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 		if opts.LateTargetLSP {
 			continue
 		}
-		if err := m.addLSP(ctx, in.vm, "", a, dst[i], target); err != nil {
+		if err := (testbedLSPs{}).create(ctx, m, in.vm, "", a, dst[i], target); err != nil {
 			return err
 		}
 		if err := m.tb.WaitPortUp(ctx, dst[i]); err != nil {
@@ -148,7 +151,7 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 		}
 	}
 	rep.SourceLSP, rep.TargetLSP = src[0], dst[0]
-	err = m.switchOver(ctx, in, target, opts, rep, func(i int) error { return m.deleteLSP(ctx, in.vm, rep.Source, src[i]) })
+	err = m.switchOver(ctx, in, target, opts, rep, func(i int) error { return m.lsps.remove(ctx, m, in.vm, rep.Source, src[i]) })
 	if err != nil {
 		return err
 	}
@@ -158,7 +161,7 @@ func (m *Manager) migratePerPod(ctx context.Context, in *instance, target string
 	}
 	if opts.LateTargetLSP {
 		for i, a := range in.atts {
-			if err := m.addLSP(ctx, in.vm, "", a, dst[i], target); err != nil {
+			if err := (testbedLSPs{}).create(ctx, m, in.vm, "", a, dst[i], target); err != nil {
 				return err
 			}
 		}

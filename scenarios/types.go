@@ -267,6 +267,8 @@ type Step struct {
 	AdversarialSteps `yaml:",inline"`
 	// Fabric steps (types_fabric.go).
 	FabricSteps `yaml:",inline"`
+	// Zone steps (types_zones.go).
+	ZoneSteps `yaml:",inline"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`
@@ -368,6 +370,8 @@ type ObjectCheck struct {
 	Manifest  string          `yaml:"manifest,required"`
 	Condition *ConditionCheck `yaml:"condition"`
 	Rows      *RowsCheck      `yaml:"rows"`
+	// Aggregate checks status.status (interconnect: types_zones.go).
+	Aggregate *AggregateCheck `yaml:"aggregate"`
 
 	// Object is the manifest revision in force at this step.
 	Object *Manifest `yaml:"-"`

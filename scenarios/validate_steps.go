@@ -24,10 +24,12 @@ type stepState struct {
 	readdr  map[string]bool // VMs whose guest address a step changed
 	// controllerUp: the controller runs at this step
 	controllerUp bool
+	// zoneDown: node indexes whose zone controller is stopped
+	zoneDown map[int]bool
 }
 
 func (v *validator) steps() error {
-	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}, running: map[string]bool{}, node: map[string]int{}, readdr: map[string]bool{}}
+	st := &stepState{current: map[string]*Manifest{}, applied: map[string]bool{}, started: map[string]bool{}, stopped: map[string]bool{}, group: map[string]int{}, running: map[string]bool{}, node: map[string]int{}, readdr: map[string]bool{}, zoneDown: map[int]bool{}}
 	st.controllerUp = v.sc.BootsController()
 	for _, vm := range v.sc.Topology.VMs {
 		st.running[vm.Name] = !vm.Late
@@ -243,8 +245,13 @@ func (v *validator) objectCheck(oc *ObjectCheck, path string, st *stepState) err
 		return v.d.errAt(path+".manifest", "unknown NetworkQoS manifest %q", oc.Manifest)
 	}
 	oc.Object = m
-	if oc.Condition == nil && oc.Rows == nil {
-		return v.d.errAt(path, "checks nothing (set condition or rows)")
+	if oc.Condition == nil && oc.Rows == nil && oc.Aggregate == nil {
+		return v.d.errAt(path, "checks nothing (set condition, rows or aggregate)")
+	}
+	if oc.Aggregate != nil {
+		if err := oc.Aggregate.validate(v, path+".aggregate"); err != nil {
+			return err
+		}
 	}
 	if c := oc.Condition; c != nil {
 		if c.Type == "" {

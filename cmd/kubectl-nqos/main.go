@@ -1,8 +1,9 @@
 // Command kubectl-nqos is the kubectl plugin of nqos: `kubectl nqos
 // explain|diff|compile` answers what the fabric sees from every VM of a
 // NetworkQoS set, from manifests (-f) or the current cluster, with the
-// compiler alone. It links no datapath (no packet capture, no netlink),
-// so it builds for Linux, macOS and Windows.
+// compiler alone; `kubectl nqos audit` compares the cluster's compiled
+// rows with each zone's Northbound. It links no datapath (no packet
+// capture, no netlink), so it builds for Linux, macOS and Windows.
 package main
 
 import (
@@ -29,6 +30,7 @@ func commands() map[string]command {
 		"explain": {"every VM's classes with DSCP, meter, winning rule and meter sharing", inspect.Explain},
 		"diff":    {"what changes between two sets: --from OLD --to NEW (paths or cluster[:CONTEXT]); exit 1 on change", inspect.Diff},
 		"compile": {"the OVN rows manifests compile to (-f)", inspect.Compile},
+		"audit":   {"the cluster's compiled rows against each zone's Northbound: --nb ADDR or ZONE=ADDR,...; exit 1 on drift", inspect.Audit},
 	}
 }
 
@@ -73,6 +75,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	}
 	slices.Sort(names)
 	fmt.Fprintln(w, "usage: kubectl nqos COMMAND [-f DIR|FILE | --kubeconfig FILE --context NAME -n NS | -A] [-o text|json|yaml]")
+	fmt.Fprintln(w, "       kubectl nqos audit --nb ADDR|ZONE=ADDR[,...] [--context NAME] [-n NS] [-o text|json|yaml|junit]")
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
 	}

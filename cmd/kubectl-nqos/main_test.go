@@ -38,6 +38,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"explain", "-f", "x", "-A"}, 2, "give one source"},
 		{[]string{"diff", "--from", "../../examples/okep-localnet", "--to", "../../examples/backup-below-catchall"}, 1, "newly shadowed"},
 		{[]string{"explain", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "/nonexistent/kubeconfig"},
+		{[]string{"audit"}, 2, "--nb ADDR"},
+		{[]string{"audit", "--nb", "unix:/a,unix:/b"}, 2, "name each one's zone"},
+		{[]string{"audit", "--nb", "node1=/a"}, 2, "want unix:/path"},
+		{[]string{"audit", "--nb", "unix:/a", "-o", "xml"}, 2, `-o "xml"`},
+		{[]string{"audit", "--kubeconfig", "/nonexistent/kubeconfig", "--nb", "unix:/a"}, 2, "/nonexistent/kubeconfig"},
 	} {
 		var out, errOut bytes.Buffer
 		code := realMain(context.Background(), tc.args, &out, &errOut)

@@ -83,11 +83,6 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 	if o.topology, o.controllerBin, err = o.topo.parse(); err != nil {
 		return o, err
 	}
-	if o.topology == localnet.Interconnect && !o.validate {
-		if err := requireBin(o.controllerBin); err != nil {
-			return o, err
-		}
-	}
 	if _, err := harness.Families(o.family); err != nil {
 		return o, fmt.Errorf("--ip-family: %w", err)
 	}
@@ -171,7 +166,7 @@ const (
 // backendLacks is what the backend's environments lack, as its
 // provisioner declares it (no cluster is reached).
 func backendLacks(o runOptions) map[harness.Capability]string {
-	p := &localnetenv.Provisioner{}
+	p := &localnetenv.Provisioner{Topology: o.topology}
 	if o.backend == backendKind {
 		p.Kind = &localnet.KindCluster{Name: o.kindName}
 	}
@@ -181,6 +176,11 @@ func backendLacks(o runOptions) map[harness.Capability]string {
 func newProvisioner(ctx context.Context, o runOptions) (harness.Provisioner, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the localnet testbed needs root (network namespaces, OVS)")
+	}
+	if o.backend == backendEmbedded && o.topology == localnet.Interconnect {
+		if err := requireBin(o.controllerBin); err != nil {
+			return nil, err
+		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	// scenarios that restart the controller run this binary's controller command

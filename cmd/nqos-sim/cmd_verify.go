@@ -16,6 +16,7 @@ import (
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/localnetenv"
 	"github.com/nqos/nqos/harness/verify"
+	"github.com/nqos/nqos/internal/inspect"
 	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/reports"
 )
@@ -51,6 +52,7 @@ type verifyOptions struct {
 	topo      topologyFlags
 	topology  localnet.Topology
 	ctrlBin   string
+	cluster   inspect.ClusterSource // the set read from a live cluster instead of -f
 }
 
 func parseVerifyArgs(args []string, stderr io.Writer) (verifyOptions, error) {
@@ -67,6 +69,7 @@ func parseVerifyArgs(args []string, stderr io.Writer) (verifyOptions, error) {
 	fs.StringVar(&o.reportDir, "report-dir", "", "output directory (default reports/out/<UTC timestamp>)")
 	fs.StringVar(&o.output, "o", "text", "output: text or json")
 	o.topo.register(fs)
+	o.cluster.Register(fs)
 	fs.BoolVar(&o.full, "full-json", false, "internal: -o json with the disagreement reasons (the run over several OVN versions reads it)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -74,8 +77,10 @@ func parseVerifyArgs(args []string, stderr io.Writer) (verifyOptions, error) {
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case len(o.files) == 0:
-		return o, errors.New("-f DIR|FILE is required")
+	case len(o.files) > 0 && o.cluster.Asked():
+		return o, errors.New("-f and --kubeconfig/--context/-n/-A: give one source")
+	case len(o.files) == 0 && !o.cluster.Asked():
+		return o, errors.New("-f DIR|FILE, or --kubeconfig/--context for a live cluster, is required")
 	case o.nodes < 1:
 		return o, fmt.Errorf("--nodes %d: want at least 1", o.nodes)
 	case o.output != "text" && o.output != "json":
@@ -105,9 +110,9 @@ func runVerify(ctx context.Context, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
-	set, err := loadManifests(o.files...)
+	set, err := o.load(ctx)
 	if err != nil {
-		return invalid(err)
+		return err
 	}
 	if o.reportDir == "" {
 		o.reportDir = reports.OutDir("reports/out", time.Now())
@@ -148,11 +153,6 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	}
 	if err != nil {
 		return nil, "", err
-	}
-	if o.topology == localnet.Interconnect {
-		if err := requireBin(o.ctrlBin); err != nil {
-			return nil, "", err
-		}
 	}
 	prov, err := newProvisioner(ctx, runOptions{backend: backendEmbedded, topology: o.topology, controllerBin: o.ctrlBin})
 	if err != nil {

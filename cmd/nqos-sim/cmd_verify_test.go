@@ -25,7 +25,8 @@ func TestVerifyInvalidInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no manifests", []string{}, "-f DIR|FILE is required"},
+		{"no manifests", []string{}, "-f DIR|FILE, or --kubeconfig/--context for a live cluster, is required"},
+		{"two sources", []string{"-f", dir, "--kubeconfig", "/nonexistent"}, "give one source"},
 		{"a stray argument", []string{"-f", dir, "extra"}, `unexpected argument "extra"`},
 		{"bad output", []string{"-f", dir, "-o", "yaml"}, `-o "yaml": want text or json`},
 		{"bad family", []string{"-f", dir, "--ip-family", "v5"}, "--ip-family"},

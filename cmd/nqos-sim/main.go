@@ -33,6 +33,7 @@ func commands() map[string]command {
 		"verify":     {"show what the fabric sees from every VM of a manifest set", runVerify},
 		"explain":    {"show every VM's classes, DSCP, meter and winning rule from the compiler alone", runExplain},
 		"diff":       {"show what changes between two manifest sets (exit 1 when something does)", runDiff},
+		"audit":      {"compare a cluster's compiled NetworkQoS rows with each zone's Northbound (exit 1 on drift)", runAudit},
 	}
 }
 

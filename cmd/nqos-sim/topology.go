@@ -21,14 +21,14 @@ type topologyFlags struct {
 }
 
 // register declares the flags on fs; the defaults come from
-// $NQOS_TOPOLOGY (else central) and $NQOS_CONTROLLER_BIN (else
+// $NQOS_TOPOLOGY (else interconnect, as OVN-Kubernetes runs) and $NQOS_CONTROLLER_BIN (else
 // nqos-controller beside this binary, as make builds bin/).
 func (f *topologyFlags) register(fs *flag.FlagSet) {
 	def := os.Getenv(topologyEnv)
 	if def == "" {
-		def = string(localnet.Central)
+		def = string(localnet.Interconnect)
 	}
-	fs.StringVar(&f.topology, "topology", def, "OVN control plane of the embedded testbed: interconnect (a zone per node: NB, SB, northd and an nqos-controller --node per node) or central (one NB, SB and northd); default $"+topologyEnv+" or central")
+	fs.StringVar(&f.topology, "topology", def, "OVN control plane of the embedded testbed: interconnect (a zone per node: NB, SB, northd and an nqos-controller --node per node) or central (one NB, SB and northd); default $"+topologyEnv+" or interconnect")
 	fs.StringVar(&f.controllerBin, "controller-bin", os.Getenv(controllerBinEnv), "the nqos-controller binary each zone runs on interconnect; default $"+controllerBinEnv+" or nqos-controller beside this binary (make build's bin/)")
 }
 

@@ -21,13 +21,7 @@ cleanup() {
 trap cleanup EXIT
 DOCKER_HOST="$("$kind_here/hack/kind/dockerd.sh" up)"
 export DOCKER_HOST
-if [[ -f "$kubeconfig" ]] && [[ -n "$(docker ps -q --filter "label=io.x-k8s.kind.cluster=$name")" ]]; then
-  echo "e2e-kind: reusing cluster $name" >&2
-else
-  start=$SECONDS
-  RUN_ID="$run_id" "$kind_here/hack/kind/up.sh" >&2
-  echo "e2e-kind: cluster $name up in $((SECONDS - start)) s" >&2
-fi
+kind_cluster_up "$run_id" e2e-kind
 start=$SECONDS
 RUN_ID="$run_id" "$kind_here/hack/kind/deploy.sh" >&2
 echo "e2e-kind: controller deployed in $((SECONDS - start)) s" >&2

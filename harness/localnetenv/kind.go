@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -41,24 +43,88 @@ const ovnkubeNamespace = "ovn-kubernetes"
 // else a scenario made is deleted at its end.
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace, ovnkubeNamespace}
 
-// Lacks declares what the environments of the KinD backend cannot do,
-// each with why (nothing for the embedded testbed): the runner decides
-// before the boot which scenarios are not supported. The steps keep
-// their own check, reached only when the runner is bypassed.
-func (p *Provisioner) Lacks() map[harness.Capability]string {
-	if p.Kind == nil {
-		return nil
-	}
+// Lacks declares what the environments of the backend cannot do, each
+// with why: the runner decides before the boot which scenarios are not
+// supported.
+func (p *Provisioner) Lacks() map[harness.Capability]string { return p.backend().lacks() }
+
+// kindBackend runs every scenario on a KinD cluster with the controller
+// deployed in it.
+type kindBackend struct{ cluster *localnet.KindCluster }
+
+// Why the KinD backend cannot run a step.
+const (
+	whyControllerProcess = "the scenario runs the controller as a process of its own (restartController, upgrade or controller.boot false); on the cluster it is the deployed one"
+	whyMigration         = "live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes"
+	whyLauncherRestart   = "a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep"
+	whyDaemonRestart     = "restarting an OVS or OVN daemon: the OVS and OVN daemons are the cluster nodes'"
+	whyZonesKind         = "one zone's controller: the cluster's controller is the one deployed from config/deploy"
+)
+
+func (kindBackend) lacks() map[harness.Capability]string {
 	return map[harness.Capability]string{
-		harness.CapControllerProcess: "the scenario runs the controller as a process of its own (restartController, upgrade or controller.boot false); on the cluster it is the deployed one",
-		harness.CapMigration:         "live migration: the launcher pods are the kubelets' and no VM handler moves them between nodes",
-		harness.CapLauncherRestart:   "a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep",
-		harness.CapDaemonRestart:     "restarting an OVS or OVN daemon: the OVS and OVN daemons are the cluster nodes'",
+		harness.CapControllerProcess: whyControllerProcess,
+		harness.CapMigration:         whyMigration,
+		harness.CapLauncherRestart:   whyLauncherRestart,
+		harness.CapDaemonRestart:     whyDaemonRestart,
+		harness.CapZones:             whyZonesKind,
 	}
 }
 
-// onKind reports whether the environment is a KinD cluster.
-func (e *Env) onKind() bool { return e.tb.Kind() != nil }
+// check rejects a scenario that runs the controller as a process (the
+// runner decided so before the boot; this is reached when it is
+// bypassed).
+func (kindBackend) check(sc *scenarios.Scenario) error {
+	if sc.ControllerProcess() {
+		return unsupported("the scenario runs the controller as a process of its own; on the cluster it is the deployed one")
+	}
+	return nil
+}
+
+func (b kindBackend) configure(s *localnet.Spec) { s.Kind = b.cluster }
+
+func (kindBackend) startController(ctx context.Context, e *testbedEnv, _ *slog.Logger) error {
+	return e.waitInClusterController(ctx)
+}
+
+func (kindBackend) clear(ctx context.Context, e *testbedEnv) error {
+	if e.kube == nil || e.nb == nil {
+		return nil
+	}
+	return e.clearCluster(ctx)
+}
+
+func (kindBackend) env(e *testbedEnv) harness.Env { return kindEnv{e} }
+
+// kindEnv is the environment on a KinD cluster: the operations it cannot
+// run are not supported (the runner decided so before the boot; these
+// are reached when it is bypassed).
+type kindEnv struct{ *testbedEnv }
+
+// Migrate is not supported: whyMigration.
+func (kindEnv) Migrate(context.Context, *scenarios.VM, *scenarios.Migrate, *scenarios.Probe) (harness.LifeResult, error) {
+	return harness.LifeResult{}, unsupported(whyMigration)
+}
+
+// RestartLauncher is not supported: whyLauncherRestart.
+func (kindEnv) RestartLauncher(context.Context, *scenarios.VM, *scenarios.Probe) (harness.LifeResult, error) {
+	return harness.LifeResult{}, unsupported(whyLauncherRestart)
+}
+
+// RestartDaemon is not supported: whyDaemonRestart.
+func (kindEnv) RestartDaemon(_ context.Context, r *scenarios.RestartDaemon, _ *scenarios.VM, _ *scenarios.Probe) (harness.LifeResult, error) {
+	return harness.LifeResult{}, unsupported("restarting " + r.Daemon + ": the OVS and OVN daemons are the cluster nodes'")
+}
+
+// restartControllerProc is not supported: the controller is the deployed one.
+func (kindEnv) RestartController(context.Context, harness.ControllerRestart, *scenarios.VM, *scenarios.Probe) (harness.ControllerResult, error) {
+	return harness.ControllerResult{}, unsupported("restarting the controller as a process: on the cluster it is the deployed Deployment")
+}
+
+// Upgrade is not supported: the controller is the deployed one.
+func (kindEnv) Upgrade(context.Context, []*scenarios.Manifest, *scenarios.VM, *scenarios.Probe) (harness.ControllerResult, error) {
+	return harness.ControllerResult{}, unsupported("an upgrade from legacy rows: the controller is the deployed one, not a process of the harness")
+}
 
 // unsupported is the error of a step the KinD backend cannot run.
 func unsupported(what string) error {
@@ -75,7 +141,7 @@ func asUnsupported(err error) error {
 
 // waitInClusterController waits until the deployed controller has an
 // available replica.
-func (e *Env) waitInClusterController(ctx context.Context) error {
+func (e *testbedEnv) waitInClusterController(ctx context.Context) error {
 	return localnet.Poll(ctx, 60*time.Second, "in-cluster controller available", func(ctx context.Context) (bool, error) {
 		d, err := e.kube.AppsV1().Deployments(controllerNamespace).Get(ctx, controllerDeployment, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -93,7 +159,7 @@ func (e *Env) waitInClusterController(ctx context.Context) error {
 // system ones, waits until the namespaces are gone (their pods with
 // them: the kubelets ran the CNI DEL) and until the controller has
 // removed every row it owned.
-func (e *Env) clearCluster(ctx context.Context) error {
+func (e *testbedEnv) clearCluster(ctx context.Context) error {
 	var errs []error
 	nqos := e.dyn.Resource(v1alpha1.GroupVersionResource())
 	if err := nqos.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -3,8 +3,10 @@ package localnetenv
 import (
 	"testing"
 
+	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/testenv"
+	"github.com/nqos/nqos/topo/localnet"
 )
 
 // requireTestbed gates a test on what a real localnet testbed needs.
@@ -17,4 +19,22 @@ func requireTestbed(t *testing.T) {
 	testenv.Binaries(t, "ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "ovn-nbctl", "iperf3", "dnsmasq")
 	_, err := kubeapi.BinDir()
 	testenv.Check(t, "kube binaries", err)
+}
+
+// TestLacksZonesOutsideInterconnect: only the embedded testbed in the
+// interconnect topology runs a controller per zone.
+func TestLacksZonesOutsideInterconnect(t *testing.T) {
+	for _, c := range []struct {
+		p    *Provisioner
+		want bool
+	}{
+		{&Provisioner{Topology: localnet.Interconnect}, false},
+		{&Provisioner{Topology: localnet.Central}, true},
+		{&Provisioner{}, true},
+		{&Provisioner{Topology: localnet.Interconnect, Kind: &localnet.KindCluster{Name: "nqos-x"}}, true},
+	} {
+		if _, lacks := c.p.Lacks()[harness.CapZones]; lacks != c.want {
+			t.Errorf("topology %q kind %v: lacks zones %v, want %v", c.p.Topology, c.p.Kind != nil, lacks, c.want)
+		}
+	}
 }

@@ -68,12 +68,13 @@ func (p *Provisioner) RunIDs() []string {
 	return slices.Clone(p.runIDs)
 }
 
-// Env is a running testbed with the controller and the scenario's VMs.
-type Env struct {
+// testbedEnv is a running testbed with the controller and the scenario's VMs.
+type testbedEnv struct {
 	sc     *scenarios.Scenario
 	fams   []scenarios.Family
 	dir    string
 	tb     *localnet.Testbed
+	be     backend
 	nb     *ovnnb.Client // the first zone's
 	zones  []zoneNB
 	plane  controlPlane
@@ -95,11 +96,14 @@ type Env struct {
 
 var _ harness.Provisioner = (*Provisioner)(nil)
 var (
-	_ harness.Env               = (*Env)(nil)
-	_ harness.Lifecycle         = (*Env)(nil)
-	_ harness.Daemons           = (*Env)(nil)
-	_ harness.ControllerProcess = (*Env)(nil)
-	_ harness.Adversary         = (*Env)(nil)
+	_ harness.Env               = (*testbedEnv)(nil)
+	_ harness.Lifecycle         = (*testbedEnv)(nil)
+	_ harness.Daemons           = (*testbedEnv)(nil)
+	_ harness.ControllerProcess = (*testbedEnv)(nil)
+	_ harness.Adversary         = (*testbedEnv)(nil)
+	_ harness.Lifecycle         = kindEnv{}
+	_ harness.Daemons           = kindEnv{}
+	_ harness.ControllerProcess = kindEnv{}
 )
 
 // newRunID returns a random 4-character run ID ([a-z0-9]).
@@ -123,18 +127,19 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	p.mu.Lock()
 	p.runIDs = append(p.runIDs, spec.RunID)
 	p.mu.Unlock()
-	if p.Kind != nil && sc.ControllerProcess() {
-		return nil, fmt.Errorf("scenario %s: %w", sc.Name, unsupported("the scenario runs the controller as a process of its own; on the cluster it is the deployed one"))
+	be := p.backend()
+	if err := be.check(sc); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	tb, err := localnet.Up(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
 	}
-	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
+	e := &testbedEnv{sc: sc, fams: fams, dir: dir, tb: tb, be: be, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
-	return e, nil
+	return be.env(e), nil
 }
 
 func (p *Provisioner) log() *slog.Logger {
@@ -165,7 +170,8 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		return localnet.Spec{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
-		Hosts: []localnet.HostSpec{}, WithKube: p.Kind == nil, CRDFiles: p.CRDFiles, Kind: p.Kind, Topology: p.Topology}
+		Hosts: []localnet.HostSpec{}, Topology: p.Topology}
+	p.backend().configure(&spec)
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
 			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange})
@@ -196,7 +202,7 @@ func iperfPorts(sc *scenarios.Scenario, host string) []int {
 }
 
 // start connects the NB, runs the controller and creates the VMs.
-func (e *Env) start(ctx context.Context, log *slog.Logger) error {
+func (e *testbedEnv) start(ctx context.Context, log *slog.Logger) error {
 	cfg := e.tb.RESTConfig()
 	if cfg == nil {
 		return errors.New("testbed has no Kubernetes API")
@@ -211,20 +217,13 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	if err := e.dialZones(ctx, log); err != nil {
 		return err
 	}
-	if e.onKind() {
-		if err := e.waitInClusterController(ctx); err != nil {
-			return err
-		}
-		return e.createVMs(ctx)
-	}
-	e.plane = newControlPlane(e.tb.Topology())
-	if err := e.plane.start(ctx, e, log); err != nil {
+	if err := e.be.startController(ctx, e, log); err != nil {
 		return err
 	}
 	return e.createVMs(ctx)
 }
 
-func (e *Env) controllerErr() error {
+func (e *testbedEnv) controllerErr() error {
 	e.ctrlMu.Lock()
 	defer e.ctrlMu.Unlock()
 	if e.ctrlEr != nil {
@@ -234,7 +233,7 @@ func (e *Env) controllerErr() error {
 }
 
 // createVMs creates the VMs that are not late.
-func (e *Env) createVMs(ctx context.Context) error {
+func (e *testbedEnv) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
 	e.life = newVMOps(e.tb, e.vms, zonesNB(e.zones))
 	for i := range e.sc.Topology.VMs {
@@ -250,7 +249,7 @@ func (e *Env) createVMs(ctx context.Context) error {
 }
 
 // kubevirtVM is the kubevirt VM of a topology VM in the run's families.
-func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
+func (e *testbedEnv) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 	i := slices.IndexFunc(e.sc.Topology.VMs, func(v scenarios.VM) bool { return v.Name == vm.Name })
 	// locally administered unicast MAC, unique within the testbed
 	ifc := kubevirt.Interface{NAD: e.nadKey(vm, vm.Network), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP}
@@ -267,7 +266,7 @@ func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 }
 
 // familyAddrs gives the interface the addresses of the run's families.
-func (e *Env) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
+func (e *testbedEnv) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
 	if slices.Contains(e.fams, scenarios.V4) {
 		ifc.IPv4 = a.V4
 	}
@@ -278,7 +277,7 @@ func (e *Env) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
 
 // StartVM creates a late VM's launcher pod and plugs its guest without
 // its LSP and returns the LSP's name.
-func (e *Env) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
+func (e *testbedEnv) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
 	if err := e.vms.Create(ctx, e.kubevirtVM(vm), kubevirt.CreateOptions{SkipLSP: true}); err != nil {
 		return "", fmt.Errorf("create VM %s: %w", vm.Name, err)
 	}
@@ -287,16 +286,16 @@ func (e *Env) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
 
 // CreatePort creates the LSP of a VM StartVM started, as ovnkube's pod
 // handler does, and waits until it is bound up.
-func (e *Env) CreatePort(ctx context.Context, vm *scenarios.VM) error {
+func (e *testbedEnv) CreatePort(ctx context.Context, vm *scenarios.VM) error {
 	return e.vms.CreateLSPs(ctx, vm.Namespace, vm.Name)
 }
 
 // nodeName is the testbed node of scenario node index i (0-based).
-func (e *Env) nodeName(i int) string { return e.tb.Nodes()[i].Name }
+func (e *testbedEnv) nodeName(i int) string { return e.tb.Nodes()[i].Name }
 
 // nadKey is "ns/name" of the NAD a VM attaches to network through: the
 // network's NAD, or for a CUDN the NAD it renders in the VM's namespace.
-func (e *Env) nadKey(vm *scenarios.VM, network string) string {
+func (e *testbedEnv) nadKey(vm *scenarios.VM, network string) string {
 	m := e.sc.NetworkManifest(network)
 	if m.Kind == udnv1.Kind {
 		return vm.Namespace + "/" + m.Name
@@ -305,7 +304,7 @@ func (e *Env) nadKey(vm *scenarios.VM, network string) string {
 }
 
 // Close stops the controller, disconnects the NB and removes the testbed.
-func (e *Env) Close() error {
+func (e *testbedEnv) Close() error {
 	var procErr error
 	if e.plane != nil {
 		procErr = e.plane.close()
@@ -316,9 +315,7 @@ func (e *Env) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	if e.onKind() && e.kube != nil && e.nb != nil {
-		procErr = errors.Join(procErr, e.clearCluster(ctx))
-	}
+	procErr = errors.Join(procErr, e.be.clear(ctx, e))
 	e.closeZones()
 	return errors.Join(procErr, e.tb.Close(ctx))
 }

@@ -99,13 +99,9 @@ func resources() []resource {
 // Load reads the cluster's objects and builds its fabric view's input.
 // Every read is a get or list: the role docs/kubectl-nqos.md describes.
 func (c *ClusterSource) Load(ctx context.Context) (*intent.Cluster, error) {
-	cfg, ns, err := c.config()
+	dc, ns, err := c.dynamic()
 	if err != nil {
 		return nil, err
-	}
-	dc, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c, err)
 	}
 	live := &intent.Live{Source: c.String()}
 	for _, r := range resources() {
@@ -120,18 +116,41 @@ func (c *ClusterSource) Load(ctx context.Context) (*intent.Cluster, error) {
 		return nil, err
 	}
 	live.VMIs = vmis
-	pods, err := c.list(ctx, dc, resource{gvr: gvr("", "v1", "pods"), namespaced: true}, ns, intent.LabelKubeVirt+"="+intent.LauncherLabelValue)
+	if live.Pods, err = c.pods(ctx, dc, ns, intent.LabelKubeVirt+"="+intent.LauncherLabelValue); err != nil {
+		return nil, err
+	}
+	return intent.FromLive(live)
+}
+
+// dynamic is a dynamic client of the cluster and the namespace the
+// flags select.
+func (c *ClusterSource) dynamic() (dynamic.Interface, string, error) {
+	cfg, ns, err := c.config()
+	if err != nil {
+		return nil, "", err
+	}
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", c, err)
+	}
+	return dc, ns, nil
+}
+
+// pods lists the pods of ns ("": every namespace), typed.
+func (c *ClusterSource) pods(ctx context.Context, dc dynamic.Interface, ns string, selector ...string) ([]*corev1.Pod, error) {
+	raws, err := c.list(ctx, dc, resource{gvr: gvr("", "v1", "pods"), namespaced: true}, ns, selector...)
 	if err != nil {
 		return nil, err
 	}
-	for _, raw := range pods {
+	out := make([]*corev1.Pod, 0, len(raws))
+	for _, raw := range raws {
 		var p corev1.Pod
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &p); err != nil {
 			return nil, fmt.Errorf("%s: pod: %w", c, err)
 		}
-		live.Pods = append(live.Pods, &p)
+		out = append(out, &p)
 	}
-	return intent.FromLive(live)
+	return out, nil
 }
 
 // list lists a resource (in ns when namespaced and ns is set). A

@@ -41,6 +41,9 @@ type Env struct {
 	Live bool
 	// HTML renders a report as the fabric page (nil: -o html is refused).
 	HTML func(w io.Writer, source string, r *intent.Report) error
+	// Discover, when set, finds a running testbed's kubeconfig and its
+	// zones' Northbounds ("ZONE=ADDR") by run ID (audit --run-id).
+	Discover func(runID string) (kubeconfig string, nbs []string, err error)
 }
 
 // common are the flags every read-only command takes.

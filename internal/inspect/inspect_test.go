@@ -7,6 +7,11 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nqos/nqos/scenarios/manifests"
 )
 
 func run(t *testing.T, cmd func(context.Context, []string, Env) error, args ...string) (string, error) {
@@ -80,5 +85,50 @@ func TestDiffExitCodes(t *testing.T) {
 	}
 	if _, err := run(t, Diff, "--from", okep); exitCode(err) != ExitInvalid {
 		t.Fatalf("no --to: %v", err)
+	}
+}
+
+// TestLauncherVM: a launcher pod becomes a VirtualMachine with its labels
+// (not KubeVirt's), its networks, the testbed node standing for its node
+// and its pod-networks addresses, else documentation addresses and a note.
+func TestLauncherVM(t *testing.T) {
+	pod := func(name, node, podNetworks string) *corev1.Pod {
+		ann := map[string]string{"k8s.v1.cni.cncf.io/networks": "vms/blue"}
+		if podNetworks != "" {
+			ann["k8s.ovn.org/pod-networks"] = podNetworks
+		}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "virt-launcher-" + name + "-abcde", Namespace: "vms", Annotations: ann,
+			Labels: map[string]string{"kubevirt.io": "virt-launcher", "vm.kubevirt.io/name": name, "tier": "gold"}}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	var m Manifests
+	nad := map[string]any{"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": map[string]any{"name": "blue", "namespace": "vms"},
+		"spec": map[string]any{"config": `{"cniVersion":"1.0.0","name":"blue","type":"ovn-k8s-cni-overlay","topology":"localnet","physicalNetworkName":"physnet","netAttachDefName":"vms/blue"}`}}
+	if err := m.add("test", nad); err != nil {
+		t.Fatal(err)
+	}
+	err := m.launcherVMs("test", []*corev1.Pod{pod("b", "worker-b", `{"vms/blue":{"ip_addresses":["10.1.0.5/16"]}}`), pod("a", "worker-a", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := manifests.Decode(m.Objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed, err := set.Place(NodeNames(m.Nodes))
+	if err != nil || len(placed) != 2 || m.Nodes != 2 {
+		t.Fatalf("%v: %d placed on %d nodes", err, len(placed), m.Nodes)
+	}
+	got := map[string]string{}
+	for _, r := range placed {
+		if r.Why != "" || r.VM.Labels["tier"] != "gold" || r.VM.Labels["kubevirt.io"] != "" || r.VM.NICs[0].NAD != "vms/blue" {
+			t.Errorf("%s: %+v", r.VM.Name, r)
+		}
+		got[r.VM.Name] = r.Node + " " + r.VM.NICs[0].IPv4
+	}
+	if got["a"] != "node1 192.0.2.10/24" || got["b"] != "node2 10.1.0.5/16" {
+		t.Errorf("placed %v", got)
+	}
+	if len(m.Notes) != 1 || !strings.Contains(m.Notes[0], "vms/a: guest addresses unknown") {
+		t.Errorf("notes %v", m.Notes)
 	}
 }

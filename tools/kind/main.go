@@ -7,6 +7,9 @@
 //	nqos-kind down -all        (every cluster whose name starts with nqos-)
 //	nqos-kind deploy -name nqos-RUNID -kubeconfig PATH [-image REF] [-replicas N] [-build never|missing|always]
 //	nqos-kind undeploy -name nqos-RUNID -kubeconfig PATH
+//	nqos-kind ovnkube -name nqos-RUNID -kubeconfig PATH -network-qos on|off
+//	nqos-kind coexist -name nqos-RUNID -kubeconfig PATH [-window 60s] [-wait 5m] [-restart-nqos-at D] [-restart-ovnkube-at D]
+//	    -expect NS/NAME[=COND,...]... [-writer TYPE=MANAGER]...
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/tools/kind/internal/cluster"
+	"github.com/nqos/nqos/tools/kind/internal/coexist"
 	"github.com/nqos/nqos/tools/kind/internal/deploy"
 )
 
@@ -33,7 +37,7 @@ func main() {
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: nqos-kind up|down|deploy|undeploy [flags]")
+		return fmt.Errorf("usage: nqos-kind up|down|deploy|undeploy|ovnkube|coexist [flags]")
 	}
 	fs := flag.NewFlagSet("nqos-kind "+args[0], flag.ContinueOnError)
 	name := fs.String("name", "", "cluster name (nqos-<runid>)")
@@ -104,7 +108,30 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return deploy.Undeploy(ctx, *name, *kubeconfig, *repo, os.Stdout)
+	case "ovnkube":
+		nqos := fs.String("network-qos", "", "ovnkube's own NetworkQoS controller: on or off")
+		timeout := fs.Duration("timeout", 2*time.Minute, "deadline for ovnkube to restart and lead")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *nqos != "on" && *nqos != "off" {
+			return fmt.Errorf("ovnkube: -network-qos %q: want on or off", *nqos)
+		}
+		return cluster.SwitchOVNKubeNetworkQoS(ctx, *name, *kubeconfig, *nqos == "on", *timeout, os.Stdout)
+	case "coexist":
+		window := fs.Duration("window", time.Minute, "how long the NB monitors and the NetworkQoS watch run")
+		wait := fs.Duration("wait", 5*time.Minute, "deadline for NetworkQoS rows of both controllers to appear")
+		var expect expectFlag
+		fs.Var(&expect, "expect", "NS/NAME[=TYPE=STATUS,...]: an object the watch must list, with conditions it must have (repeatable)")
+		fs.Var(writerFlag{&expect}, "writer", "TYPE=MANAGER: conditions whose type starts with TYPE must be owned by field manager MANAGER alone (repeatable)")
+		nqosAt := fs.Duration("restart-nqos-at", 0, "restart the nqos controller this long into the window (0: never)")
+		ovnkubeAt := fs.Duration("restart-ovnkube-at", 0, "restart ovnkube this long into the window (0: never)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return runCoexist(ctx, *name, *window, *wait, coexist.Expect(expect),
+			disturbance{kubeconfig: *kubeconfig, nqosAt: *nqosAt, ovnkubeAt: *ovnkubeAt}, os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q (want up, down, deploy or undeploy)", args[0])
+		return fmt.Errorf("unknown command %q (want up, down, deploy, undeploy, ovnkube or coexist)", args[0])
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // dump is one command whose output Collect saves into file.
@@ -63,9 +62,4 @@ func (t *Testbed) Collect(ctx context.Context, dir string) error {
 
 // ofTarget is how ovs-ofctl reaches a node's br-int: by name in the
 // node's run directory, or through a KinD node container's root.
-func (t *Testbed) ofTarget(n Node) string {
-	if t.st.Spec.Kind == nil {
-		return integBridge
-	}
-	return strings.TrimSuffix(n.DB, "db.sock") + integBridge + ".mgmt"
-}
+func (t *Testbed) ofTarget(n Node) string { return t.cluster().ofTarget(n) }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -67,15 +66,7 @@ func crashLines(name string, raw []byte) []Crash {
 // cluster, the OVS and OVN logs inside the nodes it uses and ovnkube's
 // output in the control plane (where a Go panic lands).
 func (t *Testbed) daemonLogs() ([]string, error) {
-	patterns := []string{filepath.Join(t.dir, "logs", "*.log")}
-	if k := t.st.Spec.Kind; k != nil {
-		for _, n := range k.Nodes[:max(1, min(len(t.st.Nodes), len(k.Nodes)))] {
-			root := filepath.Join("/proc", strconv.Itoa(n.PID), "root")
-			patterns = append(patterns, filepath.Join(root, "var/log/openvswitch/*.log"), filepath.Join(root, "var/log/ovn/*.log"))
-		}
-		cp := filepath.Join("/proc", strconv.Itoa(k.Nodes[0].PID), "root")
-		patterns = append(patterns, filepath.Join(cp, "var/log/ovn-kubernetes/ovnkube.stdout"))
-	}
+	patterns := append([]string{filepath.Join(t.dir, "logs", "*.log")}, t.cluster().logPatterns()...)
 	var logs []string
 	for _, p := range patterns {
 		m, err := filepath.Glob(p)
@@ -90,16 +81,7 @@ func (t *Testbed) daemonLogs() ([]string, error) {
 
 // logName names a daemon log in reports: its file name, prefixed by the
 // KinD node for a log inside a node container.
-func (t *Testbed) logName(path string) string {
-	if k := t.st.Spec.Kind; k != nil {
-		for _, n := range k.Nodes {
-			if strings.HasPrefix(path, filepath.Join("/proc", strconv.Itoa(n.PID), "root")+"/") {
-				return n.Name + "-" + filepath.Base(path)
-			}
-		}
-	}
-	return filepath.Base(path)
-}
+func (t *Testbed) logName(path string) string { return t.cluster().logName(path) }
 
 // markLogs records how long every daemon log of the KinD nodes is now:
 // Crashes reads only what the run adds (the logs live as long as the

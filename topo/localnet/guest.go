@@ -29,12 +29,7 @@ type GuestPlug struct {
 
 // GuestNetns is the namespace of a guest (on a KinD cluster: its launcher
 // pod's, bound once the pod's NIC is plugged).
-func (t *Testbed) GuestNetns(guest string) string {
-	if t.st.Spec.Kind != nil {
-		return kindGuestNetns(t.st.RunID, guest)
-	}
-	return guestNetns(t.st.RunID, guest)
-}
+func (t *Testbed) GuestNetns(guest string) string { return t.cluster().guestNetns(guest) }
 
 // AddGuest creates the guest's namespace.
 func (t *Testbed) AddGuest(ctx context.Context, guest string) (string, error) {
@@ -45,10 +40,7 @@ func (t *Testbed) AddGuest(ctx context.Context, guest string) (string, error) {
 	}
 	ns := t.GuestNetns(guest)
 	t.st.Guests = append(t.st.Guests, guest)
-	if t.st.Spec.Kind != nil { // the launcher pod's namespace, bound at the first plug
-		return ns, t.st.save()
-	}
-	if err := t.addNetns(ns); err != nil {
+	if err := t.cluster().addGuest(ns); err != nil {
 		return "", err
 	}
 	return ns, nil
@@ -74,9 +66,12 @@ func (t *Testbed) PlugGuest(ctx context.Context, p GuestPlug) error {
 	if slices.ContainsFunc(t.st.Plugs, func(q plugState) bool { return q.Guest == p.Guest && q.Node == p.Node && q.NIC == p.NIC }) {
 		return fmt.Errorf("testbed %s: guest %s NIC %s is already plugged into %s", t.st.RunID, p.Guest, p.NIC, p.Node)
 	}
-	if t.st.Spec.Kind != nil {
-		return t.plugKindGuest(ctx, p)
-	}
+	return t.cluster().plugGuest(ctx, n, p)
+}
+
+// plugGuest plugs a veth into the node's br-int and the guest NIC.
+func (c embeddedCluster) plugGuest(ctx context.Context, n Node, p GuestPlug) error {
+	t := c.t
 	gns := guestNetns(t.st.RunID, p.Guest)
 	if err := t.ensureGuestNIC(gns, p.NIC, p.MAC); err != nil {
 		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, p.Guest, err)
@@ -144,33 +139,14 @@ func (t *Testbed) ensureGuestNIC(gns, nic, mac string) error {
 func (t *Testbed) UnplugGuest(ctx context.Context, guest, node, nic string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Spec.Kind != nil {
-		return fmt.Errorf("testbed %s: unplug guest %s on %s (its pod's CNI DEL does): %w", t.st.RunID, guest, node, ErrNotSupported)
-	}
-	i, err := t.plugIndex(guest, node, nic)
-	if err != nil {
-		return err
-	}
-	return t.unplugLocked(ctx, i)
+	return t.cluster().unplugGuest(ctx, guest, node, nic)
 }
 
 // ActivatePlug attaches a standby port to its guest NIC.
 func (t *Testbed) ActivatePlug(ctx context.Context, guest, node, nic string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Spec.Kind != nil {
-		return fmt.Errorf("testbed %s: activate a standby port of guest %s: %w", t.st.RunID, guest, ErrNotSupported)
-	}
-	i, err := t.plugIndex(guest, node, nic)
-	if err != nil {
-		return err
-	}
-	p := &t.st.Plugs[i]
-	if err := withLinks(guestNetns(t.st.RunID, guest), func(c *netns.Conn) error { return c.SetMaster(p.GuestIfc, p.NIC) }); err != nil {
-		return fmt.Errorf("testbed %s: activate guest %s on %s: %w", t.st.RunID, guest, node, err)
-	}
-	p.Active = true
-	return t.st.save()
+	return t.cluster().activatePlug(ctx, guest, node, nic)
 }
 
 func (t *Testbed) plugIndex(guest, node, nic string) (int, error) {
@@ -216,28 +192,5 @@ func (t *Testbed) GuestNodes(guest string) []string {
 func (t *Testbed) RemoveGuest(ctx context.Context, guest string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Spec.Kind != nil {
-		return t.removeKindGuest(ctx, guest)
-	}
-	for i := len(t.st.Plugs) - 1; i >= 0; i-- {
-		if t.st.Plugs[i].Guest == guest {
-			if err := t.unplugLocked(ctx, i); err != nil {
-				return err
-			}
-		}
-	}
-	ns := guestNetns(t.st.RunID, guest)
-	pids, err := netnsPids(ns, map[int]bool{})
-	if err == nil {
-		err = killAll(ctx, pids)
-	}
-	if err != nil {
-		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, guest, err)
-	}
-	if err := netns.Named(ns).Delete(); err != nil {
-		return fmt.Errorf("testbed %s: guest %s: %w", t.st.RunID, guest, err)
-	}
-	t.st.Guests = slices.DeleteFunc(t.st.Guests, func(g string) bool { return g == guest })
-	t.st.Netns = slices.DeleteFunc(t.st.Netns, func(n string) bool { return n == ns })
-	return t.st.save()
+	return t.cluster().removeGuest(ctx, guest)
 }

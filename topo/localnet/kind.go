@@ -145,13 +145,5 @@ func (k KindCluster) restConfig() (*rest.Config, error) {
 // CentralExec runs argv where OVN central runs: in the control-plane
 // node container on a KinD cluster, else here (the root namespace).
 func (t *Testbed) CentralExec(ctx context.Context, argv ...string) (string, error) {
-	k := t.st.Spec.Kind
-	if k == nil {
-		return t.run.run(ctx, "", nil, argv...)
-	}
-	out, err := k.docker(ctx, append([]string{"exec", k.Nodes[0].Name}, argv...)...)
-	if err != nil {
-		return out, fmt.Errorf("testbed %s: %w", t.st.RunID, err)
-	}
-	return out, nil
+	return t.cluster().centralExec(ctx, argv...)
 }

@@ -55,7 +55,11 @@ func (t *Testbed) bootKind(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.startHostsAndNetworks(ctx); err != nil {
+	networks := t.st.Spec.Networks
+	if t.LSPOwner() == LSPsOVNKube { // ovnkube makes the switches from the NADs
+		networks = nil
+	}
+	if err := t.startHostsAndNetworks(ctx, networks); err != nil {
 		return err
 	}
 	t.st.Kubeconfig = k.Kubeconfig
@@ -65,7 +69,7 @@ func (t *Testbed) bootKind(ctx context.Context) error {
 	if err := t.createNetworkObjects(ctx); err != nil {
 		return err
 	}
-	if t.OVNKubeLSPs() {
+	if t.LSPOwner() == LSPsOVNKube {
 		if err := t.waitOVNKubeNetworks(ctx); err != nil {
 			return err
 		}
@@ -168,7 +172,7 @@ func (t *Testbed) adoptNetns(name, path string) error {
 // awaited.
 func (t *Testbed) closeKind(ctx context.Context) error {
 	var errs []error
-	if t.OVNKubeLSPs() {
+	if t.LSPOwner() == LSPsOVNKube {
 		errs = append(errs, t.removeOVNKubeNetworks(ctx))
 	} else {
 		for _, n := range t.st.Spec.Networks {

@@ -32,21 +32,11 @@ const kindPlugTimeout = 90 * time.Second
 // embedded guest, pod<i+1> in a launcher pod on a KinD cluster (the name
 // its networks annotation asks the CNI plugin for, as KubeVirt names a
 // launcher pod's secondary interfaces).
-func (t *Testbed) GuestNIC(i int) string {
-	if t.st.Spec.Kind != nil {
-		return "pod" + strconv.Itoa(i+1)
-	}
-	return "eth" + strconv.Itoa(i)
-}
+func (t *Testbed) GuestNIC(i int) string { return t.cluster().guestNIC(i) }
 
 // LauncherImage is the image launcher pods run on a KinD cluster ("":
 // the testbed runs no pods, any image does).
-func (t *Testbed) LauncherImage() string {
-	if t.st.Spec.Kind != nil {
-		return kindLauncherImage
-	}
-	return ""
-}
+func (t *Testbed) LauncherImage() string { return t.cluster().launcherImage() }
 
 // kindPort is the br-int port the CNI plugin made for a pod NIC.
 type kindPort struct {

@@ -50,11 +50,3 @@ func (k KindCluster) discoverLSPMode(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("KinD cluster %s: LSP mode %q in ConfigMap %s/%s: want %s or %s", k.Name, mode, kindModeNamespace, kindModeConfigMap, KindLSPOVNKube, KindLSPEmulated)
 	}
 }
-
-// OVNKubeLSPs reports whether OVN-Kubernetes' ovnkube creates the
-// networks' switches and the launcher pods' LSPs (a KinD cluster in mode
-// ovnkube): then the testbed and the VM manager wait for them instead.
-func (t *Testbed) OVNKubeLSPs() bool {
-	k := t.st.Spec.Kind
-	return k != nil && k.LSPs == KindLSPOVNKube
-}

@@ -69,25 +69,7 @@ func decodeTable(out, what string) (nbTable, error) {
 
 // WaitChassis waits until every node registered its chassis in the SB
 // of its zone.
-func (t *Testbed) WaitChassis(ctx context.Context) error {
-	if t.st.Spec.Kind != nil {
-		return t.waitKindChassis(ctx)
-	}
-	for _, z := range t.Zones() {
-		err := poll.Until(ctx, 30*time.Second, pollEvery, fmt.Sprintf("%d chassis in the SB of zone %s", len(z.Nodes), z.Name), func(ctx context.Context) (bool, error) {
-			out, err := t.ZoneSBCtl(ctx, z, "--format=json", "--columns=name", "list", "Chassis")
-			if err != nil {
-				return false, err
-			}
-			tb, err := decodeTable(out, "SB Chassis")
-			return err == nil && len(tb.Data) == len(z.Nodes), err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (t *Testbed) WaitChassis(ctx context.Context) error { return t.cluster().waitChassis(ctx) }
 
 // WaitHVSync waits until every chassis has processed the current NB
 // contents of its zone (nb_cfg reached hv_cfg in every zone): flows for

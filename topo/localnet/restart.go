@@ -20,8 +20,8 @@ import (
 func (t *Testbed) RestartDaemon(ctx context.Context, node, daemon string, mode RestartMode) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if k := t.st.Spec.Kind; k != nil {
-		return fmt.Errorf("testbed %s: restart %s on %q: the daemons are KinD cluster %s's: %w", t.st.RunID, daemon, node, k.Name, ErrNotSupported)
+	if err := t.cluster().restartable(node, daemon); err != nil {
+		return err
 	}
 	if daemon == DaemonNB || daemon == DaemonSB || daemon == DaemonNorthd {
 		z, err := t.ZoneOf(node)

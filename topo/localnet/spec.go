@@ -93,17 +93,14 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Nodes < 1 || s.Nodes > 16 {
 		return s, fmt.Errorf("testbed %s: spec.Nodes %d: must be 1-16", s.RunID, s.Nodes)
 	}
-	if s.Kind != nil && s.Nodes > len(s.Kind.Nodes) {
-		return s, fmt.Errorf("testbed %s: spec.Nodes %d: KinD cluster %s has %d nodes: %w", s.RunID, s.Nodes, s.Kind.Name, len(s.Kind.Nodes), ErrNotSupported)
-	}
 	if s.Topology == "" {
 		s.Topology = Central
 	}
 	if _, err := ParseTopology(string(s.Topology)); err != nil {
 		return s, fmt.Errorf("testbed %s: spec.Topology: %w", s.RunID, err)
 	}
-	if s.Kind != nil && s.Topology != Central {
-		return s, fmt.Errorf("testbed %s: spec.Topology %s: the KinD cluster runs one central: %w", s.RunID, s.Topology, ErrNotSupported)
+	if err := clusterOf(s, nil).checkSpec(s); err != nil {
+		return s, err
 	}
 	if s.IPFamily == "" {
 		s.IPFamily = IPv4

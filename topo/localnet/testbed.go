@@ -23,7 +23,7 @@ type Testbed struct {
 	dir  string
 	st   *state
 	kube *kubeapi.Server
-	// restCfg is the KinD cluster's admin config (Spec.Kind only).
+	// restCfg is the KinD cluster's admin config (kindBackend only).
 	restCfg *rest.Config
 	ovn     ovninstall.Install // the OVN/OVS build in use, set by startZones
 }
@@ -54,41 +54,7 @@ func Up(ctx context.Context, spec Spec) (*Testbed, error) {
 	return t, nil
 }
 
-func (t *Testbed) boot(ctx context.Context) error {
-	if t.st.Spec.Kind != nil {
-		if err := t.bootKind(ctx); err != nil {
-			return err
-		}
-		return t.waitKindChassis(ctx)
-	}
-	// The Kubernetes API boots in parallel with OVN (it is the slowest part).
-	kubeDone := make(chan error, 1)
-	if t.st.Spec.WithKube {
-		go func() { kubeDone <- t.startKube(ctx) }()
-	} else {
-		kubeDone <- nil
-	}
-	err := t.bootOVN(ctx)
-	if kerr := <-kubeDone; kerr != nil {
-		err = errors.Join(err, kerr)
-	}
-	if err != nil {
-		return err
-	}
-	if t.kube != nil {
-		t.st.Kubeconfig = t.kube.KubeconfigPath()
-		if err := t.st.save(); err != nil {
-			return err
-		}
-		if err := t.createNetworkObjects(ctx); err != nil {
-			return err
-		}
-	}
-	if err := t.WaitChassis(ctx); err != nil {
-		return err
-	}
-	return t.WaitHVSync(ctx)
-}
+func (t *Testbed) boot(ctx context.Context) error { return t.cluster().boot(ctx) }
 
 // bootOVN builds the zones, fabric, nodes, hosts and the networks' switches.
 func (t *Testbed) bootOVN(ctx context.Context) error {
@@ -105,22 +71,18 @@ func (t *Testbed) bootOVN(ctx context.Context) error {
 			return err
 		}
 	}
-	return t.startHostsAndNetworks(ctx)
+	return t.startHostsAndNetworks(ctx, t.st.Spec.Networks)
 }
 
 // startHostsAndNetworks starts the external hosts and creates the
-// networks' switches (unless ovnkube makes them: OVNKubeLSPs).
-func (t *Testbed) startHostsAndNetworks(ctx context.Context) error {
+// switches of networks.
+func (t *Testbed) startHostsAndNetworks(ctx context.Context, networks []Network) error {
 	for i, hs := range t.st.Spec.Hosts {
 		h, err := t.startHost(ctx, i+1, hs)
 		t.st.Hosts = append(t.st.Hosts, h)
 		if err != nil {
 			return err
 		}
-	}
-	networks := t.st.Spec.Networks
-	if t.OVNKubeLSPs() {
-		networks = nil
 	}
 	for _, n := range networks {
 		if err := t.createNetwork(ctx, n); err != nil {
@@ -139,9 +101,7 @@ func (t *Testbed) Close(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.st.Spec.Kind != nil {
-		errs = append(errs, t.closeKind(ctx))
-	}
+	errs = append(errs, t.cluster().close(ctx))
 	if t.kube != nil {
 		errs = append(errs, t.kube.Close())
 		t.kube = nil
@@ -165,9 +125,6 @@ func (t *Testbed) NBAddress() string { return t.Zones()[0].NB }
 
 // SBAddress is the SB database address of the first zone, as NBAddress.
 func (t *Testbed) SBAddress() string { return t.Zones()[0].SB }
-
-// Kind is the KinD cluster the testbed runs on (nil: the embedded one).
-func (t *Testbed) Kind() *KindCluster { return t.st.Spec.Kind }
 
 // Kubeconfig is the admin kubeconfig path ("" without WithKube).
 func (t *Testbed) Kubeconfig() string { return t.st.Kubeconfig }

@@ -100,16 +100,7 @@ func (z Zone) sbSock() string { return filepath.Join(z.Dir, "sb.sock") }
 
 // Zones are the testbed's zones in node order (one on a KinD cluster:
 // its central).
-func (t *Testbed) Zones() []Zone {
-	if k := t.st.Spec.Kind; k != nil {
-		var nodes []string
-		for _, n := range t.st.Nodes {
-			nodes = append(nodes, n.Name)
-		}
-		return []Zone{{Name: GlobalZone, Nodes: nodes, NB: k.NB(), SB: k.SB()}}
-	}
-	return slices.Clone(t.st.Zones)
-}
+func (t *Testbed) Zones() []Zone { return t.cluster().zones() }
 
 // Topology is the control-plane topology in use.
 func (t *Testbed) Topology() Topology { return t.st.Spec.Topology }

@@ -26,6 +26,10 @@ const (
 	ModeConfigMap = "nqos-kind"
 	ModeNamespace = "kube-system"
 	ModeKey       = "lsp"
+	// NetworkQoSKey says whether ovnkube's own NetworkQoS controller
+	// runs ("on" or "off"; absent: off): nqos-kind deploy sets the
+	// controller's --ovnkube-enable-network-qos from it.
+	NetworkQoSKey = "networkqos"
 )
 
 // Where ovnkube runs inside the control-plane node (ovn/ovnkube.sh).
@@ -33,6 +37,8 @@ const (
 	ovnkubePath    = "/usr/local/bin/ovnkube"
 	ovnkubePidfile = "/run/ovn-kubernetes/ovnkube.pid"
 	ovnkubeLog     = "/var/log/ovn-kubernetes/ovnkube.log"
+	// ovnkubeNQoSFile holds the running process's NetworkQoS setting.
+	ovnkubeNQoSFile = "/run/ovn-kubernetes/network-qos"
 	// ovnkubeRouter is the first row ovnkube's default network
 	// controller writes: the NB has it once ovnkube leads and syncs.
 	ovnkubeRouter = "ovn_cluster_router"
@@ -73,7 +79,7 @@ func startLSPs(ctx context.Context, s LSPSpec, central *ovnNode, out io.Writer) 
 			return fmt.Errorf("cluster %s: %w", s.Name, err)
 		}
 	}
-	if err := recordMode(ctx, central, s.Mode); err != nil {
+	if err := recordMode(ctx, central, s.Mode, false); err != nil {
 		return fmt.Errorf("cluster %s: %w", s.Name, err)
 	}
 	fmt.Fprintf(out, "cluster %s: LSPs by %s\n", s.Name, s.Mode)
@@ -93,7 +99,7 @@ func startOVNKube(ctx context.Context, central *ovnNode, binPath string, out io.
 		return fmt.Errorf("ovnkube binary on node %s: %w", central.name, err)
 	}
 	t1 := time.Now()
-	if _, err := script(ctx, central.kn, "ovnkube.sh", central.name); err != nil {
+	if _, err := script(ctx, central.kn, "ovnkube.sh", central.name, onOff(false)); err != nil {
 		return fmt.Errorf("ovnkube on node %s: %w", central.name, err)
 	}
 	if err := waitOVNKube(ctx, central); err != nil {
@@ -132,10 +138,86 @@ func waitOVNKube(ctx context.Context, central *ovnNode) error {
 	})
 }
 
-// recordMode writes the LSP mode into the ConfigMap.
-func recordMode(ctx context.Context, central *ovnNode, mode LSPMode) error {
-	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  %s: %s\n",
-		ModeConfigMap, ModeNamespace, ModeKey, mode)
+// SwitchOVNKubeNetworkQoS restarts the ovnkube of cluster name (made with
+// -lsp ovnkube) with its NetworkQoS controller on or off (ovn/ovnkube.sh;
+// a process with that setting already is kept), waits until it runs and
+// leads again and records the setting in the ConfigMap. The NetworkQoS
+// CRD must be installed first (nqos-kind deploy): ovnkube's informer
+// needs it. A failure leaves the cluster as it is.
+func SwitchOVNKubeNetworkQoS(ctx context.Context, name, kubeconfig string, on bool, timeout time.Duration, out io.Writer) error {
+	return restartOVNKube(ctx, name, kubeconfig, on, false, timeout, out)
+}
+
+// RestartOVNKube stops the ovnkube of cluster name and starts it again
+// with the same NetworkQoS setting on (its startup sync and repair run
+// again), then waits as SwitchOVNKubeNetworkQoS does.
+func RestartOVNKube(ctx context.Context, name, kubeconfig string, on bool, timeout time.Duration, out io.Writer) error {
+	return restartOVNKube(ctx, name, kubeconfig, on, true, timeout, out)
+}
+
+func restartOVNKube(ctx context.Context, name, kubeconfig string, on, always bool, timeout time.Duration, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return onNodes(ctx, name, kubeconfig, true, func(_ []ovnNode, central *ovnNode) error {
+		t0 := time.Now()
+		args := []string{central.name, onOff(on)}
+		if always {
+			args = append(args, "restart")
+		}
+		if _, err := script(ctx, central.kn, "ovnkube.sh", args...); err != nil {
+			return fmt.Errorf("cluster %s: ovnkube on node %s: %w", name, central.name, err)
+		}
+		if err := waitOVNKube(ctx, central); err != nil {
+			return fmt.Errorf("cluster %s: %w", name, err)
+		}
+		got, err := run(ctx, central.kn, nil, "cat", ovnkubeNQoSFile)
+		if err != nil {
+			return fmt.Errorf("cluster %s: ovnkube's NetworkQoS setting: %w", name, err)
+		}
+		if strings.TrimSpace(got) != onOff(on) {
+			return fmt.Errorf("cluster %s: ovnkube runs with NetworkQoS %q, want %q", name, strings.TrimSpace(got), onOff(on))
+		}
+		if on {
+			if err := waitNQoSStarted(ctx, central); err != nil {
+				return fmt.Errorf("cluster %s: %w", name, err)
+			}
+		}
+		if err := recordMode(ctx, central, LSPOVNKube, on); err != nil {
+			return fmt.Errorf("cluster %s: %w", name, err)
+		}
+		verb := map[bool]string{true: "restarted", false: "set"}[always]
+		fmt.Fprintf(out, "cluster %s: ovnkube %s, its NetworkQoS controller %s (ready in %.1fs)\n", name, verb, onOff(on), time.Since(t0).Seconds())
+		return nil
+	})
+}
+
+// waitNQoSStarted polls until the running ovnkube process (its pid in the
+// klog header) has logged that its default network's NetworkQoS
+// controller started: it leads and serves NetworkQoS objects.
+func waitNQoSStarted(ctx context.Context, central *ovnNode) error {
+	sh := `pid="$(cat ` + ovnkubePidfile + `)" && grep -cE "^I[0-9. :]+ +$pid network_qos_controller.go:[0-9]+\] Starting controller default-network-controller" ` + ovnkubeLog + ` || true`
+	return poll(ctx, "ovnkube on node "+central.name+" to start its NetworkQoS controller", func() (bool, string, error) {
+		n, err := run(ctx, central.kn, nil, "sh", "-c", sh)
+		if err != nil {
+			return false, "", err
+		}
+		return strings.TrimSpace(n) != "0", "no \"Starting controller\" of its NetworkQoS controller in " + ovnkubeLog + " yet", nil
+	})
+}
+
+// onOff is the NetworkQoS setting as ovn/ovnkube.sh and the ConfigMap spell it.
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+// recordMode writes the LSP mode and ovnkube's NetworkQoS setting into
+// the ConfigMap.
+func recordMode(ctx context.Context, central *ovnNode, mode LSPMode, networkQoS bool) error {
+	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  %s: %s\n  %s: %q\n",
+		ModeConfigMap, ModeNamespace, ModeKey, mode, NetworkQoSKey, onOff(networkQoS))
 	if _, err := run(ctx, central.kn, strings.NewReader(cm), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
 		return fmt.Errorf("ConfigMap %s/%s: %w", ModeNamespace, ModeConfigMap, err)
 	}

@@ -91,10 +91,15 @@ func Deploy(ctx context.Context, s Spec, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ovnkubeNQoS, err := t.ovnkubeNetworkQoS(ctx)
+	if err != nil {
+		return err
+	}
 	if err := patchDeployment(d, kindPatch{
 		APIServerHost: t.cpIP.String(), APIServerPort: apiServerPort,
 		NBAddress: fmt.Sprintf("ssl:%s:%d", t.cpIP, NBSSLPort),
 		Image:     s.Image, ImageID: id, TLSHash: secretHash(secret), Replicas: int32(s.Replicas),
+		OVNKubeNetworkQoS: ovnkubeNQoS,
 	}); err != nil {
 		return fmt.Errorf("%s: %w", deploymentFile, err)
 	}
@@ -106,8 +111,8 @@ func Deploy(ctx context.Context, s Spec, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s %s (%s, KinD patch: --nb-address=ssl:%s:%d, KUBERNETES_SERVICE_HOST=%s, image %s)\n",
-		what, ref(u), deploymentFile, t.cpIP, NBSSLPort, t.cpIP, s.Image)
+	fmt.Fprintf(out, "%s %s (%s, KinD patch: --nb-address=ssl:%s:%d, KUBERNETES_SERVICE_HOST=%s, %s=%t, image %s)\n",
+		what, ref(u), deploymentFile, t.cpIP, NBSSLPort, t.cpIP, ovnkubeNetworkQoSFlag, ovnkubeNQoS, s.Image)
 	lease := argValue(container(d, containerName).Args, "--leader-elect-lease-name", "nqos-controller")
 	wctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()

@@ -34,6 +34,9 @@ type kindPatch struct {
 	ImageID       string // the image's ID (annotation)
 	TLSHash       string // digest of the Secret's data (annotation)
 	Replicas      int32  // 0: the manifest's
+	// OVNKubeNetworkQoS: the cluster's ovnkube runs its own NetworkQoS
+	// controller (--ovnkube-enable-network-qos=true), else false.
+	OVNKubeNetworkQoS bool
 }
 
 // patchDeployment applies p to d in place. Applying it twice is the same
@@ -47,10 +50,12 @@ func patchDeployment(d *appsv1.Deployment, p kindPatch) error {
 	if !replaceArg(c.Args, "--nb-address", p.NBAddress) {
 		return fmt.Errorf("deployment %s/%s: container %s has no --nb-address argument", d.Namespace, d.Name, containerName)
 	}
-	// The KinD cluster's ovnkube runs without --enable-network-qos
-	// (cluster/ovn/ovnkube.sh): nqos owns every network and condition.
-	if !replaceArg(c.Args, ovnkubeNetworkQoSFlag, "false") {
-		c.Args = append(c.Args, ovnkubeNetworkQoSFlag+"=false")
+	// The flag says what the cluster's ovnkube runs (cluster/ovn/ovnkube.sh):
+	// off, nqos owns every network and condition; on, ovnkube's
+	// controller serves the networks with IPAM and owns its conditions.
+	flagValue := fmt.Sprint(p.OVNKubeNetworkQoS)
+	if !replaceArg(c.Args, ovnkubeNetworkQoSFlag, flagValue) {
+		c.Args = append(c.Args, ovnkubeNetworkQoSFlag+"="+flagValue)
 	}
 	c.Env = setEnv(c.Env, "KUBERNETES_SERVICE_HOST", p.APIServerHost)
 	c.Env = setEnv(c.Env, "KUBERNETES_SERVICE_PORT", p.APIServerPort)

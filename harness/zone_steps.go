@@ -1,0 +1,96 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/scenarios"
+)
+
+// ZoneControl is an environment with one controller per zone (OVN
+// interconnect) whose controllers a step can stop and start one at a
+// time, and whose aggregate status it can read (CapZones).
+type ZoneControl interface {
+	// StopZoneController stops the controller of node's zone
+	// (scenarios.ControllerGraceful or ControllerKill9) and returns once
+	// the process is gone; the other zones' controllers keep running.
+	StopZoneController(ctx context.Context, node int, mode string) ([]results.Measure, error)
+	// StartZoneController starts the stopped controller of node's zone
+	// and waits until it is synced and every zone's rows equal the
+	// compiler's rows for the cluster's objects; not converging in time
+	// is a judged result (ZoneStart's differences), not an error.
+	StartZoneController(ctx context.Context, node int) (ZoneStart, error)
+	// AggregateStatus is a NetworkQoS's status.status ("" when unset;
+	// a failed read is an error).
+	AggregateStatus(ctx context.Context, namespace, name string) (string, error)
+}
+
+// ZoneStart is what starting a zone's controller measured.
+type ZoneStart struct {
+	Measures []results.Measure
+	// Missing and Extra are the rows that still differed from the
+	// compiler's when the convergence deadline passed (none: converged);
+	// Problems are the NB audit's findings then.
+	Missing, Extra, Problems []string
+}
+
+func (ex *execution) stopZoneController(ctx context.Context, s *scenarios.StopZoneController) error {
+	zc, err := capable[ZoneControl](ex, CapZones)
+	if err != nil {
+		return err
+	}
+	m, err := zc.StopZoneController(ctx, s.Node, s.Mode)
+	if err != nil {
+		return fmt.Errorf("stop the controller of node %d's zone: %w", s.Node, err)
+	}
+	ex.measures = m
+	return nil
+}
+
+func (ex *execution) startZoneController(ctx context.Context, s *scenarios.StartZoneController) error {
+	zc, err := capable[ZoneControl](ex, CapZones)
+	if err != nil {
+		return err
+	}
+	res, err := zc.StartZoneController(ctx, s.Node)
+	if err != nil {
+		return fmt.Errorf("start the controller of node %d's zone: %w", s.Node, err)
+	}
+	ex.measures = res.Measures
+	var mism verdict.Mismatches
+	if len(res.Missing)+len(res.Extra) > 0 {
+		mism.Add(verdict.Rows, fmt.Sprintf("after the zone's controller came back the NB differs from the compiler's rows: %d missing %v, %d extra %v",
+			len(res.Missing), res.Missing, len(res.Extra), res.Extra))
+	}
+	if len(res.Problems) > 0 {
+		mism.Add(verdict.Rows, "NB audit after the zone's controller came back: "+strings.Join(res.Problems, "; "))
+	}
+	if len(mism) > 0 {
+		return mism.Failure("")
+	}
+	return nil
+}
+
+// aggregate checks an object's status.status against the texts it must
+// contain.
+func (ex *execution) aggregate(ctx context.Context, oc *scenarios.ObjectCheck) ([]string, error) {
+	zc, err := capable[ZoneControl](ex, CapZones)
+	if err != nil {
+		return nil, err
+	}
+	m := oc.Object
+	got, err := zc.AggregateStatus(ctx, m.Namespace, m.Name)
+	if err != nil {
+		return nil, fmt.Errorf("read the aggregate status of %s: %w", m.Key(), err)
+	}
+	var out []string
+	for _, s := range oc.Aggregate.Contains {
+		if !strings.Contains(got, s) {
+			out = append(out, fmt.Sprintf("%s status.status %q does not contain %q", m.Key(), got, s))
+		}
+	}
+	return out, nil
+}
