@@ -71,6 +71,7 @@ type TableWatch struct {
 type monitorUpdate struct {
 	Headings []string            `json:"headings"`
 	Data     [][]json.RawMessage `json:"data"`
+	Time     string              `json:"time"` // with --timestamp
 }
 
 // ParseMonitor reduces the output of `ovsdb-client --format=json monitor
@@ -186,13 +187,13 @@ func (w *TableWatch) add(u monitorUpdate, first bool, sawInitial *bool) error {
 			c.Initial++
 		case "insert":
 			c.Insert++
-			w.Changes = append(w.Changes, fmt.Sprintf("%s %s (%s) inserted", w.Table, uuid, ids[ownerControllerKey]))
+			w.Changes = append(w.Changes, fmt.Sprintf("%s%s %s (%s) inserted", at(u), w.Table, uuid, ids[ownerControllerKey]))
 		case "delete":
 			c.Delete++
-			w.Changes = append(w.Changes, fmt.Sprintf("%s %s (%s) deleted", w.Table, uuid, ids[ownerControllerKey]))
+			w.Changes = append(w.Changes, fmt.Sprintf("%s%s %s (%s) deleted", at(u), w.Table, uuid, ids[ownerControllerKey]))
 		case "new":
 			c.Modify++
-			w.Changes = append(w.Changes, fmt.Sprintf("%s %s (%s) modified: %s", w.Table, uuid, ids[ownerControllerKey], strings.Join(changed[uuid], ",")))
+			w.Changes = append(w.Changes, fmt.Sprintf("%s%s %s (%s) modified: %s", at(u), w.Table, uuid, ids[ownerControllerKey], strings.Join(changed[uuid], ",")))
 			if o, was := old[uuid]; was && o != owner {
 				w.Takeovers = append(w.Takeovers, fmt.Sprintf("%s %s: owner %s -> %s", w.Table, uuid, o, owner))
 			}
@@ -232,6 +233,14 @@ func (w *TableWatch) Owners() []Owner {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
+}
+
+// at prefixes a change with the update's time, when the monitor gave one.
+func at(u monitorUpdate) string {
+	if u.Time == "" {
+		return ""
+	}
+	return u.Time + " "
 }
 
 func abbrev(s string) string {

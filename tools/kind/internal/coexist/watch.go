@@ -85,7 +85,7 @@ func Watch(ctx context.Context, n Node, d time.Duration) (Window, error) {
 	}
 	cmds := [][]string{}
 	for _, t := range tables {
-		cmds = append(cmds, []string{"timeout", secs, "ovsdb-client", "--format=json", "monitor", nbSocket, "OVN_Northbound", t[0], t[1]})
+		cmds = append(cmds, []string{"timeout", secs, "ovsdb-client", "--format=json", "--timestamp", "monitor", nbSocket, "OVN_Northbound", t[0], t[1]})
 	}
 	cmds = append(cmds, []string{"timeout", secs, "kubectl", "--kubeconfig=" + adminConfig, "get", "networkqoses.k8s.ovn.org",
 		"-A", "--watch", "--output-watch-events", "-o", "json"})
