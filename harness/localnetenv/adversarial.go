@@ -33,21 +33,21 @@ const baselinePriority = 32000
 // 9.52-10.05 Mbit/s through a 10 Mbit/s meter.
 const spoofBelow = 0.15
 
-func vmRef(vm *scenarios.VM) VMRef {
-	return VMRef{Namespace: vm.Namespace, Name: vm.Name}
+func vmRef(vm *scenarios.VM) vmID {
+	return vmID{Namespace: vm.Namespace, Name: vm.Name}
 }
 
 // Spoof runs the spoofing operation (vm_spoof.go): raw frames from the
 // spoofer's guest with its own addresses, the other VM's IP, the other
 // VM's IP and MAC, and the other VM's own frames, captured on the uplinks
 // of both VMs' nodes into <scenario dir>/spoof-<vm>/.
-func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResult, error) {
+func (e *testbedEnv) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResult, error) {
 	spoofer, as := e.sc.VM(sp.VM), e.sc.VM(sp.As)
 	dir := filepath.Join(e.dir, "spoof-"+sp.VM)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return harness.SpoofResult{}, fmt.Errorf("spoof capture directory: %w", err)
 	}
-	res, err := e.life.Spoof(ctx, SpoofSpec{Spoofer: vmRef(spoofer), Victim: vmRef(as),
+	res, err := e.life.Spoof(ctx, spoofSpec{Spoofer: vmRef(spoofer), Victim: vmRef(as),
 		SpooferDSCP: sp.DSCP, VictimDSCP: sp.AsDSCP, RateKbps: uint64(sp.RateKbps), BurstKbits: uint64(sp.BurstKbit),
 		Peer: sp.Peer, VLAN: e.sc.Network(spoofer.Network).VLAN, Frames: scenarios.SpoofPPS, PPS: scenarios.SpoofPPS,
 		Payload: scenarios.SpoofPayload, Dir: dir,
@@ -61,9 +61,9 @@ func (e *Env) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResu
 
 // PortGroupBaseline runs the port-group baseline (vm_baseline.go) with a
 // harness-owned port group and QoS row (foreign to the controller).
-func (e *Env) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (harness.BaselineResult, error) {
-	res, err := e.life.PortGroupBaseline(ctx, BaselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
-		Priority: baselinePriority, Samples: b.Samples, Traffic: Traffic{Peer: b.Peer}})
+func (e *testbedEnv) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (harness.BaselineResult, error) {
+	res, err := e.life.PortGroupBaseline(ctx, baselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
+		Priority: baselinePriority, Samples: b.Samples, Traffic: probeTraffic{Peer: b.Peer}})
 	if err != nil {
 		return harness.BaselineResult{}, err
 	}
@@ -73,10 +73,10 @@ func (e *Env) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenar
 // StartVMProbed runs VMAppears (vm_appear.go): the launcher pod and
 // guest first, the guest's probe to the peer, then the LSP, timed to the
 // first marked probe packet on the VM node's uplink.
-func (e *Env) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.Appearance, error) {
-	res, err := e.life.VMAppears(ctx, AppearSpec{VM: e.kubevirtVM(vm),
-		Object: ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
-		DSCP:   p.DSCP, Traffic: Traffic{Peer: p.Peer}})
+func (e *testbedEnv) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.Appearance, error) {
+	res, err := e.life.VMAppears(ctx, appearSpec{VM: e.kubevirtVM(vm),
+		Object: objectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
+		DSCP:   p.DSCP, Traffic: probeTraffic{Peer: p.Peer}})
 	if err != nil {
 		return harness.Appearance{}, err
 	}
@@ -85,7 +85,7 @@ func (e *Env) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.
 
 // AcceptedStatus reads the NetworkQoS once: metadata.generation and the
 // Accepted condition with its observedGeneration.
-func (e *Env) AcceptedStatus(ctx context.Context, namespace, name string) (harness.ObjectStatus, error) {
+func (e *testbedEnv) AcceptedStatus(ctx context.Context, namespace, name string) (harness.ObjectStatus, error) {
 	gvr, _ := resourceOf(v1alpha1.Kind)
 	u, err := e.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -119,7 +119,7 @@ func (e *Env) AcceptedStatus(ctx context.Context, namespace, name string) (harne
 // the status aggregator reads them), 0 while a zone has neither. The
 // Accepted condition alone does not say it on interconnect: every zone
 // writes it, so the first zone to see a generation sets it for all.
-func (e *Env) zonesObserved(conds []metav1.Condition) int64 {
+func (e *testbedEnv) zonesObserved(conds []metav1.Condition) int64 {
 	observed := int64(math.MaxInt64)
 	for _, z := range e.zones {
 		i := slices.IndexFunc(conds, func(c metav1.Condition) bool { return c.Type == controller.NQOSReadyType(z.zone.Name) })
@@ -136,7 +136,7 @@ func (e *Env) zonesObserved(conds []metav1.Condition) int64 {
 
 // WatchRejected is Watch with a rejected set asked for every audited
 // state.
-func (e *Env) WatchRejected(ctx context.Context, rejected func(harness.ObjectKey) bool) (harness.Watch, error) {
+func (e *testbedEnv) WatchRejected(ctx context.Context, rejected func(harness.ObjectKey) bool) (harness.Watch, error) {
 	opts := nbaudit.Options{Log: e.log, Rejected: func(k ovnnb.Key) bool {
 		return rejected(harness.ObjectKey{Namespace: k.Namespace, Name: k.Name})
 	}}

@@ -23,11 +23,11 @@ type backend interface {
 	// configure completes the testbed spec.
 	configure(s *localnet.Spec)
 	// startController has the controller running for the scenario.
-	startController(ctx context.Context, e *Env, log *slog.Logger) error
+	startController(ctx context.Context, e *testbedEnv, log *slog.Logger) error
 	// clear removes what the scenario made beyond the testbed.
-	clear(ctx context.Context, e *Env) error
+	clear(ctx context.Context, e *testbedEnv) error
 	// env is the harness environment of e.
-	env(e *Env) harness.Env
+	env(e *testbedEnv) harness.Env
 }
 
 // backend is the provisioner's backend: a KinD cluster when Kind is set.
@@ -62,11 +62,11 @@ func (b embeddedBackend) configure(s *localnet.Spec) {
 	s.CRDFiles = b.crds
 }
 
-func (embeddedBackend) startController(ctx context.Context, e *Env, log *slog.Logger) error {
+func (embeddedBackend) startController(ctx context.Context, e *testbedEnv, log *slog.Logger) error {
 	e.plane = newControlPlane(e.tb.Topology())
 	return e.plane.start(ctx, e, log)
 }
 
-func (embeddedBackend) clear(context.Context, *Env) error { return nil }
+func (embeddedBackend) clear(context.Context, *testbedEnv) error { return nil }
 
-func (embeddedBackend) env(e *Env) harness.Env { return e }
+func (embeddedBackend) env(e *testbedEnv) harness.Env { return e }

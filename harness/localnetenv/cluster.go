@@ -37,7 +37,7 @@ func resourceOf(kind string) (schema.GroupVersionResource, bool) {
 	return gvr, ok
 }
 
-func (e *Env) resource(m *scenarios.Manifest) (dynamic.ResourceInterface, error) {
+func (e *testbedEnv) resource(m *scenarios.Manifest) (dynamic.ResourceInterface, error) {
 	gvr, ok := resourceOf(m.Kind)
 	if !ok {
 		return nil, fmt.Errorf("%s: kind %s has no resource mapping", m.Key(), m.Kind)
@@ -50,7 +50,7 @@ func (e *Env) resource(m *scenarios.Manifest) (dynamic.ResourceInterface, error)
 
 // Apply creates or updates the object with server-side apply; fields the
 // revision no longer sets are removed (the manager owns them).
-func (e *Env) Apply(ctx context.Context, m *scenarios.Manifest) error {
+func (e *testbedEnv) Apply(ctx context.Context, m *scenarios.Manifest) error {
 	ri, err := e.resource(m)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (e *Env) Apply(ctx context.Context, m *scenarios.Manifest) error {
 }
 
 // Delete deletes the object and waits until the API no longer has it.
-func (e *Env) Delete(ctx context.Context, m *scenarios.Manifest) error {
+func (e *testbedEnv) Delete(ctx context.Context, m *scenarios.Manifest) error {
 	ri, err := e.resource(m)
 	if err != nil {
 		return err
@@ -79,7 +79,7 @@ func (e *Env) Delete(ctx context.Context, m *scenarios.Manifest) error {
 }
 
 // Conditions reads status.conditions of a NetworkQoS.
-func (e *Env) Conditions(ctx context.Context, namespace, name string) ([]qos.Condition, error) {
+func (e *testbedEnv) Conditions(ctx context.Context, namespace, name string) ([]qos.Condition, error) {
 	gvr, _ := resourceOf(v1alpha1.Kind)
 	u, err := e.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -108,7 +108,7 @@ func remarshal(in, out any) error {
 }
 
 // SetLabels merge-patches the labels of the VM's launcher pod.
-func (e *Env) SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error {
+func (e *testbedEnv) SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (e *Env) SetLabels(ctx context.Context, vm *scenarios.VM, set map[string]st
 }
 
 // Ports are the LSPs of the VM's NICs, in NIC order.
-func (e *Env) Ports(vm *scenarios.VM) ([]string, error) {
+func (e *testbedEnv) Ports(vm *scenarios.VM) ([]string, error) {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return nil, err
@@ -138,7 +138,7 @@ func (e *Env) Ports(vm *scenarios.VM) ([]string, error) {
 }
 
 // PortName is the LSP of the VM's first NIC.
-func (e *Env) PortName(vm *scenarios.VM) (string, error) {
+func (e *testbedEnv) PortName(vm *scenarios.VM) (string, error) {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return "", err
@@ -151,7 +151,7 @@ func (e *Env) PortName(vm *scenarios.VM) (string, error) {
 
 // RunVM creates a late VM with its LSP (kubevirt writes the launcher pod
 // first) and returns without waiting for the port to be bound up.
-func (e *Env) RunVM(ctx context.Context, vm *scenarios.VM) error {
+func (e *testbedEnv) RunVM(ctx context.Context, vm *scenarios.VM) error {
 	if err := e.vms.Create(ctx, e.kubevirtVM(vm), kubevirt.CreateOptions{NoWait: true}); err != nil {
 		return fmt.Errorf("create VM %s: %w", vm.Name, err)
 	}
@@ -159,7 +159,7 @@ func (e *Env) RunVM(ctx context.Context, vm *scenarios.VM) error {
 }
 
 // StopVM deletes the VM's launcher pod, then its LSP, then its guest.
-func (e *Env) StopVM(ctx context.Context, vm *scenarios.VM) error {
+func (e *testbedEnv) StopVM(ctx context.Context, vm *scenarios.VM) error {
 	if err := e.vms.Delete(ctx, vm.Namespace, vm.Name); err != nil {
 		return fmt.Errorf("delete VM %s: %w", vm.Name, err)
 	}

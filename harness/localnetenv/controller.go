@@ -30,9 +30,9 @@ const (
 // subprocess (scenarios with restartController or upgrade steps), so a
 // step can SIGTERM or SIGKILL it and start a new one.
 type controllerProc struct {
-	cfg ControllerConfig
-	cur *Controller // nil while no process runs
-	// binDir is a directory this Env built the binary into (removed on
+	cfg controllerConfig
+	cur *ctrlProcess // nil while no process runs
+	// binDir is a directory this environment built the binary into (removed on
 	// close), "" when the binary was given.
 	binDir string
 }
@@ -41,7 +41,7 @@ type controllerProc struct {
 // boots it, starts it and waits until it is synced. Without a binary
 // (Provisioner.ControllerBin) it builds nqos-sim into a temporary
 // directory.
-func (e *Env) startProcess(ctx context.Context) error {
+func (e *testbedEnv) startProcess(ctx context.Context) error {
 	p := &controllerProc{}
 	e.proc = p
 	bin := e.ctrlBin
@@ -51,11 +51,11 @@ func (e *Env) startProcess(ctx context.Context) error {
 			return fmt.Errorf("controller binary: %w", err)
 		}
 		p.binDir = dir
-		if bin, err = BuildController(ctx, dir); err != nil {
+		if bin, err = buildController(ctx, dir); err != nil {
 			return err
 		}
 	}
-	p.cfg = ControllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
+	p.cfg = controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
 		LogPath: filepath.Join(e.dir, "controller.log")}
 	if !e.sc.BootsController() {
 		return nil
@@ -65,8 +65,8 @@ func (e *Env) startProcess(ctx context.Context) error {
 }
 
 // startController starts a process and waits until it is synced.
-func (e *Env) startController(ctx context.Context) (*Controller, error) {
-	c, err := StartController(ctx, e.proc.cfg)
+func (e *testbedEnv) startController(ctx context.Context) (*ctrlProcess, error) {
+	c, err := launchController(ctx, e.proc.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -86,20 +86,20 @@ func (p *controllerProc) close() error {
 	return errors.Join(errs...)
 }
 
-// stopMode maps a scenario restart mode to a controller StopMode.
-func stopMode(mode string) StopMode {
+// stopMode maps a scenario restart mode to a controller stopSignal.
+func stopMode(mode string) stopSignal {
 	if mode == scenarios.ControllerKill9 {
-		return StopKill
+		return stopKill
 	}
-	return StopGraceful
+	return stopGraceful
 }
 
-// RestartController restarts the controller process (at the spec's kill
+// restartControllerProc restarts the controller process (at the spec's kill
 // point of its burst) while the VM's marked probe stream runs, then waits
 // until the NB equals the compiler's rows and marking is steady. On
 // interconnect it restarts the controller of the VM's zone and every
 // zone must converge.
-func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
+func (e *testbedEnv) RestartController(ctx context.Context, spec harness.ControllerRestart, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
 	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
 	if err != nil {
 		return harness.ControllerResult{}, err
@@ -123,32 +123,32 @@ func (e *Env) RestartController(ctx context.Context, spec harness.ControllerRest
 
 // restartRun is one restartController step's measurements.
 type restartRun struct {
-	restart   ControllerRestartResult
+	restart   controllerRestartResult
 	from, end time.Time
 	marks     marks.Count
 	converged convergence
 	txs       []lifeprobe.Transaction
-	stream    StreamResult
+	stream    streamResult
 	afterTx   int
 	burst     bool
 }
 
 // restartUnderProbe restarts proc (the controller writing the NB at nb:
 // the one central, or the zone of the probed VM) under the probe.
-func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *Stream, proc *controllerProc, nb string) (*restartRun, error) {
+func (e *testbedEnv) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *markedStream, proc *controllerProc, nb string) (*restartRun, error) {
 	run := &restartRun{afterTx: spec.AfterTx, burst: spec.Burst != nil}
 	steady := steadyRun(s)
 	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steady, markedTimeout); err != nil {
 		return nil, fmt.Errorf("probe before the restart: %w", err)
 	}
-	mon, err := StartNBMonitor(ctx, nb)
+	mon, err := startNBMonitor(ctx, nb)
 	if err != nil {
 		return nil, err
 	}
 	defer mon.Close()
 	base := mon.Count()
 	run.from = time.Now()
-	next, rr, err := RestartController(ctx, proc.cur, ControllerRestartSpec{Mode: stopMode(spec.Mode),
+	next, rr, err := restartControllerProc(ctx, proc.cur, controllerRestartSpec{Mode: stopMode(spec.Mode),
 		Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
 	proc.cur = next
 	run.restart = rr
@@ -175,7 +175,7 @@ func (e *Env) restartUnderProbe(ctx context.Context, spec harness.ControllerRest
 
 // steadyRun is how many marked probe packets in a row make marking
 // steady: half the nominal packets of steadyWindow.
-func steadyRun(s *Stream) int { return int(steadyWindow / s.Spec().Interval / 2) }
+func steadyRun(s *markedStream) int { return int(steadyWindow / s.Spec().Interval / 2) }
 
 func (r *restartRun) result() harness.ControllerResult {
 	rr := r.restart
@@ -212,7 +212,7 @@ func (r *restartRun) result() harness.ControllerResult {
 
 // controllerLog are the tails of the zone controllers' logs and of the
 // controller process's log, if any.
-func (e *Env) controllerLog() []results.Log {
+func (e *testbedEnv) controllerLog() []results.Log {
 	var zones []results.Log
 	if e.plane != nil {
 		zones = e.plane.logs()

@@ -19,7 +19,7 @@ import (
 // deploys it: one controller for the central NB, or one per zone.
 type controlPlane interface {
 	// start starts the controller(s) and returns once each is synced.
-	start(ctx context.Context, e *Env, log *slog.Logger) error
+	start(ctx context.Context, e *testbedEnv, log *slog.Logger) error
 	close() error
 	logs() []results.Log
 	// process is the controller process serving zone, if one runs as a
@@ -45,7 +45,7 @@ type centralPlane struct {
 	proc   *controllerProc
 }
 
-func (p *centralPlane) start(ctx context.Context, e *Env, log *slog.Logger) error {
+func (p *centralPlane) start(ctx context.Context, e *testbedEnv, log *slog.Logger) error {
 	if e.sc.ControllerProcess() {
 		err := e.startProcess(ctx)
 		p.proc = e.proc
@@ -92,7 +92,7 @@ func (p *centralPlane) boot(ctx context.Context) (time.Time, error) {
 // it returns when the last was.
 func bootProcs(ctx context.Context, procs ...*controllerProc) (time.Time, error) {
 	for _, c := range procs {
-		cur, err := StartController(ctx, c.cfg)
+		cur, err := launchController(ctx, c.cfg)
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -123,7 +123,7 @@ type zonePlane struct {
 	agg   *controllerProc
 }
 
-func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
+func (p *zonePlane) start(ctx context.Context, e *testbedEnv, _ *slog.Logger) error {
 	if e.zoneBin == "" {
 		return errors.New("interconnect runs nqos-controller per zone: no binary given (Provisioner.ZoneControllerBin, make build's bin/nqos-controller)")
 	}
@@ -131,13 +131,13 @@ func (p *zonePlane) start(ctx context.Context, e *Env, _ *slog.Logger) error {
 		return fmt.Errorf("zone controller binary: %w (build it: make build)", err)
 	}
 	for _, z := range e.zones {
-		cfg := ControllerConfig{Bin: e.zoneBin, Direct: true, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,
+		cfg := controllerConfig{Bin: e.zoneBin, Direct: true, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,
 			LogPath: filepath.Join(e.dir, "nqos-controller-"+z.zone.Name+".log")}
 		p.zones, p.procs = append(p.zones, z.zone.Name), append(p.procs, &controllerProc{cfg: cfg})
 	}
-	p.agg = &controllerProc{cfg: ControllerConfig{Bin: e.zoneBin, Direct: true, Aggregate: true, Kubeconfig: e.tb.Kubeconfig(),
+	p.agg = &controllerProc{cfg: controllerConfig{Bin: e.zoneBin, Direct: true, Aggregate: true, Kubeconfig: e.tb.Kubeconfig(),
 		LogPath: filepath.Join(e.dir, "nqos-aggregator.log")}}
-	cur, err := StartController(ctx, p.agg.cfg)
+	cur, err := launchController(ctx, p.agg.cfg)
 	if err != nil {
 		return fmt.Errorf("status aggregator: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 // cluster's objects after a controller step, or how it failed to.
 type convergence struct {
 	at  time.Time // when the rows were first equal (zero: never)
-	res ConvergeResult
+	res convergeResult
 }
 
 // converge polls until every zone's NB rows equal qos.Compile of the
@@ -21,12 +21,12 @@ type convergence struct {
 // the zone's node, as its controller compiles) and every zone's NB audit
 // is clean. Not converging within convergeTimeout is a judged result
 // (the first differing zone's difference), not an error.
-func (e *Env) converge(ctx context.Context) (convergence, error) {
+func (e *testbedEnv) converge(ctx context.Context) (convergence, error) {
 	deadline := time.Now().Add(convergeTimeout)
 	var c convergence
 	for _, z := range e.zones {
-		cl := &Cluster{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}
-		res, err := WaitConverged(ctx, cl, z.nb, max(time.Until(deadline), time.Millisecond))
+		cl := &clusterView{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}
+		res, err := waitConverged(ctx, cl, z.nb, max(time.Until(deadline), time.Millisecond))
 		c.res = res
 		switch {
 		case err == nil:
@@ -42,7 +42,7 @@ func (e *Env) converge(ctx context.Context) (convergence, error) {
 
 // after is the time from the restarted process's synced line to
 // convergence (0 if it never converged).
-func (c convergence) after(rr ControllerRestartResult) time.Duration {
+func (c convergence) after(rr controllerRestartResult) time.Duration {
 	if c.at.IsZero() {
 		return 0
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// Cluster reads the objects of a real API server.
-type Cluster struct {
+// clusterView reads the objects of a real API server.
+type clusterView struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 	// Node, if set, compiles for that node's zone (interconnect): only
@@ -33,7 +33,7 @@ type Cluster struct {
 
 // Input lists every object the compiler reads (NetworkQoS, Namespace,
 // Pod, NAD, and CUDN when that API is installed).
-func (c *Cluster) Input(ctx context.Context) (qos.Input, error) {
+func (c *clusterView) Input(ctx context.Context) (qos.Input, error) {
 	var in qos.Input
 	nss, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -88,15 +88,15 @@ func fromUnstructured(u *unstructured.Unstructured, obj any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// RowSource is the Northbound view compared with the compiler;
+// rowSource is the Northbound view compared with the compiler;
 // *ovnnb.Client implements it.
-type RowSource interface {
+type rowSource interface {
 	Rows(ctx context.Context) (qos.Desired, error)
 	nbaudit.Source
 }
 
-// ConvergeResult is how the Northbound reached the compiler's state.
-type ConvergeResult struct {
+// convergeResult is how the Northbound reached the compiler's state.
+type convergeResult struct {
 	// Took is from the call until the rows matched.
 	Took time.Duration `json:"tookNs"`
 	// QoSRows, PortGroups and AddressSets are the counts at the end.
@@ -109,12 +109,12 @@ type ConvergeResult struct {
 	Violations []nbaudit.Violation `json:"violations"`
 }
 
-// WaitConverged polls until the NB rows equal qos.Compile of the
+// waitConverged polls until the NB rows equal qos.Compile of the
 // cluster's current objects (node "" = every node) and Audit is clean.
 // On timeout the last difference is in the result and the error.
-func WaitConverged(ctx context.Context, c *Cluster, nb RowSource, timeout time.Duration) (ConvergeResult, error) {
+func waitConverged(ctx context.Context, c *clusterView, nb rowSource, timeout time.Duration) (convergeResult, error) {
 	start := time.Now()
-	var res ConvergeResult
+	var res convergeResult
 	err := poll.Until(ctx, timeout, 100*time.Millisecond, "NB rows equal to the compiler's", func(context.Context) (bool, error) {
 		in, err := c.Input(ctx)
 		if err != nil {
@@ -129,7 +129,7 @@ func WaitConverged(ctx context.Context, c *Cluster, nb RowSource, timeout time.D
 			return false, err
 		}
 		want := qos.Compile(in)
-		res = ConvergeResult{Diff: lifeprobe.DiffRows(want, got), Violations: violations,
+		res = convergeResult{Diff: lifeprobe.DiffRows(want, got), Violations: violations,
 			QoSRows: len(got.QoS), PortGroups: len(got.PortGroups), AddressSets: len(got.AddressSets)}
 		return res.Diff.Empty() && len(res.Violations) == 0, nil
 	})

@@ -13,16 +13,16 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// DaemonRestarter is what RestartDaemonUnderTraffic needs of the
+// daemonRestarter is what restartDaemonUnderTraffic needs of the
 // testbed; *localnet.Testbed implements it.
-type DaemonRestarter interface {
+type daemonRestarter interface {
 	RestartDaemon(ctx context.Context, node, daemon string, mode localnet.RestartMode) error
 	WaitHVSync(ctx context.Context) error
 }
 
-// PolicedFlow is constant-rate traffic through a meter, sent by the
+// policedFlow is constant-rate traffic through a meter, sent by the
 // caller from the stream's source, counted at the same uplink.
-type PolicedFlow struct {
+type policedFlow struct {
 	Dst  netip.Addr
 	DSCP int
 	// FrameBits is the untagged Ethernet frame size of each packet in
@@ -33,14 +33,14 @@ type PolicedFlow struct {
 	Since time.Time
 }
 
-// DaemonRestartSpec is one daemon restart under traffic.
-type DaemonRestartSpec struct {
+// daemonRestartSpec is one daemon restart under traffic.
+type daemonRestartSpec struct {
 	Node, Daemon string
 	Mode         localnet.RestartMode
 	// Marked is the running marked stream whose gap is measured.
-	Marked *Stream
+	Marked *markedStream
 	// Policed, if set, is measured before the restart and after recovery.
-	Policed *PolicedFlow
+	Policed *policedFlow
 	// Window is the length of the baseline before the restart and of the
 	// steady state measured after recovery (default 2 s).
 	Window time.Duration
@@ -48,8 +48,8 @@ type DaemonRestartSpec struct {
 	Timeout time.Duration
 }
 
-// DaemonRestartResult is what a daemon restart did to the traffic.
-type DaemonRestartResult struct {
+// daemonRestartResult is what a daemon restart did to the traffic.
+type daemonRestartResult struct {
 	Node      string    `json:"node"`
 	Daemon    string    `json:"daemon"`
 	Mode      string    `json:"mode"`
@@ -72,17 +72,17 @@ type DaemonRestartResult struct {
 	PolicedAfter  float64 `json:"policedAfterBps,omitempty"`
 }
 
-// RestartDaemonUnderTraffic measures a baseline window of the running
+// restartDaemonUnderTraffic measures a baseline window of the running
 // streams, restarts the daemon, waits until marking is steady again and
 // the chassis are in sync, then measures a steady window after recovery.
-func RestartDaemonUnderTraffic(ctx context.Context, tb DaemonRestarter, spec DaemonRestartSpec) (DaemonRestartResult, error) {
+func restartDaemonUnderTraffic(ctx context.Context, tb daemonRestarter, spec daemonRestartSpec) (daemonRestartResult, error) {
 	if spec.Window == 0 {
 		spec.Window = 2 * time.Second
 	}
 	if spec.Timeout == 0 {
 		spec.Timeout = 30 * time.Second
 	}
-	res := DaemonRestartResult{Node: spec.Node, Daemon: spec.Daemon, Mode: string(spec.Mode)}
+	res := daemonRestartResult{Node: spec.Node, Daemon: spec.Daemon, Mode: string(spec.Mode)}
 	s := spec.Marked
 	perWindow := int(spec.Window / s.Spec().Interval / 2) // at least half the nominal packets
 	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-spec.Window), perWindow, spec.Timeout); err != nil {
@@ -123,7 +123,7 @@ func RestartDaemonUnderTraffic(ctx context.Context, tb DaemonRestarter, spec Dae
 
 // life is the daemon restart as a lifecycle step's result, with the
 // whole stream's loss.
-func (res DaemonRestartResult) life(sr StreamResult) harness.LifeResult {
+func (res daemonRestartResult) life(sr streamResult) harness.LifeResult {
 	return harness.LifeResult{
 		Packets: res.Marks.Packets, Unmarked: res.Marks.Unmarked, Gap: res.Marks.Gap,
 		Lost: map[string]int{harness.Out: sr.Lost}, Sent: map[string]int{harness.Out: sr.Sent},

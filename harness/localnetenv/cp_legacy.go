@@ -10,15 +10,15 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// NBCtl runs ovn-nbctl against the Northbound; *localnet.Testbed
+// nbCtl runs ovn-nbctl against the Northbound; *localnet.Testbed
 // implements it.
-type NBCtl interface {
+type nbCtl interface {
 	NBCtl(ctx context.Context, args ...string) (string, error)
 }
 
-// LegacyRule is one rule row as the previous upstream generation wrote
+// legacyQoSRule is one rule row as the previous upstream generation wrote
 // it: the match is "ip4.src == {$<source set>}" followed by Rest.
-type LegacyRule struct {
+type legacyQoSRule struct {
 	Index    int
 	Priority int // OVN priority (10000 + priority*10 + index)
 	DSCP     int
@@ -28,15 +28,15 @@ type LegacyRule struct {
 	RateKbps, BurstKbits uint32
 }
 
-// LegacySpec is one NetworkQoS's legacy rows on one network.
-type LegacySpec struct {
+// legacySeed is one NetworkQoS's legacy rows on one network.
+type legacySeed struct {
 	Namespace, Name string
 	// Network is the OVN-Kubernetes network name (controller
 	// "<network>-network-controller"); Switch its logical switch.
 	Network, Switch string
 	// SourceIPs are the selected pods' IPv4 addresses.
 	SourceIPs []string
-	Rules     []LegacyRule
+	Rules     []legacyQoSRule
 }
 
 // hashForOVN is upstream's HashForOVN: "a" + decimal FNV-64a.
@@ -46,13 +46,13 @@ func hashForOVN(s string) string {
 	return fmt.Sprintf("a%d", h.Sum64())
 }
 
-// SeedLegacy writes, in one transaction, the source address set and the
+// seedLegacyRows writes, in one transaction, the source address set and the
 // QoS rows (bound to the switch) exactly as upstream's address-set-based
 // controller names and tags them (upstream-networkqos-facts §2.6):
 // set <hash of "<ctrl>:NetworkQoS:<ns>:<name>:src:0:v4"> with rule-index
 // src, ip-block-index 0, ip-family v4; rows with rule-index <i> and
 // k8s.ovn.org/id "<ctrl>:NetworkQoS:<ns>:<name>:<i>" plus the network key.
-func SeedLegacy(ctx context.Context, nb NBCtl, s LegacySpec) (lifeprobe.SeededLegacy, error) {
+func seedLegacyRows(ctx context.Context, nb nbCtl, s legacySeed) (lifeprobe.SeededLegacy, error) {
 	if s.Namespace == "" || s.Name == "" || s.Network == "" || s.Switch == "" || len(s.Rules) == 0 {
 		return lifeprobe.SeededLegacy{}, fmt.Errorf("legacy rows of %s/%s: namespace, name, network, switch and rules are required", s.Namespace, s.Name)
 	}

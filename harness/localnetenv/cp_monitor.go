@@ -13,11 +13,11 @@ import (
 	"github.com/nqos/nqos/internal/poll"
 )
 
-// NBMonitor records every committed transaction on the Northbound's QoS,
+// nbMonitor records every committed transaction on the Northbound's QoS,
 // Port_Group and Address_Set tables with its arrival time, on the raw
 // OVSDB monitor of package internal/ovsdbmon (independent of the
 // controller's libovsdb client).
-type NBMonitor struct {
+type nbMonitor struct {
 	mon *ovsdbmon.Monitor
 
 	mu      sync.Mutex
@@ -39,11 +39,11 @@ func monitoredTables() ovsdbmon.Columns {
 	return ovsdbmon.Columns{"QoS": nil, "Port_Group": nil, "Address_Set": nil}
 }
 
-// StartNBMonitor connects to addr ("unix:/path" or "tcp:host:port") and
+// startNBMonitor connects to addr ("unix:/path" or "tcp:host:port") and
 // returns once the initial contents arrived, so every transaction
 // committed afterwards is recorded.
-func StartNBMonitor(ctx context.Context, addr string) (*NBMonitor, error) {
-	m := &NBMonitor{}
+func startNBMonitor(ctx context.Context, addr string) (*nbMonitor, error) {
+	m := &nbMonitor{}
 	mon, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Database: "OVN_Northbound", Tables: monitoredTables(), Handle: m.record})
 	if err != nil {
 		return nil, fmt.Errorf("NB monitor %s: %w", addr, err)
@@ -54,7 +54,7 @@ func StartNBMonitor(ctx context.Context, addr string) (*NBMonitor, error) {
 
 // record keeps one notification (Seq 0: the initial contents) and runs
 // the hooks it satisfies.
-func (m *NBMonitor) record(n ovsdbmon.Notification) {
+func (m *nbMonitor) record(n ovsdbmon.Notification) {
 	changes, err := decodeChanges(n.Update)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -79,7 +79,7 @@ func (m *NBMonitor) record(n ovsdbmon.Notification) {
 // n transactions (at once if it already has): the lowest-latency way to
 // act right after a given transaction. fn must not block or call back
 // into the monitor.
-func (m *NBMonitor) OnCount(n int, fn func()) {
+func (m *nbMonitor) OnCount(n int, fn func()) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.txs) >= n {
@@ -162,7 +162,7 @@ func setSize(raw json.RawMessage) (int, error) {
 // Sync makes an echo round trip on the monitor's connection: every
 // transaction the server committed before it handled the echo has been
 // recorded when Sync returns.
-func (m *NBMonitor) Sync(ctx context.Context) error {
+func (m *nbMonitor) Sync(ctx context.Context) error {
 	if err := m.mon.Sync(ctx); err != nil {
 		return fmt.Errorf("NB monitor sync: %w", err)
 	}
@@ -170,21 +170,21 @@ func (m *NBMonitor) Sync(ctx context.Context) error {
 }
 
 // Count is how many transactions the monitor has recorded.
-func (m *NBMonitor) Count() int {
+func (m *nbMonitor) Count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return len(m.txs)
 }
 
 // Initial returns the rows present when the monitor started (as inserts).
-func (m *NBMonitor) Initial() []lifeprobe.RowChange {
+func (m *nbMonitor) Initial() []lifeprobe.RowChange {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]lifeprobe.RowChange(nil), m.initial...)
 }
 
 // Transactions returns the recorded transactions with Seq > after.
-func (m *NBMonitor) Transactions(after int) []lifeprobe.Transaction {
+func (m *nbMonitor) Transactions(after int) []lifeprobe.Transaction {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if after >= len(m.txs) {
@@ -195,7 +195,7 @@ func (m *NBMonitor) Transactions(after int) []lifeprobe.Transaction {
 
 // Err is the error that ended or disturbed the monitor, if any: a
 // notification it could not decode or the connection's end.
-func (m *NBMonitor) Err() error {
+func (m *nbMonitor) Err() error {
 	m.mu.Lock()
 	err := m.err
 	m.mu.Unlock()
@@ -206,7 +206,7 @@ func (m *NBMonitor) Err() error {
 }
 
 // WaitCount waits until the monitor recorded at least n transactions.
-func (m *NBMonitor) WaitCount(ctx context.Context, n int, timeout time.Duration) error {
+func (m *nbMonitor) WaitCount(ctx context.Context, n int, timeout time.Duration) error {
 	return poll.Until(ctx, timeout, time.Millisecond, fmt.Sprintf("NB transaction %d", n), func(context.Context) (bool, error) {
 		select {
 		case <-m.mon.Done():
@@ -218,7 +218,7 @@ func (m *NBMonitor) WaitCount(ctx context.Context, n int, timeout time.Duration)
 }
 
 // Close ends the monitor connection.
-func (m *NBMonitor) Close() { _ = m.mon.Close() }
+func (m *nbMonitor) Close() { _ = m.mon.Close() }
 
 // countLocked is Count for hooks, which run with the lock held.
-func (m *NBMonitor) countLocked() int { return len(m.txs) }
+func (m *nbMonitor) countLocked() int { return len(m.txs) }

@@ -17,7 +17,7 @@ func TestNBMonitor(t *testing.T) {
 	srv.MustNBCtl("ls-add", "sw")
 	srv.MustNBCtl("pg-add", "before")
 	ctx := context.Background()
-	m, err := StartNBMonitor(ctx, srv.Addr())
+	m, err := startNBMonitor(ctx, srv.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestNBMonitor(t *testing.T) {
 }
 
 func TestStartNBMonitorBadAddress(t *testing.T) {
-	if _, err := StartNBMonitor(context.Background(), "nowhere"); err == nil || !strings.Contains(err.Error(), "want unix:") {
+	if _, err := startNBMonitor(context.Background(), "nowhere"); err == nil || !strings.Contains(err.Error(), "want unix:") {
 		t.Errorf("error = %v", err)
 	}
 }

@@ -14,7 +14,7 @@ func TestNBMonitorPortGroupPorts(t *testing.T) {
 	srv := nbtest.Start(t)
 	srv.MustNBCtl("ls-add", "sw", "--", "lsp-add", "sw", "p1", "--", "lsp-add", "sw", "p2")
 	ctx := context.Background()
-	m, err := StartNBMonitor(ctx, srv.Addr())
+	m, err := startNBMonitor(ctx, srv.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

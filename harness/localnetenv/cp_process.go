@@ -28,10 +28,10 @@ const syncedMessage = "controller ready"
 // once its caches are synced.
 const aggregatorReady = "aggregator ready"
 
-// BuildController builds `nqos-sim` into dir with `go build` (run from
+// buildController builds `nqos-sim` into dir with `go build` (run from
 // the module the caller is in) with the given build tags (e.g. a seeded
 // bug's nqos_bug_<id>) and returns the binary's path.
-func BuildController(ctx context.Context, dir string, tags ...string) (string, error) {
+func buildController(ctx context.Context, dir string, tags ...string) (string, error) {
 	bin := filepath.Join(dir, "nqos-sim")
 	args := []string{"build", "-o", bin}
 	if len(tags) > 0 {
@@ -44,9 +44,9 @@ func BuildController(ctx context.Context, dir string, tags ...string) (string, e
 	return bin, nil
 }
 
-// ControllerConfig is how to run `nqos-sim controller`.
-type ControllerConfig struct {
-	Bin        string // nqos-sim binary (BuildController)
+// controllerConfig is how to run `nqos-sim controller`.
+type controllerConfig struct {
+	Bin        string // nqos-sim binary (buildController)
 	Kubeconfig string
 	NB         string
 	Node       string // optional --node
@@ -60,9 +60,9 @@ type ControllerConfig struct {
 	LogPath string
 }
 
-// Controller is one running `nqos-sim controller` process.
-type Controller struct {
-	cfg     ControllerConfig
+// ctrlProcess is one running `nqos-sim controller` process.
+type ctrlProcess struct {
+	cfg     controllerConfig
 	cmd     *exec.Cmd
 	started time.Time
 	synced  atomic.Int64 // unix nanos of the synced log line, 0 before
@@ -77,9 +77,9 @@ type logLine struct {
 	Msg string `json:"msg"`
 }
 
-// StartController starts the controller process; WaitSynced waits until
+// launchController starts the controller process; WaitSynced waits until
 // it is ready. Close (or Kill/Stop) ends it.
-func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, error) {
+func launchController(ctx context.Context, cfg controllerConfig) (*ctrlProcess, error) {
 	if cfg.Bin == "" || cfg.Kubeconfig == "" || (cfg.NB == "") != cfg.Aggregate || cfg.LogPath == "" {
 		return nil, fmt.Errorf("controller: Bin, Kubeconfig, LogPath and NB (none with Aggregate) are required (got %+v)", cfg)
 	}
@@ -107,7 +107,7 @@ func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, er
 		return nil, fmt.Errorf("controller: %w", err)
 	}
 	cmd.Stdout = logf
-	c := &Controller{cfg: cfg, cmd: cmd, exited: make(chan struct{})}
+	c := &ctrlProcess{cfg: cfg, cmd: cmd, exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("controller: start %s: %w", cfg.Bin, err)
@@ -119,7 +119,7 @@ func StartController(ctx context.Context, cfg ControllerConfig) (*Controller, er
 
 // follow copies the logs to the log file, notes the synced line and
 // reaps the process once its stderr closed.
-func (c *Controller) follow(stderr io.Reader, logf *os.File) {
+func (c *ctrlProcess) follow(stderr io.Reader, logf *os.File) {
 	defer close(c.exited)
 	defer logf.Close()
 	sc := bufio.NewScanner(stderr)
@@ -139,13 +139,13 @@ func (c *Controller) follow(stderr io.Reader, logf *os.File) {
 }
 
 // Pid is the process ID.
-func (c *Controller) Pid() int { return c.cmd.Process.Pid }
+func (c *ctrlProcess) Pid() int { return c.cmd.Process.Pid }
 
 // Started is when the process was started.
-func (c *Controller) Started() time.Time { return c.started }
+func (c *ctrlProcess) Started() time.Time { return c.started }
 
 // SyncedAt is when the process logged that it is synced (zero before).
-func (c *Controller) SyncedAt() time.Time {
+func (c *ctrlProcess) SyncedAt() time.Time {
 	if n := c.synced.Load(); n != 0 {
 		return time.Unix(0, n)
 	}
@@ -153,7 +153,7 @@ func (c *Controller) SyncedAt() time.Time {
 }
 
 // Running reports whether the process has not exited.
-func (c *Controller) Running() bool {
+func (c *ctrlProcess) Running() bool {
 	select {
 	case <-c.exited:
 		return false
@@ -163,7 +163,7 @@ func (c *Controller) Running() bool {
 }
 
 // WaitSynced waits until the controller logged that it is synced.
-func (c *Controller) WaitSynced(ctx context.Context, timeout time.Duration) error {
+func (c *ctrlProcess) WaitSynced(ctx context.Context, timeout time.Duration) error {
 	return poll.Until(ctx, timeout, 5*time.Millisecond, fmt.Sprintf("controller pid %d synced", c.Pid()), func(context.Context) (bool, error) {
 		if !c.SyncedAt().IsZero() {
 			return true, nil
@@ -175,14 +175,14 @@ func (c *Controller) WaitSynced(ctx context.Context, timeout time.Duration) erro
 	})
 }
 
-func (c *Controller) exitErr() error {
+func (c *ctrlProcess) exitErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.waitErr
 }
 
-// Signal sends sig without waiting (safe from an NBMonitor.OnCount hook).
-func (c *Controller) Signal(sig syscall.Signal) {
+// Signal sends sig without waiting (safe from an nbMonitor.OnCount hook).
+func (c *ctrlProcess) Signal(sig syscall.Signal) {
 	if sig == syscall.SIGTERM {
 		c.termed.Store(true)
 	}
@@ -190,7 +190,7 @@ func (c *Controller) Signal(sig syscall.Signal) {
 }
 
 // Kill sends SIGKILL and waits until the process is gone.
-func (c *Controller) Kill() error {
+func (c *ctrlProcess) Kill() error {
 	if !c.Running() {
 		return nil
 	}
@@ -204,7 +204,7 @@ func (c *Controller) Kill() error {
 // Stop sends SIGTERM (unless one was sent already through Signal: a
 // second one forces nqos-sim's exit mid-drain) and waits up to timeout for it to exit;
 // an exit other than a clean one is an error.
-func (c *Controller) Stop(ctx context.Context, timeout time.Duration) error {
+func (c *ctrlProcess) Stop(ctx context.Context, timeout time.Duration) error {
 	if !c.termed.Swap(true) { // once: a second SIGTERM would end the drain early
 		if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			return fmt.Errorf("controller pid %d: terminate: %w", c.Pid(), err)
@@ -224,15 +224,15 @@ func (c *Controller) Stop(ctx context.Context, timeout time.Duration) error {
 }
 
 // Restart starts a new process with the same configuration.
-func (c *Controller) Restart(ctx context.Context) (*Controller, error) {
-	return StartController(ctx, c.cfg)
+func (c *ctrlProcess) Restart(ctx context.Context) (*ctrlProcess, error) {
+	return launchController(ctx, c.cfg)
 }
 
 // Close kills the process if it still runs.
-func (c *Controller) Close() error { return c.Kill() }
+func (c *ctrlProcess) Close() error { return c.Kill() }
 
 // readyMessage is the log message that says the process is synced.
-func (cfg ControllerConfig) readyMessage() string {
+func (cfg controllerConfig) readyMessage() string {
 	if cfg.Aggregate {
 		return aggregatorReady
 	}

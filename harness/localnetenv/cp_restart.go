@@ -8,35 +8,35 @@ import (
 	"time"
 )
 
-// StopMode is how RestartController ends the running process.
-type StopMode string
+// stopSignal is how restartControllerProc ends the running process.
+type stopSignal string
 
 // Stop modes.
 const (
-	StopGraceful StopMode = "graceful" // SIGTERM, clean exit
-	StopKill     StopMode = "kill"     // SIGKILL (kill -9)
+	stopGraceful stopSignal = "graceful" // SIGTERM, clean exit
+	stopKill     stopSignal = "kill"     // SIGKILL (kill -9)
 )
 
-// ControllerRestartSpec is one controller restart.
-type ControllerRestartSpec struct {
-	Mode StopMode
+// controllerRestartSpec is one controller restart.
+type controllerRestartSpec struct {
+	Mode stopSignal
 	// Burst, if set, runs concurrently (object changes the controller
 	// reconciles); with AfterTx > 0 the process is stopped right after
 	// the monitor saw the AfterTx-th NB transaction since Burst started.
 	Burst   func(ctx context.Context) error
 	AfterTx int
 	// Monitor counts NB transactions (required with AfterTx).
-	Monitor *NBMonitor
+	Monitor *nbMonitor
 	// Timeout bounds each wait (default 60 s).
 	Timeout time.Duration
 }
 
-// ControllerRestartResult is what one restart did and measured.
-type ControllerRestartResult struct {
-	Mode    StopMode `json:"mode"`
-	AfterTx int      `json:"afterTx"`
-	OldPid  int      `json:"oldPid"`
-	NewPid  int      `json:"newPid"`
+// controllerRestartResult is what one restart did and measured.
+type controllerRestartResult struct {
+	Mode    stopSignal `json:"mode"`
+	AfterTx int        `json:"afterTx"`
+	OldPid  int        `json:"oldPid"`
+	NewPid  int        `json:"newPid"`
 	// TxBeforeStop is how many NB transactions the monitor had seen
 	// since the burst started when the stop signal was sent (== AfterTx
 	// when the signal went out from the monitor's goroutine).
@@ -58,12 +58,12 @@ type ControllerRestartResult struct {
 	Sync time.Duration `json:"syncNs"`
 }
 
-// RestartController stops cur (after the spec's burst point), starts a
+// restartControllerProc stops cur (after the spec's burst point), starts a
 // new process with the same configuration and waits until it is synced.
-// The returned Controller replaces cur (also on most errors, so the
+// The returned ctrlProcess replaces cur (also on most errors, so the
 // caller can Close it).
-func RestartController(ctx context.Context, cur *Controller, spec ControllerRestartSpec) (*Controller, ControllerRestartResult, error) {
-	res := ControllerRestartResult{Mode: spec.Mode, AfterTx: spec.AfterTx, OldPid: cur.Pid()}
+func restartControllerProc(ctx context.Context, cur *ctrlProcess, spec controllerRestartSpec) (*ctrlProcess, controllerRestartResult, error) {
+	res := controllerRestartResult{Mode: spec.Mode, AfterTx: spec.AfterTx, OldPid: cur.Pid()}
 	if spec.Timeout == 0 {
 		spec.Timeout = 60 * time.Second
 	}
@@ -84,7 +84,7 @@ func RestartController(ctx context.Context, cur *Controller, spec ControllerRest
 		// Signal from the monitor's goroutine the moment the AfterTx-th
 		// transaction arrives; Kill/Stop below then only wait.
 		var signalled time.Time
-		sig := map[StopMode]syscall.Signal{StopKill: syscall.SIGKILL, StopGraceful: syscall.SIGTERM}[spec.Mode]
+		sig := map[stopSignal]syscall.Signal{stopKill: syscall.SIGKILL, stopGraceful: syscall.SIGTERM}[spec.Mode]
 		spec.Monitor.OnCount(base+spec.AfterTx, func() {
 			signalled = time.Now()
 			if sig != 0 {
@@ -137,12 +137,12 @@ func RestartController(ctx context.Context, cur *Controller, spec ControllerRest
 	return next, res, nil
 }
 
-func stopController(ctx context.Context, c *Controller, spec ControllerRestartSpec) error {
+func stopController(ctx context.Context, c *ctrlProcess, spec controllerRestartSpec) error {
 	switch spec.Mode {
-	case StopKill:
+	case stopKill:
 		return c.Kill()
-	case StopGraceful:
+	case stopGraceful:
 		return c.Stop(ctx, spec.Timeout)
 	}
-	return fmt.Errorf("restart controller pid %d: mode %q: must be %s or %s", c.Pid(), spec.Mode, StopGraceful, StopKill)
+	return fmt.Errorf("restart controller pid %d: mode %q: must be %s or %s", c.Pid(), spec.Mode, stopGraceful, stopKill)
 }

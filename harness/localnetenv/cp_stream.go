@@ -14,9 +14,9 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// StreamSpec is a constant-rate one-way UDP stream from a VM to a host
+// streamSpec is a constant-rate one-way UDP stream from a VM to a host
 // whose marking is watched at the sending node's uplink.
-type StreamSpec struct {
+type streamSpec struct {
 	Name     string
 	SrcNetns string
 	Src      netip.AddrPort
@@ -27,20 +27,20 @@ type StreamSpec struct {
 	// DSCP the stream must carry on the wire.
 	DSCP int
 	// WatchNetns and WatchIf are the uplink capture point of the
-	// sending node (Testbed.UplinkCapturePoint).
+	// sending node (localnet.Testbed.UplinkCapturePoint).
 	WatchNetns, WatchIf string
 }
 
-// Stream is a running StreamSpec.
-type Stream struct {
-	spec  StreamSpec
+// markedStream is a running streamSpec.
+type markedStream struct {
+	spec  streamSpec
 	probe *localnet.Probe
 	watch *live.Watch
 	start time.Time
 }
 
-// StreamResult is what a stream measured over its whole life.
-type StreamResult struct {
+// streamResult is what a stream measured over its whole life.
+type streamResult struct {
 	Name     string `json:"name"`
 	Sent     int    `json:"sent"`
 	Received int    `json:"received"`
@@ -51,8 +51,8 @@ type StreamResult struct {
 	Marks marks.Count `json:"marks"`
 }
 
-// StartStream starts watching the uplink, then sending.
-func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
+// startStream starts watching the uplink, then sending.
+func startStream(ctx context.Context, spec streamSpec) (*markedStream, error) {
 	if spec.Interval == 0 {
 		spec.Interval = 2 * time.Millisecond
 	}
@@ -65,23 +65,23 @@ func StartStream(ctx context.Context, spec StreamSpec) (*Stream, error) {
 		w.Close()
 		return nil, fmt.Errorf("stream %s: %w", spec.Name, err)
 	}
-	return &Stream{spec: spec, probe: p, watch: w, start: time.Now()}, nil
+	return &markedStream{spec: spec, probe: p, watch: w, start: time.Now()}, nil
 }
 
 // Spec is the stream's spec with defaults filled in.
-func (s *Stream) Spec() StreamSpec { return s.spec }
+func (s *markedStream) Spec() streamSpec { return s.spec }
 
 // Seen returns every packet of the stream's source seen on the uplink.
-func (s *Stream) Seen() []capture.Packet { return s.watch.Packets(s.spec.Src.Addr()) }
+func (s *markedStream) Seen() []capture.Packet { return s.watch.Packets(s.spec.Src.Addr()) }
 
 // Marks analyses the stream's packets in [from, to).
-func (s *Stream) Marks(from, to time.Time) marks.Count {
+func (s *markedStream) Marks(from, to time.Time) marks.Count {
 	return marks.Tally(s.Seen(), s.spec.Dst.Addr(), s.spec.DSCP, from, to)
 }
 
 // WaitMarkedRun waits until the stream has a run of n consecutive marked
 // packets, all seen after t; it returns when the run started.
-func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout time.Duration) (time.Time, error) {
+func (s *markedStream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout time.Duration) (time.Time, error) {
 	var runStart time.Time
 	what := fmt.Sprintf("stream %s: %d consecutive packets with DSCP %d", s.spec.Name, n, s.spec.DSCP)
 	err := poll.Until(ctx, timeout, 50*time.Millisecond, what, func(context.Context) (bool, error) {
@@ -111,7 +111,7 @@ func (s *Stream) WaitMarkedRun(ctx context.Context, t time.Time, n int, timeout 
 
 // Stop ends the stream and returns its result; marks are counted from
 // the first marked packet on.
-func (s *Stream) Stop() StreamResult {
+func (s *markedStream) Stop() streamResult {
 	end := time.Now()
 	pr := s.probe.Stop()
 	first := s.start
@@ -120,6 +120,6 @@ func (s *Stream) Stop() StreamResult {
 	}
 	m := s.Marks(first, end)
 	s.watch.Close()
-	return StreamResult{Name: s.spec.Name, Sent: pr.Sent, Received: pr.Received, Lost: pr.Lost,
+	return streamResult{Name: s.spec.Name, Sent: pr.Sent, Received: pr.Received, Lost: pr.Lost,
 		LongestReceiveGap: pr.LongestGap, Marks: m}
 }

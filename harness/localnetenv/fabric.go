@@ -18,7 +18,7 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-var _ harness.Fabric = (*Env)(nil)
+var _ harness.Fabric = (*testbedEnv)(nil)
 
 // fabricEnv is what the fabric steps installed on the testbed.
 type fabricEnv struct {
@@ -28,7 +28,7 @@ type fabricEnv struct {
 
 // port is the namespace and link of a shaped port (for a host, the
 // fabric's queueing port towards it).
-func (e *Env) port(ctx context.Context, p scenarios.Port) (ns, ifname string, err error) {
+func (e *testbedEnv) port(ctx context.Context, p scenarios.Port) (ns, ifname string, err error) {
 	if p.Uplink != nil {
 		if *p.Uplink < 0 || *p.Uplink >= len(e.tb.Nodes()) {
 			return "", "", fmt.Errorf("no node %d", *p.Uplink)
@@ -40,7 +40,7 @@ func (e *Env) port(ctx context.Context, p scenarios.Port) (ns, ifname string, er
 
 // ShapeEgress installs (or with h nil removes) an HTB hierarchy on the
 // port's egress through package tc/kernel.
-func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) error {
+func (e *testbedEnv) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) error {
 	ns, dev, err := e.port(ctx, p)
 	if err != nil {
 		return fmt.Errorf("shape egress: %w", err)
@@ -67,7 +67,7 @@ func (e *Env) ShapeEgress(ctx context.Context, p scenarios.Port, h *tc.HTB) erro
 }
 
 // EgressStats reads the class counters of the hierarchy on a port.
-func (e *Env) EgressStats(ctx context.Context, p scenarios.Port) ([]tc.ClassStats, error) {
+func (e *testbedEnv) EgressStats(ctx context.Context, p scenarios.Port) ([]tc.ClassStats, error) {
 	ns, dev, err := e.port(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("egress stats: %w", err)
@@ -81,7 +81,7 @@ func (e *Env) EgressStats(ctx context.Context, p scenarios.Port) ([]tc.ClassStat
 
 // SetTrustBoundary sets or clears the fabric's DSCP rewrite on a node's
 // uplink.
-func (e *Env) SetTrustBoundary(ctx context.Context, node int, untrusted bool) error {
+func (e *testbedEnv) SetTrustBoundary(ctx context.Context, node int, untrusted bool) error {
 	if node < 0 || node >= len(e.tb.Nodes()) {
 		return fmt.Errorf("trust boundary: no node %d", node)
 	}
@@ -96,7 +96,7 @@ func (e *Env) SetTrustBoundary(ctx context.Context, node int, untrusted bool) er
 }
 
 // ClearFabric removes every hierarchy and trust boundary still set.
-func (e *Env) ClearFabric(ctx context.Context) error {
+func (e *testbedEnv) ClearFabric(ctx context.Context) error {
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(e.fab.shapers)) {
 		errs = append(errs, e.fab.shapers[k].Close())
@@ -119,7 +119,7 @@ type delivery struct {
 
 // WatchDelivery starts one capture per destination: a VM's guest NIC or
 // an external host's port.
-func (e *Env) WatchDelivery(ctx context.Context, dests []string, pcap func(string) string) (harness.Delivery, error) {
+func (e *testbedEnv) WatchDelivery(ctx context.Context, dests []string, pcap func(string) string) (harness.Delivery, error) {
 	d := &delivery{caps: map[string]*live.Capture{}, pcap: map[string]string{}}
 	for _, dest := range dests {
 		ns, ifname, err := e.endpoint(dest, 0) // a VM's first NIC

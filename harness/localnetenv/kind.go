@@ -83,23 +83,23 @@ func (kindBackend) check(sc *scenarios.Scenario) error {
 
 func (b kindBackend) configure(s *localnet.Spec) { s.Kind = b.cluster }
 
-func (kindBackend) startController(ctx context.Context, e *Env, _ *slog.Logger) error {
+func (kindBackend) startController(ctx context.Context, e *testbedEnv, _ *slog.Logger) error {
 	return e.waitInClusterController(ctx)
 }
 
-func (kindBackend) clear(ctx context.Context, e *Env) error {
+func (kindBackend) clear(ctx context.Context, e *testbedEnv) error {
 	if e.kube == nil || e.nb == nil {
 		return nil
 	}
 	return e.clearCluster(ctx)
 }
 
-func (kindBackend) env(e *Env) harness.Env { return kindEnv{e} }
+func (kindBackend) env(e *testbedEnv) harness.Env { return kindEnv{e} }
 
 // kindEnv is the environment on a KinD cluster: the operations it cannot
 // run are not supported (the runner decided so before the boot; these
 // are reached when it is bypassed).
-type kindEnv struct{ *Env }
+type kindEnv struct{ *testbedEnv }
 
 // Migrate is not supported: whyMigration.
 func (kindEnv) Migrate(context.Context, *scenarios.VM, *scenarios.Migrate, *scenarios.Probe) (harness.LifeResult, error) {
@@ -116,7 +116,7 @@ func (kindEnv) RestartDaemon(_ context.Context, r *scenarios.RestartDaemon, _ *s
 	return harness.LifeResult{}, unsupported("restarting " + r.Daemon + ": the OVS and OVN daemons are the cluster nodes'")
 }
 
-// RestartController is not supported: the controller is the deployed one.
+// restartControllerProc is not supported: the controller is the deployed one.
 func (kindEnv) RestartController(context.Context, harness.ControllerRestart, *scenarios.VM, *scenarios.Probe) (harness.ControllerResult, error) {
 	return harness.ControllerResult{}, unsupported("restarting the controller as a process: on the cluster it is the deployed Deployment")
 }
@@ -141,7 +141,7 @@ func asUnsupported(err error) error {
 
 // waitInClusterController waits until the deployed controller has an
 // available replica.
-func (e *Env) waitInClusterController(ctx context.Context) error {
+func (e *testbedEnv) waitInClusterController(ctx context.Context) error {
 	return localnet.Poll(ctx, 60*time.Second, "in-cluster controller available", func(ctx context.Context) (bool, error) {
 		d, err := e.kube.AppsV1().Deployments(controllerNamespace).Get(ctx, controllerDeployment, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -159,7 +159,7 @@ func (e *Env) waitInClusterController(ctx context.Context) error {
 // system ones, waits until the namespaces are gone (their pods with
 // them: the kubelets ran the CNI DEL) and until the controller has
 // removed every row it owned.
-func (e *Env) clearCluster(ctx context.Context) error {
+func (e *testbedEnv) clearCluster(ctx context.Context) error {
 	var errs []error
 	nqos := e.dyn.Resource(v1alpha1.GroupVersionResource())
 	if err := nqos.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -8,10 +8,10 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-var _ harness.Leaser = (*Env)(nil)
+var _ harness.Leaser = (*testbedEnv)(nil)
 
 // Lease is the DHCP lease a running VM's guest holds on its NIC.
-func (e *Env) Lease(vm *scenarios.VM) (netip.Prefix, error) {
+func (e *testbedEnv) Lease(vm *scenarios.VM) (netip.Prefix, error) {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return netip.Prefix{}, err

@@ -16,9 +16,9 @@ import (
 // for every zone (interconnect: the zone's node's pods, as a zone's
 // controller wrote them) and seeds them into that zone's NB; run.objects
 // are the watched zone's (the one whose NB the step monitors).
-func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run *upgradeRun, watched string) error {
+func (e *testbedEnv) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run *upgradeRun, watched string) error {
 	for _, z := range e.zones {
-		in, err := (&Cluster{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}).Input(ctx)
+		in, err := (&clusterView{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}).Input(ctx)
 		if err != nil {
 			return err
 		}
@@ -28,7 +28,7 @@ func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run 
 			if err != nil {
 				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
 			}
-			seeded, err := SeedLegacy(ctx, zoneCtl{tb: e.tb, zone: z.zone}, spec)
+			seeded, err := seedLegacyRows(ctx, zoneCtl{tb: e.tb, zone: z.zone}, spec)
 			if err != nil {
 				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
 			}
@@ -44,8 +44,8 @@ func (e *Env) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run 
 // legacySpec is the legacy form of one object's compiled rows: same
 // priority, action, bandwidth and classifier, the source an address set
 // of the IPv4 addresses of the scenario VMs in its port group.
-func (e *Env) legacySpec(want qos.Desired, m *scenarios.Manifest) (LegacySpec, qos.PortGroup, error) {
-	spec := LegacySpec{Namespace: m.Namespace, Name: m.Name}
+func (e *testbedEnv) legacySpec(want qos.Desired, m *scenarios.Manifest) (legacySeed, qos.PortGroup, error) {
+	spec := legacySeed{Namespace: m.Namespace, Name: m.Name}
 	mine := func(ids map[string]string) bool { return ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name }
 	pgs := slices.DeleteFunc(slices.Clone(want.PortGroups), func(pg qos.PortGroup) bool { return !mine(pg.ExternalIDs) })
 	switch {
@@ -71,21 +71,21 @@ func (e *Env) legacySpec(want qos.Desired, m *scenarios.Manifest) (LegacySpec, q
 		spec.Network, spec.Switch = row.ExternalIDs[qos.NetworkKey], row.Switch
 		spec.Rules = append(spec.Rules, r)
 	}
-	slices.SortFunc(spec.Rules, func(a, b LegacyRule) int { return a.Index - b.Index })
+	slices.SortFunc(spec.Rules, func(a, b legacyQoSRule) int { return a.Index - b.Index })
 	return spec, pg, nil
 }
 
 // legacyRule is one compiled row with its source fragment cut off.
-func legacyRule(row qos.QoSRow, pg string) (LegacyRule, error) {
+func legacyRule(row qos.QoSRow, pg string) (legacyQoSRule, error) {
 	rest, ok := strings.CutPrefix(row.Match, "inport == @"+pg)
 	if !ok {
-		return LegacyRule{}, fmt.Errorf("compiled match %q does not start with port group %s", row.Match, pg)
+		return legacyQoSRule{}, fmt.Errorf("compiled match %q does not start with port group %s", row.Match, pg)
 	}
 	i, err := strconv.Atoi(row.ExternalIDs[qos.RuleIndexKey])
 	if err != nil {
-		return LegacyRule{}, fmt.Errorf("compiled row %q: rule index: %w", row.Match, err)
+		return legacyQoSRule{}, fmt.Errorf("compiled row %q: rule index: %w", row.Match, err)
 	}
-	r := LegacyRule{Index: i, Priority: row.Priority, DSCP: row.Action.DSCP, Rest: rest}
+	r := legacyQoSRule{Index: i, Priority: row.Priority, DSCP: row.Action.DSCP, Rest: rest}
 	if row.Bandwidth != nil {
 		r.RateKbps, r.BurstKbits = row.Bandwidth.Rate, row.Bandwidth.Burst
 	}
@@ -94,7 +94,7 @@ func legacyRule(row qos.QoSRow, pg string) (LegacyRule, error) {
 
 // memberIPs are the IPv4 addresses of the scenario VMs whose port is in
 // the port group (what the legacy generation's source set held).
-func (e *Env) memberIPs(pg qos.PortGroup) ([]string, error) {
+func (e *testbedEnv) memberIPs(pg qos.PortGroup) ([]string, error) {
 	var ips []string
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]

@@ -15,10 +15,10 @@ import (
 )
 
 // guestSpec describes a VM under a step's probe for the VM operations.
-func guestSpec(vm *scenarios.VM, p *scenarios.Probe) GuestSpec {
-	return GuestSpec{VM: VMRef{Namespace: vm.Namespace, Name: vm.Name},
-		Object: ObjectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
-		DSCP:   p.DSCP, Traffic: Traffic{Peer: p.Peer}}
+func guestSpec(vm *scenarios.VM, p *scenarios.Probe) guestOp {
+	return guestOp{VM: vmID{Namespace: vm.Namespace, Name: vm.Name},
+		Object: objectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
+		DSCP:   p.DSCP, Traffic: probeTraffic{Peer: p.Peer}}
 }
 
 func measure(name string, d time.Duration) results.Measure {
@@ -31,14 +31,14 @@ func counted(name string, n int, unit string) results.Measure {
 
 // Migrate live-migrates the VM (vm_migrate.go: probes both ways,
 // both nodes' uplinks watched).
-func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
 	g := guestSpec(vm, p)
 	target := e.nodeName(m.To)
 	mode, note, err := e.migrationMode(vm, target, kubevirt.MigrationMode(m.Mode))
 	if err != nil {
 		return harness.LifeResult{}, err
 	}
-	res, err := e.life.Migrate(ctx, MigrateSpec{VM: g.VM, Target: target, Mode: mode,
+	res, err := e.life.Migrate(ctx, migrateSpec{VM: g.VM, Target: target, Mode: mode,
 		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
 	if err != nil {
 		return harness.LifeResult{}, err
@@ -56,7 +56,7 @@ func (e *Env) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrat
 // own port in the target zone (per-pod-lsp), the source zone's port
 // deleted with the source pod. One port cannot be in two Northbounds,
 // so it cannot be bound on a chassis of each. note says so ("" else).
-func (e *Env) migrationMode(vm *scenarios.VM, target string, mode kubevirt.MigrationMode) (kubevirt.MigrationMode, string, error) {
+func (e *testbedEnv) migrationMode(vm *scenarios.VM, target string, mode kubevirt.MigrationMode) (kubevirt.MigrationMode, string, error) {
 	if mode != kubevirt.MigrateMultiChassis {
 		return mode, "", nil
 	}
@@ -72,7 +72,7 @@ func (e *Env) migrationMode(vm *scenarios.VM, target string, mode kubevirt.Migra
 }
 
 // RestartLauncher recreates the VM's launcher pod (vm_restart.go).
-func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
 	res, err := e.life.RestartLauncher(ctx, guestSpec(vm, p))
 	if err != nil {
 		return harness.LifeResult{}, err
@@ -81,7 +81,7 @@ func (e *Env) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenario
 }
 
 // ChangeGuestIP changes the guest's address (vm_restart.go).
-func (e *Env) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (harness.LifeResult, error) {
 	res, err := e.life.ChangeGuestIP(ctx, guestSpec(vm, p), v4)
 	if err != nil {
 		return harness.LifeResult{}, err
@@ -101,12 +101,12 @@ var daemonNames = map[string]string{
 
 // RestartDaemon restarts a daemon (cp_daemon.go) while the VM sends
 // a marked UDP stream (500/s) to the peer, watched on its node's uplink.
-func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
 	s, err := e.probeStream(ctx, vm, p)
 	if err != nil {
 		return harness.LifeResult{}, err
 	}
-	res, err := RestartDaemonUnderTraffic(ctx, e.tb, DaemonRestartSpec{Node: e.nodeName(r.Node),
+	res, err := restartDaemonUnderTraffic(ctx, e.tb, daemonRestartSpec{Node: e.nodeName(r.Node),
 		Daemon: daemonNames[r.Daemon], Mode: localnet.RestartMode(r.Mode), Marked: s})
 	sr := s.Stop()
 	if err != nil {
@@ -116,7 +116,7 @@ func (e *Env) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm 
 }
 
 // probeStream starts the VM's marked stream to the probe's peer.
-func (e *Env) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (*Stream, error) {
+func (e *testbedEnv) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (*markedStream, error) {
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return nil, err
@@ -137,7 +137,7 @@ func (e *Env) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Pr
 	if err != nil {
 		return nil, fmt.Errorf("host %s: address %q: %w", p.Peer, host.IPv4, err)
 	}
-	return StartStream(ctx, StreamSpec{Name: vm.Name + "->" + p.Peer, SrcNetns: in.Netns,
+	return startStream(ctx, streamSpec{Name: vm.Name + "->" + p.Peer, SrcNetns: in.Netns,
 		Src: netip.AddrPortFrom(src.Addr(), probePort), DstNetns: host.Netns, Dst: netip.AddrPortFrom(dst, probePort),
 		DSCP: p.DSCP, WatchNetns: wns, WatchIf: wif})
 }

@@ -20,7 +20,7 @@ const logTail = 16 << 10
 // connection (so the controllers' clients and caches are not involved):
 // each audits its zone's state after every committed transaction there.
 // Objects in neverOwn must own no row in any audited state.
-func (e *Env) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.Watch, error) {
+func (e *testbedEnv) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.Watch, error) {
 	rejected := map[ovnnb.Key]bool{}
 	for _, k := range neverOwn {
 		rejected[ovnnb.Key{Namespace: k.Namespace, Name: k.Name}] = true
@@ -30,7 +30,7 @@ func (e *Env) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.
 }
 
 // watchZones starts an nbaudit.Watcher with opts on every zone's NB.
-func (e *Env) watchZones(ctx context.Context, opts nbaudit.Options) *watch {
+func (e *testbedEnv) watchZones(ctx context.Context, opts nbaudit.Options) *watch {
 	w := &watch{}
 	for _, z := range e.zones {
 		w.zones = append(w.zones, z.zone.Name)
@@ -72,7 +72,7 @@ func (w *watch) Checks() int {
 }
 
 // OVNVersion runs `ovn-nbctl --version`; its first line names the version.
-func (e *Env) OVNVersion(ctx context.Context) (string, error) {
+func (e *testbedEnv) OVNVersion(ctx context.Context) (string, error) {
 	out, err := e.tb.CentralExec(ctx, "ovn-nbctl", "--version")
 	if err != nil {
 		return "", err
@@ -82,7 +82,7 @@ func (e *Env) OVNVersion(ctx context.Context) (string, error) {
 }
 
 // Crashes lists the daemon crashes the testbed's logs record.
-func (e *Env) Crashes(context.Context) ([]string, error) {
+func (e *testbedEnv) Crashes(context.Context) ([]string, error) {
 	cs, err := e.tb.Crashes()
 	if err != nil {
 		return nil, err
@@ -96,7 +96,7 @@ func (e *Env) Crashes(context.Context) ([]string, error) {
 
 // Logs collects the testbed's logs and dumps into <dir>/logs and returns
 // the tail of each daemon log.
-func (e *Env) Logs(ctx context.Context) []results.Log {
+func (e *testbedEnv) Logs(ctx context.Context) []results.Log {
 	dir := filepath.Join(e.dir, "logs")
 	if err := e.tb.Collect(ctx, dir); err != nil {
 		return []results.Log{{Name: "collect", Text: err.Error()}}

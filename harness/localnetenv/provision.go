@@ -68,8 +68,8 @@ func (p *Provisioner) RunIDs() []string {
 	return slices.Clone(p.runIDs)
 }
 
-// Env is a running testbed with the controller and the scenario's VMs.
-type Env struct {
+// testbedEnv is a running testbed with the controller and the scenario's VMs.
+type testbedEnv struct {
 	sc     *scenarios.Scenario
 	fams   []scenarios.Family
 	dir    string
@@ -96,11 +96,11 @@ type Env struct {
 
 var _ harness.Provisioner = (*Provisioner)(nil)
 var (
-	_ harness.Env               = (*Env)(nil)
-	_ harness.Lifecycle         = (*Env)(nil)
-	_ harness.Daemons           = (*Env)(nil)
-	_ harness.ControllerProcess = (*Env)(nil)
-	_ harness.Adversary         = (*Env)(nil)
+	_ harness.Env               = (*testbedEnv)(nil)
+	_ harness.Lifecycle         = (*testbedEnv)(nil)
+	_ harness.Daemons           = (*testbedEnv)(nil)
+	_ harness.ControllerProcess = (*testbedEnv)(nil)
+	_ harness.Adversary         = (*testbedEnv)(nil)
 	_ harness.Lifecycle         = kindEnv{}
 	_ harness.Daemons           = kindEnv{}
 	_ harness.ControllerProcess = kindEnv{}
@@ -135,7 +135,7 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
 	}
-	e := &Env{sc: sc, fams: fams, dir: dir, tb: tb, be: be, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
+	e := &testbedEnv{sc: sc, fams: fams, dir: dir, tb: tb, be: be, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
@@ -202,7 +202,7 @@ func iperfPorts(sc *scenarios.Scenario, host string) []int {
 }
 
 // start connects the NB, runs the controller and creates the VMs.
-func (e *Env) start(ctx context.Context, log *slog.Logger) error {
+func (e *testbedEnv) start(ctx context.Context, log *slog.Logger) error {
 	cfg := e.tb.RESTConfig()
 	if cfg == nil {
 		return errors.New("testbed has no Kubernetes API")
@@ -223,7 +223,7 @@ func (e *Env) start(ctx context.Context, log *slog.Logger) error {
 	return e.createVMs(ctx)
 }
 
-func (e *Env) controllerErr() error {
+func (e *testbedEnv) controllerErr() error {
 	e.ctrlMu.Lock()
 	defer e.ctrlMu.Unlock()
 	if e.ctrlEr != nil {
@@ -233,7 +233,7 @@ func (e *Env) controllerErr() error {
 }
 
 // createVMs creates the VMs that are not late.
-func (e *Env) createVMs(ctx context.Context) error {
+func (e *testbedEnv) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
 	e.life = newVMOps(e.tb, e.vms, zonesNB(e.zones))
 	for i := range e.sc.Topology.VMs {
@@ -249,7 +249,7 @@ func (e *Env) createVMs(ctx context.Context) error {
 }
 
 // kubevirtVM is the kubevirt VM of a topology VM in the run's families.
-func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
+func (e *testbedEnv) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 	i := slices.IndexFunc(e.sc.Topology.VMs, func(v scenarios.VM) bool { return v.Name == vm.Name })
 	// locally administered unicast MAC, unique within the testbed
 	ifc := kubevirt.Interface{NAD: e.nadKey(vm, vm.Network), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP}
@@ -266,7 +266,7 @@ func (e *Env) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 }
 
 // familyAddrs gives the interface the addresses of the run's families.
-func (e *Env) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
+func (e *testbedEnv) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
 	if slices.Contains(e.fams, scenarios.V4) {
 		ifc.IPv4 = a.V4
 	}
@@ -277,7 +277,7 @@ func (e *Env) familyAddrs(ifc *kubevirt.Interface, a scenarios.Addresses) {
 
 // StartVM creates a late VM's launcher pod and plugs its guest without
 // its LSP and returns the LSP's name.
-func (e *Env) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
+func (e *testbedEnv) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
 	if err := e.vms.Create(ctx, e.kubevirtVM(vm), kubevirt.CreateOptions{SkipLSP: true}); err != nil {
 		return "", fmt.Errorf("create VM %s: %w", vm.Name, err)
 	}
@@ -286,16 +286,16 @@ func (e *Env) StartVM(ctx context.Context, vm *scenarios.VM) (string, error) {
 
 // CreatePort creates the LSP of a VM StartVM started, as ovnkube's pod
 // handler does, and waits until it is bound up.
-func (e *Env) CreatePort(ctx context.Context, vm *scenarios.VM) error {
+func (e *testbedEnv) CreatePort(ctx context.Context, vm *scenarios.VM) error {
 	return e.vms.CreateLSPs(ctx, vm.Namespace, vm.Name)
 }
 
 // nodeName is the testbed node of scenario node index i (0-based).
-func (e *Env) nodeName(i int) string { return e.tb.Nodes()[i].Name }
+func (e *testbedEnv) nodeName(i int) string { return e.tb.Nodes()[i].Name }
 
 // nadKey is "ns/name" of the NAD a VM attaches to network through: the
 // network's NAD, or for a CUDN the NAD it renders in the VM's namespace.
-func (e *Env) nadKey(vm *scenarios.VM, network string) string {
+func (e *testbedEnv) nadKey(vm *scenarios.VM, network string) string {
 	m := e.sc.NetworkManifest(network)
 	if m.Kind == udnv1.Kind {
 		return vm.Namespace + "/" + m.Name
@@ -304,7 +304,7 @@ func (e *Env) nadKey(vm *scenarios.VM, network string) string {
 }
 
 // Close stops the controller, disconnects the NB and removes the testbed.
-func (e *Env) Close() error {
+func (e *testbedEnv) Close() error {
 	var procErr error
 	if e.plane != nil {
 		procErr = e.plane.close()

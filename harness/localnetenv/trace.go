@@ -16,7 +16,7 @@ import (
 // the flow's addresses, protocol and destination port. On interconnect
 // the sender's zone is the one whose northd built the sender's egress
 // pipeline (where OVN marks and meters).
-func (e *Env) Trace(ctx context.Context, run harness.FlowRun) (ovntrace.Prediction, error) {
+func (e *testbedEnv) Trace(ctx context.Context, run harness.FlowRun) (ovntrace.Prediction, error) {
 	vm := e.sc.VM(run.Spec.From)
 	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
 	if err != nil {
@@ -32,7 +32,7 @@ func (e *Env) Trace(ctx context.Context, run harness.FlowRun) (ovntrace.Predicti
 	return ovntrace.Trace(ctx, z.zone.SB, mf)
 }
 
-func (e *Env) microflow(ctx context.Context, run harness.FlowRun, z localnet.Zone) (ovntrace.Microflow, error) {
+func (e *testbedEnv) microflow(ctx context.Context, run harness.FlowRun, z localnet.Zone) (ovntrace.Microflow, error) {
 	vm := e.sc.VM(run.Spec.From)
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
@@ -72,7 +72,7 @@ func (e *Env) microflow(ctx context.Context, run harness.FlowRun, z localnet.Zon
 
 // switchOf is the logical switch of an LSP in zone z's NB; `ovn-nbctl
 // lsp-get-ls` prints "<uuid> (<name>)".
-func (e *Env) switchOf(ctx context.Context, z localnet.Zone, lsp string) (string, error) {
+func (e *testbedEnv) switchOf(ctx context.Context, z localnet.Zone, lsp string) (string, error) {
 	out, err := e.tb.ZoneNBCtl(ctx, z, "lsp-get-ls", lsp)
 	if err != nil {
 		return "", err

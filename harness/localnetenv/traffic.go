@@ -26,7 +26,7 @@ const window = 100 * time.Millisecond
 
 // running is a group of flows with one uplink capture per sending node.
 type running struct {
-	e    *Env
+	e    *testbedEnv
 	runs []harness.FlowRun
 	caps map[string]*live.Capture // by pcap path
 	errs []error                  // per run: the sender's error
@@ -43,7 +43,7 @@ type running struct {
 // it is now (a wait step sees rows, not flows), then starts one capture
 // per sending node, waits until each sees its probe, then starts every
 // flow's sender.
-func (e *Env) Start(ctx context.Context, runs []harness.FlowRun) (harness.Running, error) {
+func (e *testbedEnv) Start(ctx context.Context, runs []harness.FlowRun) (harness.Running, error) {
 	if err := e.tb.WaitHVSync(ctx); err != nil {
 		return nil, fmt.Errorf("flows %s: %w", flowNames(runs), err)
 	}
@@ -106,7 +106,7 @@ func flowNames(runs []harness.FlowRun) string {
 // (resolving is what its verdict then fails on).
 // A VM-to-host flow instead has its sender re-resolve the host when it
 // knows it already (refreshHost).
-func (e *Env) resolvePeers(ctx context.Context, runs []harness.FlowRun) ([]string, error) {
+func (e *testbedEnv) resolvePeers(ctx context.Context, runs []harness.FlowRun) ([]string, error) {
 	unresolved := make([]string, len(runs))
 	refreshed := map[string]bool{}
 	for i, run := range runs {
@@ -156,7 +156,7 @@ func (r *running) closeServers() {
 }
 
 // sender prepares one flow's traffic source in its VM's guest.
-func (e *Env) sender(ctx context.Context, r *running, i int, run harness.FlowRun) (func(context.Context) error, error) {
+func (e *testbedEnv) sender(ctx context.Context, r *running, i int, run harness.FlowRun) (func(context.Context) error, error) {
 	vm := e.sc.VM(run.Spec.From)
 	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
@@ -215,7 +215,7 @@ const (
 
 // injector sends raw sequence-numbered frames from the guest NIC to the
 // destination's MAC.
-func (e *Env) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec, netns, nic string) (func(context.Context) error, error) {
+func (e *testbedEnv) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec, netns, nic string) (func(context.Context) error, error) {
 	src, err := e.mac(ctx, netns, nic)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
@@ -237,7 +237,7 @@ func (e *Env) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec,
 
 // endpoint is the namespace and interface of a VM's NIC nic or a host's
 // port.
-func (e *Env) endpoint(name string, nic int) (netns, ifname string, err error) {
+func (e *testbedEnv) endpoint(name string, nic int) (netns, ifname string, err error) {
 	if vm := e.sc.VM(name); vm != nil {
 		in, err := e.vms.Get(vm.Namespace, vm.Name)
 		if err != nil {
@@ -255,7 +255,7 @@ func (e *Env) endpoint(name string, nic int) (netns, ifname string, err error) {
 	return h.Netns, h.Ifname, nil
 }
 
-func (e *Env) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
+func (e *testbedEnv) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
 	return e.tb.LinkMAC(netns, ifname)
 }
 

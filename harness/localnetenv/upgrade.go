@@ -38,14 +38,14 @@ type upgradeRun struct {
 	errs      []string
 	marks     marks.Count // controller start to the end
 	before    marks.Count // seeding to the controller start
-	stream    StreamResult
+	stream    streamResult
 }
 
 // Upgrade seeds legacy rows for the objects, as the address-set-based
 // generation wrote them, waits until they mark the VM's probe stream,
 // starts the controller with an NB monitor running, and checks the
 // migration's transaction order and the final rows.
-func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
+func (e *testbedEnv) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *scenarios.VM, p *scenarios.Probe) (harness.ControllerResult, error) {
 	z, err := e.zoneOfVM(vm.Namespace, vm.Name)
 	if err != nil {
 		return harness.ControllerResult{}, err
@@ -72,13 +72,13 @@ func (e *Env) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, vm *sce
 // upgradeUnderProbe starts the controller (interconnect: every zone's)
 // and judges the migration in zone z, the probed VM's, whose NB it
 // monitors.
-func (e *Env) upgradeUnderProbe(ctx context.Context, s *Stream, run *upgradeRun, z zoneNB) error {
+func (e *testbedEnv) upgradeUnderProbe(ctx context.Context, s *markedStream, run *upgradeRun, z zoneNB) error {
 	steady := steadyRun(s)
 	var err error
 	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steady, markedTimeout); err != nil {
 		return fmt.Errorf("probe marked by the legacy rows: %w", err)
 	}
-	mon, err := StartNBMonitor(ctx, z.zone.NB)
+	mon, err := startNBMonitor(ctx, z.zone.NB)
 	if err != nil {
 		return err
 	}

@@ -14,22 +14,22 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// AppearSpec is a VM created while a NetworkQoS selecting it already
+// appearSpec is a VM created while a NetworkQoS selecting it already
 // exists (scenario 07-vm-after-policy).
-type AppearSpec struct {
+type appearSpec struct {
 	VM kubevirt.VM `json:"-"`
 	// Object is the NetworkQoS whose port group must take the VM's port.
-	Object ObjectRef `json:"object"`
+	Object objectRef `json:"object"`
 	// DSCP is the mark the object puts on the VM's traffic to the peer.
-	DSCP    int     `json:"dscp"`
-	Traffic Traffic `json:"traffic"`
+	DSCP    int          `json:"dscp"`
+	Traffic probeTraffic `json:"traffic"`
 }
 
-// AppearResult is what VMAppears measured. Durations count from
+// appearResult is what VMAppears measured. Durations count from
 // CommandAt: the ovn-nbctl command that created the LSP, or, where ovnkube
 // created it with the launcher pod (LSPInNB negative), the probe's start.
-type AppearResult struct {
-	VM        VMRef     `json:"vm"`
+type appearResult struct {
+	VM        vmID      `json:"vm"`
 	LSP       string    `json:"lsp"`
 	Node      string    `json:"node"`
 	CommandAt time.Time `json:"commandAt"`
@@ -55,10 +55,10 @@ type AppearResult struct {
 // creates the LSP as ovnkube would and measures LSP creation -> first
 // marked packet on the VM node's uplink, with the controller's
 // port-group update and the binding in between.
-func (o *vmOps) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, error) {
-	ref := VMRef{spec.VM.Namespace, spec.VM.Name}
-	res := AppearResult{VM: ref, Node: spec.VM.Node}
-	fail := func(err error) (AppearResult, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
+func (o *vmOps) VMAppears(ctx context.Context, spec appearSpec) (appearResult, error) {
+	ref := vmID{spec.VM.Namespace, spec.VM.Name}
+	res := appearResult{VM: ref, Node: spec.VM.Node}
+	fail := func(err error) (appearResult, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
 	if err := o.vms.Create(ctx, spec.VM, kubevirt.CreateOptions{SkipLSP: true}); err != nil {
 		return fail(err)
 	}
@@ -117,7 +117,7 @@ func (o *vmOps) VMAppears(ctx context.Context, spec AppearSpec) (AppearResult, e
 }
 
 // step is the appearance as a probed startVM step's result.
-func (res AppearResult) step() harness.Appearance {
+func (res appearResult) step() harness.Appearance {
 	a := harness.Appearance{LSP: res.LSP, Origin: harness.OriginLSPCreated, PortUp: res.PortUp, InGroup: res.InGroup,
 		FirstPacket: res.FirstPacket, FirstMarked: res.FirstMarked, Packets: res.Marking.Packets,
 		Unmarked: res.Marking.Unmarked, Detail: res}

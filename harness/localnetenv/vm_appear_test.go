@@ -21,7 +21,7 @@ func TestAppearOrigin(t *testing.T) {
 		{"not seen", 0, harness.OriginLSPCreated, 0},
 		{"ovnkube created it first", -385 * time.Millisecond, harness.OriginProbeStart, 385 * time.Millisecond},
 	} {
-		a := AppearResult{LSP: "l", LSPInNB: tc.lspInNB, FirstMarked: time.Millisecond}.step()
+		a := appearResult{LSP: "l", LSPInNB: tc.lspInNB, FirstMarked: time.Millisecond}.step()
 		if a.Origin != tc.origin || a.LSPBefore != tc.lspBefore || a.FirstMarked != time.Millisecond {
 			t.Errorf("%s: origin %q before %v first marked %v; want %q %v 1ms", tc.name, a.Origin, a.LSPBefore, a.FirstMarked, tc.origin, tc.lspBefore)
 		}

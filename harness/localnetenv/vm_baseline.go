@@ -12,24 +12,24 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// BaselineSpec measures OVN's own port-group change time: a scratch port
+// baselineSpec measures OVN's own port-group change time: a scratch port
 // group with a hand-made QoS row (inport == @pg, DSCP), and the VM's
 // bound, running port added to it by ovn-nbctl. The VM must not be
 // selected by any NetworkQoS that marks its traffic.
-type BaselineSpec struct {
-	VM VMRef `json:"vm"`
+type baselineSpec struct {
+	VM vmID `json:"vm"`
 	// Name of the scratch port group (default "lifecycle_baseline"); it and
 	// its QoS row are removed when the operation returns.
-	Name     string  `json:"name"`
-	DSCP     int     `json:"dscp"`
-	Priority int     `json:"priority"` // of the scratch QoS row (default 999)
-	Samples  int     `json:"samples"`  // add/remove cycles (default 3)
-	Traffic  Traffic `json:"traffic"`
+	Name     string       `json:"name"`
+	DSCP     int          `json:"dscp"`
+	Priority int          `json:"priority"` // of the scratch QoS row (default 999)
+	Samples  int          `json:"samples"`  // add/remove cycles (default 3)
+	Traffic  probeTraffic `json:"traffic"`
 }
 
-// BaselineResult is what PortGroupBaseline measured.
-type BaselineResult struct {
-	VM        VMRef  `json:"vm"`
+// baselineResult is what PortGroupBaseline measured.
+type baselineResult struct {
+	VM        vmID   `json:"vm"`
 	LSP       string `json:"lsp"`
 	PortGroup string `json:"portGroup"`
 	// Add: `ovn-nbctl pg-set-ports` command -> first marked packet.
@@ -44,7 +44,7 @@ const baselineTag = "nqos-sim-baseline"
 // PortGroupBaseline adds and removes the VM's port to and from a scratch
 // port group Samples times while the guest sends to the peer, and times
 // each change to its effect on the VM node's uplink.
-func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res BaselineResult, err error) {
+func (o *vmOps) PortGroupBaseline(ctx context.Context, spec baselineSpec) (res baselineResult, err error) {
 	if spec.Name == "" {
 		spec.Name = "lifecycle_baseline"
 	}
@@ -54,8 +54,8 @@ func (o *vmOps) PortGroupBaseline(ctx context.Context, spec BaselineSpec) (res B
 	if spec.Samples <= 0 {
 		spec.Samples = 3
 	}
-	res = BaselineResult{VM: spec.VM, PortGroup: spec.Name}
-	fail := func(err error) (BaselineResult, error) {
+	res = baselineResult{VM: spec.VM, PortGroup: spec.Name}
+	fail := func(err error) (baselineResult, error) {
 		return res, fmt.Errorf("VM %s port-group baseline: %w", spec.VM, err)
 	}
 	in, vmIP, err := o.instance(spec.VM)
@@ -139,7 +139,7 @@ func (o *vmOps) switchOf(ctx context.Context, node, lsp string) (string, error) 
 	return out[i+1 : j], nil
 }
 
-func (o *vmOps) addScratch(ctx context.Context, node, sw string, spec BaselineSpec) error {
+func (o *vmOps) addScratch(ctx context.Context, node, sw string, spec baselineSpec) error {
 	_, err := o.tb.NodeNBCtl(ctx, node, "--", "pg-add", spec.Name,
 		"--", "--id=@q", "create", "QoS", fmt.Sprintf("priority=%d", spec.Priority), "direction=to-lport",
 		fmt.Sprintf(`match="inport == @%s"`, spec.Name), fmt.Sprintf("action:dscp=%d", spec.DSCP),
@@ -170,6 +170,6 @@ func (o *vmOps) removeScratch(ctx context.Context, node, sw, name string) error 
 }
 
 // step is the baseline as an ovnBaseline step's result.
-func (res BaselineResult) step() harness.BaselineResult {
+func (res baselineResult) step() harness.BaselineResult {
 	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}
 }

@@ -14,30 +14,30 @@ import (
 	"github.com/nqos/nqos/kubevirt"
 )
 
-// MigrateSpec is a live migration under constant-rate traffic (scenario
+// migrateSpec is a live migration under constant-rate traffic (scenario
 // 08-vm-lifecycle).
-type MigrateSpec struct {
-	VM     VMRef                  `json:"vm"`
+type migrateSpec struct {
+	VM     vmID                   `json:"vm"`
 	Target string                 `json:"target"`
 	Mode   kubevirt.MigrationMode `json:"mode"`
 	// LateTargetLSP creates the target LSP only after the switch
 	// (per-pod-lsp): the VM is "migrated in" after its policy.
 	LateTargetLSP bool      `json:"lateTargetLSP"`
-	Object        ObjectRef `json:"object"`
+	Object        objectRef `json:"object"`
 	DSCP          int       `json:"dscp"`
 	// MTURequest of the target VIF (multi-chassis binding tunnels need
 	// headroom for their Geneve encapsulation).
-	MTURequest int     `json:"mtuRequest"`
-	Traffic    Traffic `json:"traffic"`
+	MTURequest int          `json:"mtuRequest"`
+	Traffic    probeTraffic `json:"traffic"`
 	// Handover (multi-chassis) orders the handover's writes (default
 	// kubevirt.HandoverLSPFirst).
 	Handover kubevirt.HandoverOrder `json:"handover,omitempty"`
 }
 
-// MigrateResult is what Migrate measured. Durations relative to the
+// migrateResult is what Migrate measured. Durations relative to the
 // switch are negative for events before it.
-type MigrateResult struct {
-	VM        VMRef                    `json:"vm"`
+type migrateResult struct {
+	VM        vmID                     `json:"vm"`
 	Mode      kubevirt.MigrationMode   `json:"mode"`
 	Late      bool                     `json:"lateTargetLSP"`
 	Report    kubevirt.MigrationReport `json:"report"`
@@ -65,7 +65,7 @@ type MigrateResult struct {
 	Out lifeprobe.Direction `json:"out"`
 	In  lifeprobe.Direction `json:"in"`
 	// Phases (multi-chassis only) splits the migration at the handover.
-	Phases *MigratePhases `json:"phases,omitempty"`
+	Phases *migratePhases `json:"phases,omitempty"`
 	// Marking counts the guest's packets to the peer on both uplinks
 	// over the whole traffic window; OnTarget only after the switch on
 	// the target's uplink.
@@ -75,9 +75,9 @@ type MigrateResult struct {
 
 // Migrate live-migrates the VM while probes run both ways between the
 // guest and the peer and both nodes' uplinks are watched.
-func (o *vmOps) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, error) {
-	res := MigrateResult{VM: spec.VM, Mode: spec.Mode, Late: spec.LateTargetLSP}
-	fail := func(err error) (MigrateResult, error) {
+func (o *vmOps) Migrate(ctx context.Context, spec migrateSpec) (migrateResult, error) {
+	res := migrateResult{VM: spec.VM, Mode: spec.Mode, Late: spec.LateTargetLSP}
+	fail := func(err error) (migrateResult, error) {
 		return res, fmt.Errorf("VM %s migration to %s (%s): %w", spec.VM, spec.Target, spec.Mode, err)
 	}
 	in, vmIP, err := o.instance(spec.VM)
@@ -123,7 +123,7 @@ func (o *vmOps) Migrate(ctx context.Context, spec MigrateSpec) (MigrateResult, e
 
 // beforeSwitch records whether the prepared target port is already in
 // the object's port group when the guest moves.
-func (o *vmOps) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Context, kubevirt.MigrationReport) error {
+func (o *vmOps) beforeSwitch(obj objectRef, res *migrateResult) func(context.Context, kubevirt.MigrationReport) error {
 	return func(ctx context.Context, rep kubevirt.MigrationReport) error {
 		members, err := o.Members(ctx, obj)
 		if err != nil {
@@ -135,7 +135,7 @@ func (o *vmOps) beforeSwitch(obj ObjectRef, res *MigrateResult) func(context.Con
 }
 
 // fill computes the figures from the watches and recordings.
-func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lifeprobe.FirstSeen) {
+func (r *migrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lifeprobe.FirstSeen) {
 	sw := r.Report.SwitchAt
 	all := ups.seen(s.vmIP)
 	r.Marking = marks.Tally(all, s.peerIP, dscp, start, time.Time{})
@@ -160,7 +160,7 @@ func (r *MigrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time
 // life is the migration as a lifecycle step's result: the figures the
 // report shows, the probe counts the verdicts judge, the whole result as
 // its detail.
-func (res MigrateResult) life() harness.LifeResult {
+func (res migrateResult) life() harness.LifeResult {
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
 		Lost: map[string]int{harness.Out: res.Out.Lost, harness.In: res.In.Lost},
@@ -183,7 +183,7 @@ func (res MigrateResult) life() harness.LifeResult {
 // lateMeasures are the figures of a VM migrated in after its NetworkQoS
 // (its target LSP created after the switch): the controller has to find
 // a port it has never seen, as for a VM that starts after its policy.
-func (res MigrateResult) lateMeasures() []results.Measure {
+func (res migrateResult) lateMeasures() []results.Measure {
 	if !res.Late {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (res MigrateResult) lateMeasures() []results.Measure {
 // handoverMeasures are the multi-chassis figures per phase: the switch
 // (guest moved, binding settled on the target) and the handover of the
 // LSP to the target pod (renamed in place, VIF re-pointed).
-func (res MigrateResult) handoverMeasures() []results.Measure {
+func (res migrateResult) handoverMeasures() []results.Measure {
 	ph, rep := res.Phases, res.Report
 	if ph == nil {
 		return nil

@@ -18,9 +18,9 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// Testbed is what the operations need from the localnet testbed;
+// testbed is what the operations need from the localnet testbed;
 // *localnet.Testbed implements it.
-type Testbed interface {
+type testbed interface {
 	UplinkCapturePoint(node string) (netns, ifname string, err error)
 	Host(name string) (localnet.Host, bool)
 	// NodeNBCtl runs ovn-nbctl against the NB of node's zone.
@@ -29,9 +29,9 @@ type Testbed interface {
 	LinkMAC(netns, ifname string) (net.HardwareAddr, error)
 }
 
-// VMs is what the operations need from the VM manager; *kubevirt.Manager
+// vmRunner is what the operations need from the VM manager; *kubevirt.Manager
 // implements it.
-type VMs interface {
+type vmRunner interface {
 	Create(ctx context.Context, vm kubevirt.VM, opts kubevirt.CreateOptions) error
 	CreateLSPs(ctx context.Context, namespace, name string) error
 	Get(namespace, name string) (kubevirt.Instance, error)
@@ -40,40 +40,40 @@ type VMs interface {
 	SetGuestIP(ctx context.Context, namespace, name string, i int, ipv4, ipv6 string) error
 }
 
-// NB is what the operations read from the Northbound database;
+// nbReader is what the operations read from the Northbound database;
 // *ovnnb.Client implements it.
-type NB interface {
+type nbReader interface {
 	Rows(ctx context.Context) (qos.Desired, error)
 	OnLogicalSwitchPortAdd(fn func(lspName string))
 }
 
 // vmOps performs lifecycle operations on one testbed.
 type vmOps struct {
-	tb    Testbed
-	vms   VMs
-	nb    NB
+	tb    testbed
+	vms   vmRunner
+	nb    nbReader
 	clock *lifeprobe.FirstSeen
 }
 
 // newVMOps returns the operations of a testbed. It registers a callback on nb
 // that timestamps every LSP appearing in the NB, so nb must outlive the Ops.
-func newVMOps(tb Testbed, vms VMs, nb NB) *vmOps {
+func newVMOps(tb testbed, vms vmRunner, nb nbReader) *vmOps {
 	c := lifeprobe.NewFirstSeen()
 	nb.OnLogicalSwitchPortAdd(c.Add)
 	return &vmOps{tb: tb, vms: vms, nb: nb, clock: c}
 }
 
-// ObjectRef names a NetworkQoS.
-type ObjectRef struct {
+// objectRef names a NetworkQoS.
+type objectRef struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 }
 
-func (r ObjectRef) String() string { return r.Namespace + "/" + r.Name }
+func (r objectRef) String() string { return r.Namespace + "/" + r.Name }
 
 // Members are the LSPs in the port groups the NB holds for the object,
 // sorted; a failed NB read is an error.
-func (o *vmOps) Members(ctx context.Context, obj ObjectRef) ([]string, error) {
+func (o *vmOps) Members(ctx context.Context, obj objectRef) ([]string, error) {
 	rows, err := o.nb.Rows(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("port-group members of NetworkQoS %s: %w", obj, err)
@@ -90,7 +90,7 @@ func (o *vmOps) Members(ctx context.Context, obj ObjectRef) ([]string, error) {
 
 // waitMember polls until lsp is (in=true) or is not (in=false) a member
 // of the object's port groups and returns when that was first seen.
-func (o *vmOps) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bool, timeout time.Duration) (time.Time, error) {
+func (o *vmOps) waitMember(ctx context.Context, obj objectRef, lsp string, in bool, timeout time.Duration) (time.Time, error) {
 	var at time.Time
 	what := fmt.Sprintf("LSP %s in port group of NetworkQoS %s = %v", lsp, obj, in)
 	err := localnet.Poll(ctx, timeout, what, func(context.Context) (bool, error) {
@@ -108,7 +108,7 @@ func (o *vmOps) waitMember(ctx context.Context, obj ObjectRef, lsp string, in bo
 }
 
 // instance returns the running VM and its first interface's IPv4 address.
-func (o *vmOps) instance(vm VMRef) (kubevirt.Instance, netip.Addr, error) {
+func (o *vmOps) instance(vm vmID) (kubevirt.Instance, netip.Addr, error) {
 	in, err := o.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return in, netip.Addr{}, err
@@ -123,13 +123,13 @@ func (o *vmOps) instance(vm VMRef) (kubevirt.Instance, netip.Addr, error) {
 	return in, p.Addr(), nil
 }
 
-// VMRef names a VM.
-type VMRef struct {
+// vmID names a VM.
+type vmID struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 }
 
-func (r VMRef) String() string { return r.Namespace + "/" + r.Name }
+func (r vmID) String() string { return r.Namespace + "/" + r.Name }
 
 // host returns an external host and its IPv4 address.
 func (o *vmOps) host(name string) (localnet.Host, netip.Addr, error) {

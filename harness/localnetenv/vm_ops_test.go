@@ -41,9 +41,9 @@ func TestMembers(t *testing.T) {
 		pg("vms:production", "p2", "p1"), pg("vms:production", "p1", "p3"), pg("vms:batch", "b1"), pg("other:production", "x"),
 	}}})
 	for _, tc := range []struct {
-		obj  ObjectRef
+		obj  objectRef
 		want []string
-	}{{ObjectRef{"vms", "production"}, []string{"p1", "p2", "p3"}}, {ObjectRef{"vms", "batch"}, []string{"b1"}}, {ObjectRef{"vms", "none"}, nil}} {
+	}{{objectRef{"vms", "production"}, []string{"p1", "p2", "p3"}}, {objectRef{"vms", "batch"}, []string{"b1"}}, {objectRef{"vms", "none"}, nil}} {
 		if got, err := o.Members(context.Background(), tc.obj); err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("Members(%s) = %v, %v, want %v", tc.obj, got, err, tc.want)
 		}
@@ -51,22 +51,22 @@ func TestMembers(t *testing.T) {
 }
 
 func TestPortSecurityVerdict(t *testing.T) {
-	spec := SpoofSpec{SpooferDSCP: 10, VictimDSCP: 46}
+	spec := spoofSpec{SpooferDSCP: 10, VictimDSCP: 46}
 	for _, tc := range []struct {
 		name string
-		f    SpoofFlow
+		f    spoofedFlow
 		pass bool
 	}{
-		{"all dropped", SpoofFlow{Sent: 100, Dropped: 100, DSCP: map[int]uint64{}}, true},
-		{"let through in the spoofer's class", SpoofFlow{Sent: 100, Seen: 40, Dropped: 60, DSCP: map[int]uint64{10: 40}}, true},
-		{"one in the victim's class", SpoofFlow{Sent: 100, Seen: 40, Dropped: 60, MisClassified: 1, DSCP: map[int]uint64{10: 39, 46: 1}}, false},
-		{"unmarked", SpoofFlow{Sent: 100, Seen: 5, DSCP: map[int]uint64{0: 5}}, false},
-		{"nothing sent", SpoofFlow{DSCP: map[int]uint64{}}, false},
+		{"all dropped", spoofedFlow{Sent: 100, Dropped: 100, DSCP: map[int]uint64{}}, true},
+		{"let through in the spoofer's class", spoofedFlow{Sent: 100, Seen: 40, Dropped: 60, DSCP: map[int]uint64{10: 40}}, true},
+		{"one in the victim's class", spoofedFlow{Sent: 100, Seen: 40, Dropped: 60, MisClassified: 1, DSCP: map[int]uint64{10: 39, 46: 1}}, false},
+		{"unmarked", spoofedFlow{Sent: 100, Seen: 5, DSCP: map[int]uint64{0: 5}}, false},
+		{"nothing sent", spoofedFlow{DSCP: map[int]uint64{}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.f
-			f.Name = FlowSpooferVictimMAC
-			r := SpoofResult{Flows: []SpoofFlow{f}}
+			f.Name = flowSpooferVictimMAC
+			r := spoofResult{Flows: []spoofedFlow{f}}
 			if v := r.portSecurityVerdict(spec); v.Pass != tc.pass {
 				t.Errorf("verdict %q: pass %v, want %v", v.Message, v.Pass, tc.pass)
 			}
@@ -77,15 +77,15 @@ func TestPortSecurityVerdict(t *testing.T) {
 // TestResultJSON pins the JSON field names reports read.
 func TestResultJSON(t *testing.T) {
 	results := map[string]any{
-		"appear":   AppearResult{VM: VMRef{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: marks.Tally(nil, peer, 46, time.Time{}, time.Time{})},
-		"baseline": BaselineResult{Add: lifeprobe.NewSpread([]time.Duration{time.Millisecond})},
-		"migrate":  MigrateResult{Mode: "per-pod-lsp", Out: lifeprobe.Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
-		"migrateMultiChassis": MigrateResult{Mode: "multi-chassis", Out: lifeprobe.Sum(lifeprobe.Direction{Sent: 4, Lost: 1}, lifeprobe.Direction{Sent: 6, Lost: 2}),
-			Phases: &MigratePhases{SplitAt: t0, NameInGroup: time.Millisecond,
-				Switch: Phase{Out: lifeprobe.Direction{Sent: 4, Lost: 1}}, Handover: Phase{Out: lifeprobe.Direction{Sent: 6, Lost: 2}}}},
-		"restart":  RestartResult{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
-		"ipchange": IPChangeResult{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
-		"spoof":    SpoofResult{Flows: []SpoofFlow{{Name: FlowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
+		"appear":   appearResult{VM: vmID{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: marks.Tally(nil, peer, 46, time.Time{}, time.Time{})},
+		"baseline": baselineResult{Add: lifeprobe.NewSpread([]time.Duration{time.Millisecond})},
+		"migrate":  migrateResult{Mode: "per-pod-lsp", Out: lifeprobe.Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
+		"migrateMultiChassis": migrateResult{Mode: "multi-chassis", Out: lifeprobe.Sum(lifeprobe.Direction{Sent: 4, Lost: 1}, lifeprobe.Direction{Sent: 6, Lost: 2}),
+			Phases: &migratePhases{SplitAt: t0, NameInGroup: time.Millisecond,
+				Switch: phase{Out: lifeprobe.Direction{Sent: 4, Lost: 1}}, Handover: phase{Out: lifeprobe.Direction{Sent: 6, Lost: 2}}}},
+		"restart":  restartResult{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
+		"ipchange": ipChangeResult{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
+		"spoof":    spoofResult{Flows: []spoofedFlow{{Name: flowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
 	}
 	got, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
@@ -114,11 +114,11 @@ func TestResultJSON(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	o := newVMOps(nil, nil, rowsNB{})
 	ctx := t.Context()
-	_, err := o.ChangeGuestIP(ctx, GuestSpec{VM: VMRef{"vms", "a"}}, "10.0.0.300/16")
+	_, err := o.ChangeGuestIP(ctx, guestOp{VM: vmID{"vms", "a"}}, "10.0.0.300/16")
 	if err == nil || !strings.Contains(err.Error(), "VM vms/a") || !strings.Contains(err.Error(), "new IPv4") {
 		t.Errorf("bad CIDR: %v", err)
 	}
-	_, err = o.Spoof(ctx, SpoofSpec{Spoofer: VMRef{"vms", "s"}, Victim: VMRef{"vms", "v"}})
+	_, err = o.Spoof(ctx, spoofSpec{Spoofer: vmID{"vms", "s"}, Victim: vmID{"vms", "v"}})
 	if err == nil || !strings.Contains(err.Error(), "VM vms/s") || !strings.Contains(err.Error(), "Dir") {
 		t.Errorf("missing Dir: %v", err)
 	}

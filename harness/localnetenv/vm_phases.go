@@ -11,16 +11,16 @@ import (
 	"github.com/nqos/nqos/kubevirt"
 )
 
-// MigratePhases splits a multi-chassis migration at the handover of its
+// migratePhases splits a multi-chassis migration at the handover of its
 // LSP to the target pod. The probes are restarted between the phases
 // (once the binding has settled on the target, before the handover), so
 // each phase counts its own datagrams.
-type MigratePhases struct {
+type migratePhases struct {
 	// Switch: from the start to the binding settled on the target alone
 	// (guest moved, RARPs, source chassis released).
-	Switch Phase `json:"switch"`
+	Switch phase `json:"switch"`
 	// Handover: from the LSP rename and VIF re-point to the end.
-	Handover Phase `json:"handover"`
+	Handover phase `json:"handover"`
 	// SplitAt is the boundary: the first phase's probes stopped, the
 	// second's not started yet.
 	SplitAt time.Time `json:"splitAt"`
@@ -32,8 +32,8 @@ type MigratePhases struct {
 	GroupGap time.Duration `json:"groupGapNs"`
 }
 
-// Phase is what the probes and the uplink watches saw in one phase.
-type Phase struct {
+// phase is what the probes and the uplink watches saw in one phase.
+type phase struct {
 	Out lifeprobe.Direction `json:"out"`
 	In  lifeprobe.Direction `json:"in"`
 	// Marking counts the guest's packets to the peer on both uplinks.
@@ -53,7 +53,7 @@ type phaseSplit struct {
 	w    *watched
 	in   kubevirt.Instance
 	vmIP netip.Addr
-	tr   Traffic
+	tr   probeTraffic
 
 	split   bool
 	at      time.Time
@@ -77,15 +77,15 @@ func (p *phaseSplit) atHandover(ctx context.Context, _ kubevirt.MigrationReport)
 
 // fill sets r.Phases from the two phases and makes r.Out and r.In the
 // sums over both; r.Out and r.In hold the second phase when called.
-func (p *phaseSplit) fill(r *MigrateResult, dscp int, start time.Time, rec *memberRecorder) {
+func (p *phaseSplit) fill(r *migrateResult, dscp int, start time.Time, rec *memberRecorder) {
 	if !p.split {
 		return
 	}
 	all := p.w.ups.seen(p.vmIP)
 	peer := p.w.peerIP
-	ph := &MigratePhases{SplitAt: p.at,
-		Switch:   Phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},
-		Handover: Phase{Out: r.Out, In: r.In, Marking: marks.Tally(all, peer, dscp, p.at, time.Time{})}}
+	ph := &migratePhases{SplitAt: p.at,
+		Switch:   phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},
+		Handover: phase{Out: r.Out, In: r.In, Marking: marks.Tally(all, peer, dscp, p.at, time.Time{})}}
 	srcJoined, srcLeft := rec.Times(r.SourceLSP)
 	dstJoined, _ := rec.Times(r.TargetLSP)
 	ph.NameInGroup = lifeprobe.Since(r.Report.HandoverAt, dstJoined)

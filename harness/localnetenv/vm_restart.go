@@ -12,19 +12,19 @@ import (
 	"github.com/nqos/nqos/harness/results"
 )
 
-// GuestSpec is a lifecycle event of a running VM selected by a
+// guestOp is a lifecycle event of a running VM selected by a
 // NetworkQoS (scenario 08-vm-lifecycle).
-type GuestSpec struct {
-	VM      VMRef     `json:"vm"`
-	Object  ObjectRef `json:"object"`
-	DSCP    int       `json:"dscp"`
-	Traffic Traffic   `json:"traffic"`
+type guestOp struct {
+	VM      vmID         `json:"vm"`
+	Object  objectRef    `json:"object"`
+	DSCP    int          `json:"dscp"`
+	Traffic probeTraffic `json:"traffic"`
 }
 
-// RestartResult is what RestartLauncher measured. Durations count from
+// restartResult is what RestartLauncher measured. Durations count from
 // the start of the restart.
-type RestartResult struct {
-	VM     VMRef  `json:"vm"`
+type restartResult struct {
+	VM     vmID   `json:"vm"`
 	OldLSP string `json:"oldLSP"`
 	NewLSP string `json:"newLSP"`
 	// Start is when the restart began.
@@ -46,9 +46,9 @@ type RestartResult struct {
 // RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
 // MAC) while the guest sends to the peer, and records the port-group
 // membership change and the marking on the uplink.
-func (o *vmOps) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartResult, error) {
-	res := RestartResult{VM: spec.VM}
-	fail := func(err error) (RestartResult, error) {
+func (o *vmOps) RestartLauncher(ctx context.Context, spec guestOp) (restartResult, error) {
+	res := restartResult{VM: spec.VM}
+	fail := func(err error) (restartResult, error) {
 		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
 	}
 	var err error
@@ -110,9 +110,9 @@ func (o *vmOps) RestartLauncher(ctx context.Context, spec GuestSpec) (RestartRes
 	return res, nil
 }
 
-// IPChangeResult is what ChangeGuestIP measured.
-type IPChangeResult struct {
-	VM            VMRef    `json:"vm"`
+// ipChangeResult is what ChangeGuestIP measured.
+type ipChangeResult struct {
+	VM            vmID     `json:"vm"`
 	OldIP         string   `json:"oldIP"`
 	NewIP         string   `json:"newIP"`
 	MembersBefore []string `json:"membersBefore"`
@@ -128,9 +128,9 @@ type IPChangeResult struct {
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
 // (OVN never sees it) between two probe streams to the peer and records
 // the marking of both addresses and the port-group membership.
-func (o *vmOps) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 string) (IPChangeResult, error) {
-	res := IPChangeResult{VM: spec.VM, NewIP: newIPv4}
-	fail := func(err error) (IPChangeResult, error) {
+func (o *vmOps) ChangeGuestIP(ctx context.Context, spec guestOp, newIPv4 string) (ipChangeResult, error) {
+	res := ipChangeResult{VM: spec.VM, NewIP: newIPv4}
+	fail := func(err error) (ipChangeResult, error) {
 		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
 	}
 	var err error
@@ -171,7 +171,7 @@ func (o *vmOps) ChangeGuestIP(ctx context.Context, spec GuestSpec, newIPv4 strin
 
 // stream runs one guest -> peer probe from ip until After datagrams
 // arrived and counts its packets on the uplinks from t on.
-func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec GuestSpec, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
+func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec guestOp, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
 	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
 	if err != nil {
 		return lifeprobe.Direction{}, marks.Count{}, err
@@ -188,7 +188,7 @@ func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, sp
 }
 
 // life is the launcher restart as a lifecycle step's result.
-func (res RestartResult) life() harness.LifeResult {
+func (res restartResult) life() harness.LifeResult {
 	return harness.LifeResult{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
 		Lost: map[string]int{harness.Out: res.Out.Lost}, Sent: map[string]int{harness.Out: res.Out.Sent},
@@ -206,7 +206,7 @@ func (res RestartResult) life() harness.LifeResult {
 
 // life is the guest IP change as a lifecycle step's result: the
 // packets of both addresses count.
-func (res IPChangeResult) life() harness.LifeResult {
+func (res ipChangeResult) life() harness.LifeResult {
 	unmarked := res.Before.Unmarked + res.After.Unmarked
 	lost := res.OutBefore.Lost + res.OutAfter.Lost
 	return harness.LifeResult{

@@ -12,7 +12,7 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// Traffic defaults: one datagram every 2 ms per direction (500/s).
+// probeTraffic defaults: one datagram every 2 ms per direction (500/s).
 const (
 	defaultInterval = 2 * time.Millisecond
 	defaultAfter    = 200
@@ -21,8 +21,8 @@ const (
 	probePortIn     = 7202
 )
 
-// Traffic configures the constant-rate UDP probes of an operation.
-type Traffic struct {
+// probeTraffic configures the constant-rate UDP probes of an operation.
+type probeTraffic struct {
 	// Peer is the external host the guest exchanges datagrams with.
 	Peer string `json:"peer"`
 	// Interval between datagrams per direction (default 2 ms).
@@ -34,7 +34,7 @@ type Traffic struct {
 	Timeout time.Duration `json:"timeoutNs"`
 }
 
-func (t Traffic) withDefaults() Traffic {
+func (t probeTraffic) withDefaults() probeTraffic {
 	if t.Interval <= 0 {
 		t.Interval = defaultInterval
 	}
@@ -50,7 +50,7 @@ func (t Traffic) withDefaults() Traffic {
 // session is a probe stream from a guest to a peer host and, optionally,
 // back.
 type session struct {
-	tr       Traffic
+	tr       probeTraffic
 	vmIP     netip.Addr
 	peerIP   netip.Addr
 	out, in  *localnet.Probe
@@ -74,7 +74,7 @@ func (o *vmOps) pinNeighbour(ctx context.Context, netns, nic string, peer localn
 
 // startSession starts the guest -> peer probe and, with both, the
 // peer -> guest probe.
-func (o *vmOps) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr Traffic, both bool) (*session, error) {
+func (o *vmOps) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr probeTraffic, both bool) (*session, error) {
 	tr = tr.withDefaults()
 	peer, peerIP, err := o.host(tr.Peer)
 	if err != nil {
@@ -106,7 +106,7 @@ type watched struct {
 
 // watchedSession watches the uplinks of nodes (default: the VM's node)
 // and starts the VM's probe session.
-func (o *vmOps) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr Traffic, both bool, nodes ...string) (*watched, error) {
+func (o *vmOps) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr probeTraffic, both bool, nodes ...string) (*watched, error) {
 	if len(nodes) == 0 {
 		nodes = []string{in.Node}
 	}
@@ -174,7 +174,7 @@ type memberRecorder struct {
 // memberSample is the sampling period of a memberRecorder.
 const memberSample = 5 * time.Millisecond
 
-func (o *vmOps) recordMembers(ctx context.Context, obj ObjectRef) *memberRecorder {
+func (o *vmOps) recordMembers(ctx context.Context, obj objectRef) *memberRecorder {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &memberRecorder{Membership: lifeprobe.NewMembership(), cancel: cancel, done: make(chan struct{})}
 	go func() {

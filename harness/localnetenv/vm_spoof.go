@@ -14,12 +14,12 @@ import (
 	"github.com/nqos/nqos/harness/verdict"
 )
 
-// SpoofSpec is a guest sending raw frames with another VM's source IP and
+// spoofSpec is a guest sending raw frames with another VM's source IP and
 // MAC (scenario 12-spoofing). The spoofer's class has DSCP SpooferDSCP and
 // a meter (RateKbps, BurstKbits); the victim's class has VictimDSCP.
-type SpoofSpec struct {
-	Spoofer     VMRef  `json:"spoofer"`
-	Victim      VMRef  `json:"victim"`
+type spoofSpec struct {
+	Spoofer     vmID   `json:"spoofer"`
+	Victim      vmID   `json:"victim"`
 	SpooferDSCP int    `json:"spooferDSCP"`
 	VictimDSCP  int    `json:"victimDSCP"`
 	RateKbps    uint64 `json:"rateKbps"`
@@ -41,17 +41,17 @@ type SpoofSpec struct {
 
 // Spoof flow names.
 const (
-	FlowSpooferOwn       = verdict.SpoofOwn       // spoofer's IP and MAC
-	FlowSpooferVictimIP  = verdict.SpoofForgedIP  // victim's IP, spoofer's MAC
-	FlowSpooferVictimMAC = verdict.SpoofForgedMAC // victim's IP and MAC
-	FlowVictimOwn        = verdict.SpoofControl   // control: the victim's own frames
+	flowSpooferOwn       = verdict.SpoofOwn       // spoofer's IP and MAC
+	flowSpooferVictimIP  = verdict.SpoofForgedIP  // victim's IP, spoofer's MAC
+	flowSpooferVictimMAC = verdict.SpoofForgedMAC // victim's IP and MAC
+	flowVictimOwn        = verdict.SpoofControl   // control: the victim's own frames
 	spooferMeter         = "spoofer-class"
 )
 
-// SpoofFlow is what one injected flow became on the uplink.
-type SpoofFlow struct {
+// spoofedFlow is what one injected flow became on the uplink.
+type spoofedFlow struct {
 	Name   string `json:"name"`
-	From   VMRef  `json:"from"`
+	From   vmID   `json:"from"`
 	Node   string `json:"node"`
 	SrcIP  string `json:"srcIP"`
 	SrcMAC string `json:"srcMAC"`
@@ -66,26 +66,26 @@ type SpoofFlow struct {
 	DeliveredKbps float64        `json:"deliveredKbps"`
 }
 
-// SpoofResult is what Spoof measured, with capture's standard verdicts
+// spoofResult is what Spoof measured, with capture's standard verdicts
 // for the flows that reached the uplink (DSCP, token-bucket bound,
 // throughput floor).
-type SpoofResult struct {
-	Flows    []SpoofFlow       `json:"flows"`
+type spoofResult struct {
+	Flows    []spoofedFlow     `json:"flows"`
 	Verdicts []verdict.Verdict `json:"verdicts"`
 	Pcaps    []string          `json:"pcaps"`
 }
 
 // Flow returns the named flow's result.
-func (r SpoofResult) Flow(name string) (SpoofFlow, bool) {
+func (r spoofResult) Flow(name string) (spoofedFlow, bool) {
 	for _, f := range r.Flows {
 		if f.Name == name {
 			return f, true
 		}
 	}
-	return SpoofFlow{}, false
+	return spoofedFlow{}, false
 }
 
-func (s SpoofSpec) withDefaults() SpoofSpec {
+func (s spoofSpec) withDefaults() spoofSpec {
 	if s.Frames == 0 {
 		s.Frames = 3000
 	}
@@ -100,7 +100,7 @@ func (s SpoofSpec) withDefaults() SpoofSpec {
 
 // spoofFlow is one planned injection.
 type spoofFlow struct {
-	from   VMRef
+	from   vmID
 	netns  string
 	nic    string
 	node   string
@@ -113,10 +113,10 @@ type spoofFlow struct {
 // with the victim's IP, frames with the victim's IP and MAC, and the
 // victim's own frames (control), captures the uplinks of both VMs' nodes
 // and classifies what arrived.
-func (o *vmOps) Spoof(ctx context.Context, spec SpoofSpec) (SpoofResult, error) {
+func (o *vmOps) Spoof(ctx context.Context, spec spoofSpec) (spoofResult, error) {
 	spec = spec.withDefaults()
-	var res SpoofResult
-	fail := func(err error) (SpoofResult, error) {
+	var res spoofResult
+	fail := func(err error) (spoofResult, error) {
 		return res, fmt.Errorf("spoofing by VM %s as %s: %w", spec.Spoofer, spec.Victim, err)
 	}
 	if spec.Dir == "" {
@@ -157,7 +157,7 @@ func (o *vmOps) Spoof(ctx context.Context, spec SpoofSpec) (SpoofResult, error) 
 }
 
 // planSpoof builds the four flows.
-func (o *vmOps) planSpoof(ctx context.Context, spec SpoofSpec) ([]spoofFlow, error) {
+func (o *vmOps) planSpoof(ctx context.Context, spec spoofSpec) ([]spoofFlow, error) {
 	peer, peerIP, err := o.host(spec.Peer)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (o *vmOps) planSpoof(ctx context.Context, spec SpoofSpec) ([]spoofFlow, err
 	if err != nil {
 		return nil, err
 	}
-	mk := func(vm VMRef) (spoofFlow, netip.Addr, error) {
+	mk := func(vm vmID) (spoofFlow, netip.Addr, error) {
 		in, ip, err := o.instance(vm)
 		if err != nil {
 			return spoofFlow{}, ip, err
@@ -194,10 +194,10 @@ func (o *vmOps) planSpoof(ctx context.Context, spec SpoofSpec) ([]spoofFlow, err
 		expect *flow.Expect
 	}
 	rows := []row{
-		{FlowSpooferOwn, sp, spIP, sp.srcMAC, spec.Frames, spec.PPS, own},
-		{FlowSpooferVictimIP, sp, viIP, sp.srcMAC, spec.Frames, spec.PPS, own},
-		{FlowSpooferVictimMAC, sp, viIP, vi.srcMAC, spec.Frames, spec.PPS, nil},
-		{FlowVictimOwn, vi, viIP, vi.srcMAC, spec.Frames / 10, spec.PPS / 10, victim},
+		{flowSpooferOwn, sp, spIP, sp.srcMAC, spec.Frames, spec.PPS, own},
+		{flowSpooferVictimIP, sp, viIP, sp.srcMAC, spec.Frames, spec.PPS, own},
+		{flowSpooferVictimMAC, sp, viIP, vi.srcMAC, spec.Frames, spec.PPS, nil},
+		{flowVictimOwn, vi, viIP, vi.srcMAC, spec.Frames / 10, spec.PPS / 10, victim},
 	}
 	var plan []spoofFlow
 	for i, r := range rows {

@@ -14,10 +14,10 @@ import (
 	"github.com/nqos/nqos/harness/results"
 )
 
-var _ harness.ZoneControl = (*Env)(nil)
+var _ harness.ZoneControl = (*testbedEnv)(nil)
 
 // zoneProc is the controller process of node's zone (interconnect).
-func (e *Env) zoneProc(node int) (*controllerProc, string, error) {
+func (e *testbedEnv) zoneProc(node int) (*controllerProc, string, error) {
 	name := e.nodeName(node)
 	for _, z := range e.zones {
 		if !z.zone.Has(name) {
@@ -35,7 +35,7 @@ func (e *Env) zoneProc(node int) (*controllerProc, string, error) {
 
 // StopZoneController stops the controller of node's zone and leaves it
 // stopped; the other zones' controllers and the aggregator keep running.
-func (e *Env) StopZoneController(ctx context.Context, node int, mode string) ([]results.Measure, error) {
+func (e *testbedEnv) StopZoneController(ctx context.Context, node int, mode string) ([]results.Measure, error) {
 	proc, zone, err := e.zoneProc(node)
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (e *Env) StopZoneController(ctx context.Context, node int, mode string) ([]
 		return nil, fmt.Errorf("zone %s: its controller is not running", zone)
 	}
 	from := time.Now()
-	if err := stopController(ctx, proc.cur, ControllerRestartSpec{Mode: stopMode(mode), Timeout: syncTimeout}); err != nil {
+	if err := stopController(ctx, proc.cur, controllerRestartSpec{Mode: stopMode(mode), Timeout: syncTimeout}); err != nil {
 		return nil, fmt.Errorf("zone %s: %w", zone, err)
 	}
 	proc.cur = nil
@@ -53,7 +53,7 @@ func (e *Env) StopZoneController(ctx context.Context, node int, mode string) ([]
 
 // StartZoneController starts the stopped controller of node's zone and
 // waits until it is synced and every zone's rows equal the compiler's.
-func (e *Env) StartZoneController(ctx context.Context, node int) (harness.ZoneStart, error) {
+func (e *testbedEnv) StartZoneController(ctx context.Context, node int) (harness.ZoneStart, error) {
 	proc, zone, err := e.zoneProc(node)
 	if err != nil {
 		return harness.ZoneStart{}, err
@@ -61,7 +61,7 @@ func (e *Env) StartZoneController(ctx context.Context, node int) (harness.ZoneSt
 	if proc.cur != nil && proc.cur.Running() {
 		return harness.ZoneStart{}, fmt.Errorf("zone %s: its controller already runs (pid %d)", zone, proc.cur.Pid())
 	}
-	cur, err := StartController(ctx, proc.cfg)
+	cur, err := launchController(ctx, proc.cfg)
 	if err != nil {
 		return harness.ZoneStart{}, fmt.Errorf("zone %s: %w", zone, err)
 	}
@@ -87,7 +87,7 @@ func (e *Env) StartZoneController(ctx context.Context, node int) (harness.ZoneSt
 
 // AggregateStatus is a NetworkQoS's status.status ("" for a missing
 // object or an unset status).
-func (e *Env) AggregateStatus(ctx context.Context, namespace, name string) (string, error) {
+func (e *testbedEnv) AggregateStatus(ctx context.Context, namespace, name string) (string, error) {
 	u, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", nil

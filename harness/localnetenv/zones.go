@@ -32,7 +32,7 @@ func (z zoneNB) node() string {
 }
 
 // dialZones connects one NB client per zone; e.nb is the first zone's.
-func (e *Env) dialZones(ctx context.Context, log *slog.Logger) error {
+func (e *testbedEnv) dialZones(ctx context.Context, log *slog.Logger) error {
 	for _, z := range e.tb.Zones() {
 		nb, err := ovnnb.Dial(ctx, z.NB, log)
 		if err != nil {
@@ -44,7 +44,7 @@ func (e *Env) dialZones(ctx context.Context, log *slog.Logger) error {
 	return nil
 }
 
-func (e *Env) closeZones() {
+func (e *testbedEnv) closeZones() {
 	for _, z := range e.zones {
 		z.nb.Close()
 	}
@@ -53,7 +53,7 @@ func (e *Env) closeZones() {
 
 // ZoneRows returns each zone's NetworkQoS-owned rows and the logical
 // switch ports its NB holds, in zone order; a failed read is an error.
-func (e *Env) ZoneRows(ctx context.Context) ([]harness.ZoneRows, error) {
+func (e *testbedEnv) ZoneRows(ctx context.Context) ([]harness.ZoneRows, error) {
 	out := make([]harness.ZoneRows, 0, len(e.zones))
 	for _, z := range e.zones {
 		rows, err := z.nb.Rows(ctx)
@@ -70,7 +70,7 @@ func (e *Env) ZoneRows(ctx context.Context) ([]harness.ZoneRows, error) {
 }
 
 // zonePorts are the names of every logical switch port in a zone's NB.
-func (e *Env) zonePorts(ctx context.Context, z localnet.Zone) ([]string, error) {
+func (e *testbedEnv) zonePorts(ctx context.Context, z localnet.Zone) ([]string, error) {
 	out, err := e.tb.ZoneNBCtl(ctx, z, "--bare", "--columns=name", "list", "Logical_Switch_Port")
 	if err != nil {
 		return nil, err
@@ -82,7 +82,9 @@ func (e *Env) zonePorts(ctx context.Context, z localnet.Zone) ([]string, error) 
 
 // Rows returns the NetworkQoS-owned rows of every zone merged (see
 // mergeZoneRows); a failed read is an error.
-func (e *Env) Rows(ctx context.Context) (qos.Desired, error) { return zonesNB(e.zones).Rows(ctx) }
+func (e *testbedEnv) Rows(ctx context.Context) (qos.Desired, error) {
+	return zonesNB(e.zones).Rows(ctx)
+}
 
 // zonesNB reads every zone's NB as one.
 type zonesNB []zoneNB
@@ -168,7 +170,7 @@ func jsonKey(v any) string {
 }
 
 // zoneOfVM is the zone of the node a VM runs on now.
-func (e *Env) zoneOfVM(namespace, name string) (zoneNB, error) {
+func (e *testbedEnv) zoneOfVM(namespace, name string) (zoneNB, error) {
 	in, err := e.vms.Get(namespace, name)
 	if err != nil {
 		return zoneNB{}, err
@@ -182,7 +184,7 @@ func (e *Env) zoneOfVM(namespace, name string) (zoneNB, error) {
 }
 
 // Zones describes the testbed's zones for the report.
-func (e *Env) Zones() []results.Zone {
+func (e *testbedEnv) Zones() []results.Zone {
 	out := make([]results.Zone, 0, len(e.zones))
 	for _, z := range e.zones {
 		out = append(out, results.Zone{Name: z.zone.Name, Nodes: z.zone.Nodes, NB: z.zone.NB})
@@ -191,15 +193,15 @@ func (e *Env) Zones() []results.Zone {
 }
 
 // Topology is the testbed's control-plane topology.
-func (e *Env) Topology() string { return string(e.tb.Topology()) }
+func (e *testbedEnv) Topology() string { return string(e.tb.Topology()) }
 
-// zoneCtl runs ovn-nbctl against one zone's NB (an NBCtl).
+// zoneCtl runs ovn-nbctl against one zone's NB (an nbCtl).
 type zoneCtl struct {
 	tb   *localnet.Testbed
 	zone localnet.Zone
 }
 
-// NBCtl runs ovn-nbctl against the zone's NB.
+// nbCtl runs ovn-nbctl against the zone's NB.
 func (z zoneCtl) NBCtl(ctx context.Context, args ...string) (string, error) {
 	return z.tb.ZoneNBCtl(ctx, z.zone, args...)
 }
