@@ -31,6 +31,9 @@ const (
 	BackendEmbedded = "embedded" // the netns OVN localnet testbed
 	BackendKind     = "kind"     // a KinD cluster with OVN in its nodes (make e2e-kind)
 
+	TopologyInterconnect = "interconnect" // a zone (NB, SB, northd, controller) per node
+	TopologyCentral      = "central"      // one NB, SB and northd for every node
+
 	// KindOVN is the OVN version of the KinD node image (Debian 13's).
 	KindOVN = "25.03"
 
@@ -44,6 +47,9 @@ const (
 func AllFamilies() []string  { return []string{FamilyV4, FamilyV6, FamilyDual} }
 func AllIPAMModes() []string { return []string{IPAMNone, IPAMOVNK, IPAMDHCP} }
 func AllBackends() []string  { return []string{BackendEmbedded, BackendKind} }
+
+// AllTopologies are the OVN control-plane layouts a lane runs.
+func AllTopologies() []string { return []string{TopologyInterconnect, TopologyCentral} }
 
 // AllOVNVersions are the OVN versions an embedded lane can run
 // (internal/ovninstall), oldest first.
@@ -124,6 +130,9 @@ type Lane struct {
 	// OVN=...); a kind lane has none: it runs what its OVN-Kubernetes
 	// image ships.
 	OVN string `yaml:"ovn"`
+	// Topology is the OVN control-plane layout (make TOPOLOGY=...):
+	// interconnect or central; a kind lane runs its cluster's, central.
+	Topology string `yaml:"topology"`
 	// RunsHere is a pointer so that a lane without the key is an error
 	// rather than a silent false.
 	RunsHere *bool `yaml:"runs-here"`

@@ -137,8 +137,21 @@ func TestValidateRejects(t *testing.T) {
 		}, []string{`a-tiers cannot run in a v4/ovnk lane: it has no ovnk network (its networks are [ipamless])`}},
 		{"scenario in no embedded lane", func(t *testing.T, m *Matrix) {
 			i := laneIndex(t, *m, "embedded-v4-dhcp")
-			m.Lanes[i].Backend, m.Lanes[i].OVN = BackendKind, KindOVN
-		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 23.03`}},
+			m.Lanes[i].Backend, m.Lanes[i].OVN, m.Lanes[i].Topology = BackendKind, KindOVN, TopologyCentral
+		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded interconnect lane of OVN 23.03`}},
+		{"scenario only in a central lane", func(t *testing.T, m *Matrix) {
+			m.Lanes[laneIndex(t, *m, "embedded-v4-dhcp")].Topology = TopologyCentral
+		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded interconnect lane of OVN 23.03`}},
+		{"lane without topology", func(t *testing.T, m *Matrix) { m.Lanes[0].Topology = "" },
+			[]string{`lane 0 ("embedded-v4-ipamless"): field topology is missing (one of [interconnect central])`}},
+		{"unknown topology", func(t *testing.T, m *Matrix) { m.Lanes[0].Topology = "zones" },
+			[]string{`lane 0 ("embedded-v4-ipamless"): field topology: "zones" is not one of [interconnect central]`}},
+		{"kind lane in interconnect", func(t *testing.T, m *Matrix) {
+			m.Lanes[laneIndex(t, *m, "kind-v4-ovnk")].Topology = TopologyInterconnect
+		}, []string{`("kind-v4-ovnk"): field topology: "interconnect": a kind lane runs its cluster's one NB, "central"`}},
+		{"topology not run here", func(t *testing.T, m *Matrix) {
+			without(m, func(l Lane) bool { return l.Topology == TopologyCentral && l.Backend == BackendEmbedded })
+		}, []string{`topology central has no embedded lane that runs here`}},
 		{"embedded lane without ovn", func(t *testing.T, m *Matrix) { m.Lanes[0].OVN = "" },
 			[]string{`lane 0 ("embedded-v4-ipamless"): field ovn is missing (the OVN version the testbed runs: one of [23.03 25.03])`}},
 		{"unknown ovn", func(t *testing.T, m *Matrix) { m.Lanes[0].OVN = "24.09" },
@@ -149,29 +162,29 @@ func TestValidateRejects(t *testing.T) {
 			[]string{`("kind-v4-ovnk"): field ovn: "": a kind lane runs the OVN of the KinD node image, "25.03"`}},
 		{"OVN version without lanes", func(t *testing.T, m *Matrix) {
 			without(m, func(l Lane) bool { return l.OVN == "25.03" })
-		}, []string{`scenario a-tiers (families [v4 v6], IPAM [ipamless]) is in no embedded lane of OVN 25.03`,
-			`scenario b-subnets (families [v4], IPAM [ovnk]) is in no embedded lane of OVN 25.03`,
-			`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 25.03`,
-			`OVN 25.03 has no embedded lane that runs here`}},
+		}, []string{`scenario a-tiers (families [v4 v6], IPAM [ipamless]) is in no embedded interconnect lane of OVN 25.03`,
+			`scenario b-subnets (families [v4], IPAM [ovnk]) is in no embedded interconnect lane of OVN 25.03`,
+			`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded interconnect lane of OVN 25.03`,
+			`OVN 25.03 has no embedded interconnect lane that runs here`}},
 		{"OVN version not run here", func(t *testing.T, m *Matrix) {
 			for i := range m.Lanes {
 				if m.Lanes[i].OVN == "25.03" {
 					m.Lanes[i].RunsHere = ptr(false)
 				}
 			}
-		}, []string{`OVN 25.03 has no embedded lane that runs here`}},
+		}, []string{`OVN 25.03 has no embedded interconnect lane that runs here`}},
 		{"family without a lane", func(t *testing.T, m *Matrix) {
 			without(m, func(l Lane) bool { return l.IPFamily == FamilyDual })
 		}, []string{`no lane has ip-family dual`}},
 		{"IPAM mode without a lane", func(t *testing.T, m *Matrix) {
 			without(m, func(l Lane) bool { return l.IPAM == IPAMDHCP })
-		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 23.03`,
-			`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded lane of OVN 25.03`, `no lane has ipam dhcp`}},
+		}, []string{`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded interconnect lane of OVN 23.03`,
+			`scenario c-dhcp (families [v4], IPAM [dhcp]) is in no embedded interconnect lane of OVN 25.03`, `no lane has ipam dhcp`}},
 		{"same lane twice", func(t *testing.T, m *Matrix) {
 			dup := m.Lanes[0]
 			dup.Name = "embedded-v4-again"
 			m.Lanes = append(m.Lanes, dup)
-		}, []string{`("embedded-v4-again"): runs the same family, IPAM, backend, OVN and scenarios as lane 0 ("embedded-v4-ipamless")`}},
+		}, []string{`("embedded-v4-again"): runs the same family, IPAM, backend, OVN, topology and scenarios as lane 0 ("embedded-v4-ipamless")`}},
 		{"no schedule", func(t *testing.T, m *Matrix) { m.Workflow.On.Schedule = nil }, []string{`field on.schedule: want at least one cron entry`}},
 		{"bad cron", func(t *testing.T, m *Matrix) { m.Workflow.On.Schedule[0].Cron = "nightly" },
 			[]string{`field on.schedule[0].cron: "nightly" is not a five-field cron expression`}},
@@ -291,7 +304,7 @@ func TestNewScenarioFiles(t *testing.T) {
 
 	dir = copyScenarios(t, map[string]string{"f-v6-dhcp.yaml": "name: v6-dhcp\nipFamilies: [v6]\ntopology:\n  networks:\n    - {name: n, ipam: dhcp}\n"})
 	got := problems(m.Validate(dir))
-	want := "scenario f-v6-dhcp (families [v6], IPAM [dhcp]) is in no embedded lane of OVN "
+	want := "scenario f-v6-dhcp (families [v6], IPAM [dhcp]) is in no embedded interconnect lane of OVN "
 	if len(got) != 2 || !strings.HasSuffix(got[0], want+"23.03") || !strings.HasSuffix(got[1], want+"25.03") {
 		t.Fatalf("problems = %q\nwant two, %q for each OVN version", got, want)
 	}

@@ -12,7 +12,7 @@ import (
 var laneName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // The embedded step must pass these matrix values to make.
-var embeddedStepRefs = []string{"make e2e-localnet", "${{ matrix.scenarios }}", "${{ matrix.ip-family }}", "${{ matrix.ipam }}", "OVN=${{ matrix.ovn }}"}
+var embeddedStepRefs = []string{"make e2e-localnet", "${{ matrix.scenarios }}", "${{ matrix.ip-family }}", "${{ matrix.ipam }}", "OVN=${{ matrix.ovn }}", "TOPOLOGY=${{ matrix.topology }}"}
 
 // LanePlan is what one lane runs: the scenario files it selects.
 type LanePlan struct {
@@ -146,6 +146,7 @@ func (v *validator) lane(i int, p LanePlan, seen map[string]string) {
 	valid = v.oneOf(where, "ipam", l.IPAM, AllIPAMModes()) && valid
 	v.oneOf(where, "backend", l.Backend, AllBackends())
 	v.ovn(where, l)
+	v.topology(where, l)
 	if l.RunsHere == nil {
 		v.addf("%s: field runs-here is missing (true or false)", where)
 	}
@@ -156,9 +157,9 @@ func (v *validator) lane(i int, p LanePlan, seen map[string]string) {
 	if l.Runs() && len(p.Scenarios) == 0 {
 		v.addf("%s: field scenarios: selects no scenario, yet runs-here is true", where)
 	}
-	cfg := fmt.Sprintf("config:%s/%s/%s/%s/%s", l.IPFamily, l.IPAM, l.Backend, l.OVN, strings.Join(p.Scenarios, " "))
+	cfg := fmt.Sprintf("config:%s/%s/%s/%s/%s/%s", l.IPFamily, l.IPAM, l.Backend, l.OVN, l.Topology, strings.Join(p.Scenarios, " "))
 	if prev := seen[cfg]; prev != "" && len(p.Scenarios) > 0 {
-		v.addf("%s: runs the same family, IPAM, backend, OVN and scenarios as %s", where, prev)
+		v.addf("%s: runs the same family, IPAM, backend, OVN, topology and scenarios as %s", where, prev)
 	}
 	seen[cfg] = where
 }
@@ -173,6 +174,19 @@ func (v *validator) ovn(where string, l Lane) {
 		v.addf("%s: field ovn is missing (the OVN version the testbed runs: one of %v)", where, AllOVNVersions())
 	case l.Backend == BackendEmbedded:
 		v.oneOf(where, "ovn", l.OVN, AllOVNVersions())
+	}
+}
+
+// topology checks the topology field: an embedded lane runs either
+// layout, a kind lane its cluster's central one.
+func (v *validator) topology(where string, l Lane) {
+	switch {
+	case l.Topology == "":
+		v.addf("%s: field topology is missing (one of %v)", where, AllTopologies())
+	case l.Backend == BackendKind && l.Topology != TopologyCentral:
+		v.addf("%s: field topology: %q: a kind lane runs its cluster's one NB, %q", where, l.Topology, TopologyCentral)
+	default:
+		v.oneOf(where, "topology", l.Topology, AllTopologies())
 	}
 }
 
@@ -221,16 +235,22 @@ func (v *validator) files() []string {
 	return out
 }
 
-// coverage checks that every scenario runs in an embedded lane of every
-// OVN version, that every OVN version has an embedded lane that runs here,
+// coverage checks that every scenario runs in an embedded interconnect
+// lane of every OVN version, that every OVN version has an embedded
+// interconnect lane and every topology an embedded lane that runs here,
 // and that every family and IPAM mode has a lane.
 func (v *validator) coverage(scs []Scenario, plans []LanePlan) {
-	embedded := map[string]bool{} // "<ovn> <scenario>"
-	here := map[string]bool{}     // ovn versions with a runs-here lane
+	embedded := map[string]bool{} // "<ovn> <scenario>" of interconnect lanes
+	here := map[string]bool{}     // ovn versions with a runs-here interconnect lane
+	topologies := map[string]bool{}
 	families, modes := map[string]bool{}, map[string]bool{}
 	for _, p := range plans {
 		families[p.Lane.IPFamily], modes[p.Lane.IPAM] = true, true
 		if p.Lane.Backend != BackendEmbedded {
+			continue
+		}
+		topologies[p.Lane.Topology] = topologies[p.Lane.Topology] || p.Lane.Runs() && len(p.Scenarios) > 0
+		if p.Lane.Topology != TopologyInterconnect {
 			continue
 		}
 		here[p.Lane.OVN] = here[p.Lane.OVN] || p.Lane.Runs() && len(p.Scenarios) > 0
@@ -241,11 +261,16 @@ func (v *validator) coverage(scs []Scenario, plans []LanePlan) {
 	for _, o := range AllOVNVersions() {
 		for _, s := range scs {
 			if !embedded[o+" "+s.File] {
-				v.addf("scenario %s (families %v, IPAM %v) is in no embedded lane of OVN %s", s.File, s.Families, s.IPAM, o)
+				v.addf("scenario %s (families %v, IPAM %v) is in no embedded interconnect lane of OVN %s", s.File, s.Families, s.IPAM, o)
 			}
 		}
 		if !here[o] {
-			v.addf("OVN %s has no embedded lane that runs here", o)
+			v.addf("OVN %s has no embedded interconnect lane that runs here", o)
+		}
+	}
+	for _, t := range AllTopologies() {
+		if !topologies[t] {
+			v.addf("topology %s has no embedded lane that runs here", t)
 		}
 	}
 	for _, f := range AllFamilies() {
