@@ -10,14 +10,6 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-// joinResolution is how late the port-group join may be observed:
-// package harness/localnetenv samples the NB client's cache every 5 ms, on a 2-core
-// machine shared with the userspace datapaths, and OVN may process the
-// LSP and its membership in one northd pass (measured: a first marked
-// packet 2.3 ms before the sampled join); a first marked packet may
-// precede the sampled join by at most that.
-const joinResolution = 25 * time.Millisecond
-
 // The origins of an Appearance's durations.
 const (
 	OriginLSPCreated = "LSP created"
@@ -25,12 +17,14 @@ const (
 )
 
 // AppearWindow is when a new VM's first marked packet may leave, from
-// its LSP's creation: not before its port joined the port group (OVN
-// cannot mark a port outside the group), and not after the later of the
-// port being up and the join plus OVN's own slowest port-group change
-// time measured in the same run (ovnMax), plus tol.
+// its LSP's creation: not before the LSP exists (the controller's
+// bridging row names the port before its LSP exists, so OVN may mark the
+// port's first packet, before the port joined its port group), and not
+// after the later of the port being up and the join plus OVN's own
+// slowest port-group change time measured in the same run (ovnMax), plus
+// tol.
 func AppearWindow(a Appearance, ovnMax, tol time.Duration) (lo, hi time.Duration) {
-	return a.InGroup - joinResolution, max(a.PortUp, a.InGroup+ovnMax) + tol
+	return 0, max(a.PortUp, a.InGroup+ovnMax) + tol
 }
 
 // startVMsProbed starts late VMs under the step's probe and judges when
