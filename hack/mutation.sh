@@ -27,7 +27,9 @@ cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 OUT="${MUTATION_OUT:-$(mktemp -d /tmp/nqos-mutation.XXXXXX)}"
 export MUTATION_OUT="$OUT"
-scenario_cmd='"$GO" run -tags=$TAG ./cmd/nqos-sim run --topology central --report-dir "$MUTATION_OUT/reports/${TAG:-baseline}"'
+# the scenarios run the seeded nqos-sim and, as the controller process,
+# the seeded nqos-controller beside it (its --controller-bin default)
+scenario_cmd='d="$MUTATION_OUT/bin/${TAG:-baseline}" && "$GO" build -tags=$TAG -o "$d/nqos-sim" ./cmd/nqos-sim && "$GO" build -tags=$TAG -o "$d/nqos-controller" ./cmd/nqos-controller && "$d/nqos-sim" run --topology central --report-dir "$MUTATION_OUT/reports/${TAG:-baseline}"'
 unit_cmd='"$GO" test -count=1 -p 1 -json -tags=$TAG ./internal/... ./cmd/...'
 case "${MUTATION_SUITE:-scenarios}" in
   scenarios) default_cmd=$scenario_cmd ;;

@@ -217,6 +217,9 @@ func (ex *execution) expectation(f *scenarios.Flow, fam scenarios.Family, node i
 		if pb := x.PolicedBy; pb != nil {
 			e.MaxRateKbps, e.BurstKbits = uint64(pb.RateKbps), uint64(pb.BurstKbit)
 			e.Meter = fmt.Sprintf("%s/rule%d/node%d", pb.Manifest, pb.Rule, node)
+			if pb.PerPort {
+				e.Meter += "/vm/" + f.From
+			}
 			floor = 1 - pb.Below
 		}
 		if x.Throughput != nil {

@@ -191,7 +191,8 @@ type When struct {
 // UDP flows offered at least twice the rate, the steady-state rate is at
 // least rate·(1-Below). Flows policed by the same
 // rule from VMs on the same node share one meter (one QoS row is one OVS
-// meter per node) and are judged together.
+// meter per node) and are judged together, unless the object's
+// bandwidth-scope is per-port (one meter per VM NIC).
 type Policed struct {
 	Manifest string  `yaml:"manifest,required"`
 	Rule     int     `yaml:"rule"`
@@ -201,6 +202,10 @@ type Policed struct {
 	// force when the flow starts.
 	RateKbps  uint32 `yaml:"-"`
 	BurstKbit uint32 `yaml:"-"`
+	// PerPort is resolved from the same revision: its bandwidth-scope
+	// annotation gives each VM NIC its own meter, so flows of different
+	// VMs are judged against different meters.
+	PerPort bool `yaml:"-"`
 
 	belowSet bool
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/nqos/nqos/internal/qos"
 )
 
 // Flow defaults.
@@ -214,6 +216,7 @@ func (v *validator) resolvePolicing(f *Flow, rev func(id string) *Manifest, path
 			return v.d.errAt(epath, "rate bound on flow %q, but egress rule %d of %s (revision %d, in force at %s) has no bandwidth", f.Name, p.Rule, m.Key(), m.Revision, path)
 		}
 		p.RateKbps, p.BurstKbit = bw.Rate, bw.Burst
+		p.PerPort = m.QoS.Annotations[qos.BandwidthScopeAnnotation] == qos.BandwidthScopePerPort
 		rate := Bitrate(float64(bw.Rate) * 1000)
 		if f.Protocol == "udp" && f.Rate <= rate {
 			return v.d.errAt(epath, "offered rate %s does not exceed the policed rate %s, so the bound cannot be observed", f.Rate, rate)

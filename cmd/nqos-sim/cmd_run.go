@@ -183,12 +183,9 @@ func newProvisioner(ctx context.Context, o runOptions) (harness.Provisioner, err
 		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// scenarios that restart the controller run this binary's controller command
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("controller binary: %w", err)
-	}
-	p := &localnetenv.Provisioner{Log: log, ControllerBin: bin, Topology: o.topology, ZoneControllerBin: o.controllerBin}
+	// scenarios that restart or upgrade the controller, and every zone on
+	// interconnect, run the shipped nqos-controller (--controller-bin)
+	p := &localnetenv.Provisioner{Log: log, ControllerBin: o.controllerBin, Topology: o.topology}
 	if o.backend == backendKind {
 		k, err := localnet.DiscoverKind(ctx, o.kindName, o.kubeconfig, o.dockerHost)
 		if err != nil {

@@ -26,41 +26,29 @@ const (
 	steadyWindow = time.Second
 )
 
-// controllerProc is the controller run as an `nqos-sim controller`
-// subprocess (scenarios with restartController or upgrade steps), so a
-// step can SIGTERM or SIGKILL it and start a new one.
+// controllerProc is the shipped nqos-controller run as a subprocess
+// (scenarios with restartController or upgrade steps), so a step can
+// SIGTERM or SIGKILL it and start a new one.
 type controllerProc struct {
 	cfg controllerConfig
 	cur *ctrlProcess // nil while no process runs
-	// binDir is a directory this environment built the binary into (removed on
-	// close), "" when the binary was given.
-	binDir string
 }
 
 // startProcess configures the controller process and, if the scenario
-// boots it, starts it and waits until it is synced. Without a binary
-// (Provisioner.ControllerBin) it builds nqos-sim into a temporary
-// directory.
+// boots it, starts it and waits until it is synced.
 func (e *testbedEnv) startProcess(ctx context.Context) error {
 	p := &controllerProc{}
 	e.proc = p
-	bin := e.ctrlBin
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "nqos-controller-")
-		if err != nil {
-			return fmt.Errorf("controller binary: %w", err)
-		}
-		p.binDir = dir
-		if bin, err = buildController(ctx, dir); err != nil {
-			return err
-		}
+	bin, err := e.controllerBin()
+	if err != nil {
+		return err
 	}
 	p.cfg = controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
 		LogPath: filepath.Join(e.dir, "controller.log")}
 	if !e.sc.BootsController() {
 		return nil
 	}
-	_, err := e.startController(ctx)
+	_, err = e.startController(ctx)
 	return err
 }
 
@@ -74,16 +62,25 @@ func (e *testbedEnv) startController(ctx context.Context) (*ctrlProcess, error) 
 	return c, c.WaitSynced(ctx, syncTimeout)
 }
 
-// closeProcess kills the controller process and removes a built binary.
+// close kills the controller process.
 func (p *controllerProc) close() error {
-	var errs []error
 	if p.cur != nil {
-		errs = append(errs, p.cur.Close())
+		return p.cur.Close()
 	}
-	if p.binDir != "" {
-		errs = append(errs, os.RemoveAll(p.binDir))
+	return nil
+}
+
+// controllerBin is the nqos-controller binary the harness runs as a
+// process (Provisioner.ControllerBin): it must exist, the harness builds
+// nothing.
+func (e *testbedEnv) controllerBin() (string, error) {
+	if e.ctrlBin == "" {
+		return "", errors.New("the scenario runs nqos-controller as a process: no binary given (Provisioner.ControllerBin, make build's bin/nqos-controller)")
 	}
-	return errors.Join(errs...)
+	if _, err := os.Stat(e.ctrlBin); err != nil {
+		return "", fmt.Errorf("nqos-controller binary: %w (build it: make build)", err)
+	}
+	return e.ctrlBin, nil
 }
 
 // stopMode maps a scenario restart mode to a controller stopSignal.

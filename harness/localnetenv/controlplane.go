@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -114,7 +113,7 @@ func bootProcs(ctx context.Context, procs ...*controllerProc) (time.Time, error)
 // the zone's NB unix socket, as the DaemonSet runs it on every node, and
 // `nqos-controller --aggregate-only` beside them, writing status.status
 // from every zone's condition (config/deploy/aggregator.yaml): the built
-// nqos-controller binary (Provisioner.ZoneControllerBin). Scenarios that
+// nqos-controller binary (Provisioner.ControllerBin). Scenarios that
 // boot no controller (upgrade) get the zone processes configured, not
 // started.
 type zonePlane struct {
@@ -124,18 +123,16 @@ type zonePlane struct {
 }
 
 func (p *zonePlane) start(ctx context.Context, e *testbedEnv, _ *slog.Logger) error {
-	if e.zoneBin == "" {
-		return errors.New("interconnect runs nqos-controller per zone: no binary given (Provisioner.ZoneControllerBin, make build's bin/nqos-controller)")
-	}
-	if _, err := os.Stat(e.zoneBin); err != nil {
-		return fmt.Errorf("zone controller binary: %w (build it: make build)", err)
+	bin, err := e.controllerBin()
+	if err != nil {
+		return fmt.Errorf("interconnect: %w", err)
 	}
 	for _, z := range e.zones {
-		cfg := controllerConfig{Bin: e.zoneBin, Direct: true, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,
+		cfg := controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,
 			LogPath: filepath.Join(e.dir, "nqos-controller-"+z.zone.Name+".log")}
 		p.zones, p.procs = append(p.zones, z.zone.Name), append(p.procs, &controllerProc{cfg: cfg})
 	}
-	p.agg = &controllerProc{cfg: controllerConfig{Bin: e.zoneBin, Direct: true, Aggregate: true, Kubeconfig: e.tb.Kubeconfig(),
+	p.agg = &controllerProc{cfg: controllerConfig{Bin: bin, Aggregate: true, Kubeconfig: e.tb.Kubeconfig(),
 		LogPath: filepath.Join(e.dir, "nqos-aggregator.log")}}
 	cur, err := launchController(ctx, p.agg.cfg)
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,30 +26,12 @@ const syncedMessage = "controller ready"
 // once its caches are synced.
 const aggregatorReady = "aggregator ready"
 
-// buildController builds `nqos-sim` into dir with `go build` (run from
-// the module the caller is in) with the given build tags (e.g. a seeded
-// bug's nqos_bug_<id>) and returns the binary's path.
-func buildController(ctx context.Context, dir string, tags ...string) (string, error) {
-	bin := filepath.Join(dir, "nqos-sim")
-	args := []string{"build", "-o", bin}
-	if len(tags) > 0 {
-		args = append(args, "-tags="+strings.Join(tags, ","))
-	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "github.com/nqos/nqos/cmd/nqos-sim")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build nqos-sim: %w\n%s", err, out)
-	}
-	return bin, nil
-}
-
-// controllerConfig is how to run `nqos-sim controller`.
+// controllerConfig is how to run nqos-controller.
 type controllerConfig struct {
-	Bin        string // nqos-sim binary (buildController)
+	Bin        string // the nqos-controller binary
 	Kubeconfig string
 	NB         string
 	Node       string // optional --node
-	// Direct: Bin is nqos-controller itself (no "controller" subcommand).
-	Direct bool
 	// Aggregate runs --aggregate-only (no NB, no --node): the status
 	// aggregator of the per-zone controllers.
 	Aggregate bool
@@ -60,7 +40,7 @@ type controllerConfig struct {
 	LogPath string
 }
 
-// ctrlProcess is one running `nqos-sim controller` process.
+// ctrlProcess is one running nqos-controller process.
 type ctrlProcess struct {
 	cfg     controllerConfig
 	cmd     *exec.Cmd
@@ -91,9 +71,6 @@ func launchController(ctx context.Context, cfg controllerConfig) (*ctrlProcess, 
 	args := []string{"--kubeconfig", cfg.Kubeconfig, "--nb", cfg.NB, "--ovnkube-enable-network-qos=false"}
 	if cfg.Aggregate {
 		args = []string{"--kubeconfig", cfg.Kubeconfig, "--aggregate-only"}
-	}
-	if !cfg.Direct {
-		args = append([]string{"controller"}, args...)
 	}
 	if cfg.Node != "" {
 		args = append(args, "--node", cfg.Node)

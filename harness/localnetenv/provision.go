@@ -44,17 +44,17 @@ type Provisioner struct {
 	// CRDFiles overrides the CRD manifests (default: config/crd's,
 	// embedded in the binary by topo/localnet).
 	CRDFiles []string
-	// ControllerBin is an nqos-sim binary for scenarios that run the
-	// controller as a process (controller.go); "" builds one.
+	// ControllerBin is the nqos-controller binary (make build's
+	// bin/nqos-controller) the scenarios run as a process: the central
+	// controller of the scenarios that restart or upgrade it
+	// (controller.go), and one per zone plus the status aggregator on
+	// interconnect (controlplane.go).
 	ControllerBin string
 	// Kind, if set, runs every scenario on this KinD cluster (kind.go)
 	// instead of the embedded testbed.
 	Kind *localnet.KindCluster
 	// Topology of the embedded testbed (default central).
 	Topology localnet.Topology
-	// ZoneControllerBin is the nqos-controller binary the interconnect
-	// topology runs once per zone (make build's bin/nqos-controller).
-	ZoneControllerBin string
 
 	mu     sync.Mutex
 	runIDs []string
@@ -88,7 +88,6 @@ type testbedEnv struct {
 	ctrlEr error
 	// ctrlBin and proc: the controller as a process (controller.go).
 	ctrlBin string
-	zoneBin string
 	proc    *controllerProc
 	// fab: shaped ports and trust boundaries (fabric.go).
 	fab fabricEnv
@@ -135,7 +134,7 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
 	}
-	e := &testbedEnv{sc: sc, fams: fams, dir: dir, tb: tb, be: be, log: p.log(), ctrlBin: p.ControllerBin, zoneBin: p.ZoneControllerBin}
+	e := &testbedEnv{sc: sc, fams: fams, dir: dir, tb: tb, be: be, log: p.log(), ctrlBin: p.ControllerBin}
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}

@@ -95,8 +95,8 @@ type Actual struct {
 func Compare(zone string, want Expected, got Actual) []Finding {
 	c := &comparer{zone: zone}
 	c.qosRows(want.Rows.QoS, got.Owned.QoS)
-	c.sets(portGroupKinds, portGroupSets(want.Rows.PortGroups), portGroupSets(got.Owned.PortGroups))
-	c.sets(addressSetKinds, addressSets(want.Rows.AddressSets), addressSets(got.Owned.AddressSets))
+	c.sets(portGroupKinds(), portGroupSets(want.Rows.PortGroups), portGroupSets(got.Owned.PortGroups))
+	c.sets(addressSetKinds(), addressSets(want.Rows.AddressSets), addressSets(got.Owned.AddressSets))
 	c.foreign(want.Rows.QoS, got.Foreign)
 	c.applied(want, got.Owned)
 	slices.SortFunc(c.out, func(a, b Finding) int {

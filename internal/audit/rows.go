@@ -119,10 +119,13 @@ type setKinds struct {
 	missingSet, extraSet, missing, extra Kind
 }
 
-var (
-	portGroupKinds  = setKinds{TablePortGroup, "port", "ports", MissingPortGroup, ExtraPortGroup, MissingMember, ExtraMember}
-	addressSetKinds = setKinds{TableAddressSet, "address", "addresses", MissingAddressSet, ExtraAddressSet, MissingAddress, ExtraAddress}
-)
+func portGroupKinds() setKinds {
+	return setKinds{TablePortGroup, "port", "ports", MissingPortGroup, ExtraPortGroup, MissingMember, ExtraMember}
+}
+
+func addressSetKinds() setKinds {
+	return setKinds{TableAddressSet, "address", "addresses", MissingAddressSet, ExtraAddressSet, MissingAddress, ExtraAddress}
+}
 
 func portGroupSets(pgs []qos.PortGroup) []set {
 	out := make([]set, len(pgs))

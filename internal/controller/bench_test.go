@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -119,9 +120,15 @@ type startupWorld struct {
 	lsps     []string
 	objects  int
 	podCount int
+	qosRows  int // QoS rows the fleet compiles to
 }
 
-func newStartupWorld(b *testing.B) *startupWorld {
+func newStartupWorld(b *testing.B) *startupWorld { return newStartupWorldPerVM(b, false) }
+
+// newStartupWorldPerVM is the startup fleet; with perVM the objects of
+// network 0 (10%) are bandwidth-scope per-port with a capped rule, so
+// each of them compiles to one QoS row per selected pod (10).
+func newStartupWorldPerVM(b *testing.B, perVM bool) *startupWorld {
 	e := newEnv(b)
 	sw := &startupWorld{e: e, nadNS: e.ns}
 	for j := range benchNetworks {
@@ -147,12 +154,24 @@ func newStartupWorld(b *testing.B) *startupWorld {
 	})
 	parallel(b, benchNamespaces*benchNetworks, 16, func(i int) error {
 		ns, j := nss[i/benchNetworks], i%benchNetworks
-		nq := e.nqos("q"+strconv.Itoa(j), i/benchNetworks, map[string]string{"group": strconv.Itoa(j)}, []string{sw.nets[j]}, ruleSpec{dscp: 10 + j})
+		rule := ruleSpec{dscp: 10 + j}
+		if perVM && j == 0 {
+			rule.rate, rule.burst = 100000, 5000
+		}
+		nq := e.nqos("q"+strconv.Itoa(j), i/benchNetworks, map[string]string{"group": strconv.Itoa(j)}, []string{sw.nets[j]}, rule)
 		nq.Namespace = ns
+		if perVM && j == 0 {
+			nq.Annotations = map[string]string{qos.BandwidthScopeAnnotation: qos.BandwidthScopePerPort}
+		}
 		return e.create(v1alpha1.GroupVersionResource(), nq)
 	})
 	sw.objects = benchNamespaces * benchNetworks
 	sw.podCount = len(sw.lsps)
+	sw.qosRows = sw.objects
+	if perVM {
+		perObject := benchPodsPerNS / benchNetworks
+		sw.qosRows += benchNamespaces * (perObject - 1)
+	}
 	return sw
 }
 
@@ -198,8 +217,29 @@ const maxStartupTxns = 20
 // QoS rows: time until every row is in the NB, until the controller is
 // ready, until every object is Ready (status written), NB transactions
 // (at most maxStartupTxns), and the process's peak RSS during the sync.
-func BenchmarkStartupSync(b *testing.B) {
-	sw := newStartupWorld(b)
+func BenchmarkStartupSync(b *testing.B) { benchStartupSync(b, newStartupWorld(b)) }
+
+// BenchmarkStartupSyncPerVM is BenchmarkStartupSync with 10% of the
+// objects bandwidth-scope per-port (1900 QoS rows instead of 1000), and
+// also reports the QoS rows and the NB's size (a backup of its current
+// contents).
+func BenchmarkStartupSyncPerVM(b *testing.B) {
+	sw := newStartupWorldPerVM(b, true)
+	benchStartupSync(b, sw)
+	b.ReportMetric(float64(sw.qosRows), "qos-rows")
+	b.ReportMetric(float64(nbSize(b, sw.e))/(1<<20), "nb-MiB")
+}
+
+// nbSize is the size in bytes of a backup of the NB's current contents.
+func nbSize(b *testing.B, e *env) int64 {
+	out, err := exec.Command("ovsdb-client", "backup", e.nb.Addr(), "OVN_Northbound").Output()
+	if err != nil {
+		b.Fatalf("ovsdb-client backup: %v", err)
+	}
+	return int64(len(out))
+}
+
+func benchStartupSync(b *testing.B, sw *startupWorld) {
 	sw.seedNB()
 	e := sw.e
 	w := startPGWatch(b, e.nb.Addr())
@@ -230,7 +270,7 @@ func BenchmarkStartupSync(b *testing.B) {
 		c := e.ctrl.c
 		err = w.waitFor(10*time.Minute, func() bool {
 			m, r := w.totals()
-			return m == sw.podCount && r == sw.objects
+			return m == sw.podCount && r == sw.qosRows
 		})
 		rows := time.Since(start)
 		if err != nil {

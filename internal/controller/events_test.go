@@ -79,6 +79,7 @@ func TestEventMapping(t *testing.T) {
 
 	zero := int64(0)
 	must(e, e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, "vm1", metav1.DeleteOptions{GracePeriodSeconds: &zero}))
+	e.nb.MustNBCtl("lsp-del", e.lsp(nadName, "vm1")) // a deleted pod's port stays a member while its LSP exists
 	e.waitMembers("gold", e.lsp(nadName, "vm2"))
 	e.waitRowsMatchCompiler("")
 }

@@ -2,11 +2,13 @@ package controller
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -48,6 +50,31 @@ func TestPerPortCaps(t *testing.T) {
 			t.Errorf("rejected object owns %+v", q)
 		}
 	}
+}
+
+// TestDepartedPodKeepsPortUntilLSPGoes: a selected pod deleted while its
+// LSP still exists (a launcher pod replaced under a running guest) keeps
+// its port-group membership and per-port row until the LSP is deleted;
+// then both go.
+func TestDepartedPodKeepsPortUntilLSPGoes(t *testing.T) {
+	e := newEnv(t)
+	e.withVMs("", vm{"vm1", "node-a", "gold"}, vm{"vm2", "node-a", "gold"})
+	nq := e.nqos("gold", 50, map[string]string{"tier": "gold"}, []string{e.net}, ruleSpec{dscp: 10, rate: 100000})
+	nq.Annotations = map[string]string{qos.BandwidthScopeAnnotation: qos.BandwidthScopePerPort}
+	e.createNQ(nq)
+	e.waitReadyMessage("gold", "2 per-port QoS rows")
+	gone := e.lsp(nadName, "vm2")
+	must(e, e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, "vm2", metav1.DeleteOptions{}))
+	e.waitReadyMessage("gold", "1 per-port QoS rows") // the reconcile after the deletion ran
+	if pg, ok := e.portGroupOf("gold"); !ok || !slices.Contains(pg.Ports, gone) {
+		t.Fatalf("port group %+v lost %s while its LSP exists", pg, gone)
+	}
+	if n := qos.PerPortRows(e.ownedRows().QoS); n != 2 {
+		t.Fatalf("%d per-port rows while %s's LSP exists, want 2", n, gone)
+	}
+	e.nb.MustNBCtl("lsp-del", gone)
+	e.waitRowsMatchCompiler("")
+	e.waitMembers("gold", e.lsp(nadName, "vm1"))
 }
 
 // waitReadyMessage waits until the readiness condition's message holds sub.

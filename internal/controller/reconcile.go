@@ -85,7 +85,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 		c.reportWarnings(nq, r)
 		return out.also(c.writeStatus(ctx, nq, accepted(r), c.notAccepted(r)))
 	}
-	rows := ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS}
+	rows := ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS, Linger: c.departed}
 	fp := fingerprint(rows)
 	res, err := c.nb.Apply(ctx, nbKey, rows)
 	if seeded.Active == seeded.NoLateLSPRetry {
@@ -97,7 +97,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 		c.metrics.repairs.Inc()
 		c.log.Info("repaired NB rows changed by someone else", "networkqos", key)
 	}
-	c.applied.set(key, fp, err == nil && len(res.MissingPorts) == 0)
+	c.applied.set(key, fp, err == nil && len(res.MissingPorts) == 0 && len(res.Lingering) == 0 && len(res.Bridged) == 0)
 	if err != nil { // ovnnb's errors name the object
 		return outcome{result: resultError, err: err}.also(c.writeStatus(ctx, nq, r.Accepted, c.failed(key, err)))
 	}
@@ -119,11 +119,17 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 
 // waitForRows registers the ports and switches key waits for (none
 // after a success or an unrelated error). A row that appeared between
-// Apply's read and the registration missed its callback: requeue at once.
+// Apply's read and the registration missed its callback: requeue at once;
+// so does an object whose bridging rows are no longer needed.
 func (c *Controller) waitForRows(key string, res ovnnb.ApplyResult) {
 	c.ports.set(key, res.MissingPorts)
 	c.switches.set(key, res.MissingSwitches)
 	if slices.ContainsFunc(res.MissingPorts, c.nb.HasPort) || slices.ContainsFunc(res.MissingSwitches, c.nb.HasSwitch) {
+		c.queue.Add(key)
+	}
+	// A port that joined its group in this transaction has its bridging
+	// rows still: the next apply deletes them.
+	if slices.ContainsFunc(res.Bridged, func(p string) bool { return !slices.Contains(res.MissingPorts, p) }) {
 		c.queue.Add(key)
 	}
 }

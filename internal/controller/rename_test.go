@@ -13,7 +13,8 @@ import (
 // the one LSP of the VM to the target launcher pod by renaming the row
 // (same UUID) to the name it gives the target pod's port. Here the source
 // pod is already gone, so the object waits for the target's port with
-// the retry backoff grown past 5 s; the rename alone (an UPDATE of an
+// the retry backoff grown past 5 s, the source pod's port still a member
+// (its LSP exists); the rename alone (an UPDATE of an
 // existing LSP row, no Kubernetes event) must bring the port into the
 // port group and the object to Ready=True within appliedWithin.
 func TestPortRenamedToSelectedPodConverges(t *testing.T) {
@@ -32,7 +33,6 @@ func TestPortRenamedToSelectedPodConverges(t *testing.T) {
 	e.createPod(dst, "node-b", nadName, gold)
 	zero := int64(0)
 	must(e, e.kube.CoreV1().Pods(e.ns).Delete(e.ctx, src, metav1.DeleteOptions{GracePeriodSeconds: &zero}))
-	e.waitMembers("gold")
 	e.waitConditions("gold", acceptedTrue, cond{readyTrue.typ, "False", reasonPortsPending})
 	key := e.ns + "/gold"
 	// 11 requeues: the next backoff step is 5ms*2^10 = 5.12s.
@@ -40,6 +40,9 @@ func TestPortRenamedToSelectedPodConverges(t *testing.T) {
 		n := c.queue.NumRequeues(key)
 		return n >= 11, fmt.Sprintf("%d requeues", n)
 	})
+	if pg, ok := e.portGroupOf("gold"); !ok || !slices.Equal(pg.Ports, []string{srcLSP}) {
+		t.Fatalf("port group %+v, want the departed source pod's port while its LSP exists", pg)
+	}
 	if !e.nbc.HasPort(srcLSP) || e.nbc.HasPort(dstLSP) {
 		t.Fatalf("before the rename: HasPort(%s)=%v HasPort(%s)=%v, want true, false", srcLSP, e.nbc.HasPort(srcLSP), dstLSP, e.nbc.HasPort(dstLSP))
 	}

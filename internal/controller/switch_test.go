@@ -68,7 +68,8 @@ func TestSwitchAppearsLaterConverges(t *testing.T) {
 				empty++
 			}
 		}
-		return empty == len(names) && len(rows.QoS) == len(names), fmt.Sprintf("%d empty port groups, %d QoS rows", empty, len(rows.QoS))
+		// Each object's rule row and its bridging row for the missing port.
+		return empty == len(names) && len(rows.QoS) == 2*len(names), fmt.Sprintf("%d empty port groups, %d QoS rows", empty, len(rows.QoS))
 	})
 	t.Logf("ls-add to rows of %d objects applied: %v", len(names), time.Since(added))
 	lsp := e.lsp(nadName, "vm1")

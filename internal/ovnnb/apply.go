@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,6 +20,13 @@ type ObjectRows struct {
 	PortGroups  []qos.PortGroup
 	AddressSets []qos.AddressSet
 	QoS         []qos.QoSRow
+	// Linger, when set, keeps what a departing port has while its LSP
+	// exists and Linger(its name) is true, though want no longer lists
+	// it: its membership of a wanted port group and its per-port QoS
+	// rows (qos.PortKey). Deleting the LSP then drops it from the group
+	// in the same NB transaction (the reference is weak) and requeues
+	// the owner, whose next apply deletes its per-port rows.
+	Linger func(port string) bool `json:"-"`
 }
 
 // ApplyResult tells what Apply could not do and whether it wrote.
@@ -29,6 +37,13 @@ type ApplyResult struct {
 	// MissingSwitches are switches named by wanted QoS rows that do not
 	// exist; Apply then wrote nothing and returned ErrMissingSwitch.
 	MissingSwitches []string
+	// Bridged are the ports that have bridging rows after this apply:
+	// missing, or joining their port group in this transaction (then
+	// the next apply deletes their bridges).
+	Bridged []string
+	// Lingering are ports want no longer lists that kept their
+	// membership or per-port rows (ObjectRows.Linger).
+	Lingering []string
 	// Changed is true when a transaction was committed.
 	Changed bool
 }
@@ -45,7 +60,8 @@ func (c *Client) Apply(ctx context.Context, key Key, want ObjectRows) (ApplyResu
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("NetworkQoS %s: plan: %w", key, err)
 	}
-	res := ApplyResult{MissingPorts: sortedKeys(p.missingPorts), MissingSwitches: sortedKeys(p.missingSwitches)}
+	res := ApplyResult{MissingPorts: sortedKeys(p.missingPorts), MissingSwitches: sortedKeys(p.missingSwitches),
+		Lingering: sortedKeys(p.lingered), Bridged: sortedKeys(p.bridged)}
 	if len(res.MissingSwitches) > 0 {
 		return res, fmt.Errorf("NetworkQoS %s: %w: %s", key, ErrMissingSwitch, strings.Join(res.MissingSwitches, ", "))
 	}
@@ -72,6 +88,10 @@ type planner struct {
 	deleteNamed     []ovsdb.Operation
 	missingPorts    map[string]bool
 	missingSwitches map[string]bool
+	linger          func(port string) bool // ObjectRows.Linger of the object planned
+	lingered        map[string]bool
+	joining         map[string][]joiner // port group -> wanted ports not members yet
+	bridged         map[string]bool
 }
 
 // switchMutation is the QoS UUIDs to insert into / delete from a switch.
@@ -89,7 +109,8 @@ func (c *Client) newPlanner(ctx context.Context, key Key) (*planner, error) {
 // its new rows with the transaction's counter named.
 func (c *Client) plannerOn(key Key, sw switchIndex, named *int) *planner {
 	return &planner{c: c, key: key, sw: sw, named: named, bind: map[string]*switchMutation{},
-		missingPorts: map[string]bool{}, missingSwitches: map[string]bool{}}
+		missingPorts: map[string]bool{}, missingSwitches: map[string]bool{}, lingered: map[string]bool{},
+		joining: map[string][]joiner{}, bridged: map[string]bool{}}
 }
 
 func (c *Client) plan(ctx context.Context, key Key, want ObjectRows) (*planner, error) {
@@ -106,13 +127,14 @@ func (c *Client) planInto(ctx context.Context, p *planner, want ObjectRows) erro
 	if err != nil {
 		return err
 	}
+	p.linger = want.Linger
 	if err := p.portGroups(ctx, want.PortGroups, have.pgs); err != nil {
 		return err
 	}
 	if err := p.addressSets(ctx, want.AddressSets, have.ases); err != nil {
 		return err
 	}
-	return p.qosRows(want.QoS, have.qos)
+	return p.qosRows(p.withBridges(want.QoS, have.qos), have.qos)
 }
 
 // operations is the transaction in a safe order: creates and updates,
@@ -198,7 +220,9 @@ func (p *planner) qosRows(want []qos.QoSRow, have []nbdb.QoS) error {
 		}
 	}
 	for _, id := range sortedKeys(haveByID) {
-		stale = append(stale, haveByID[id])
+		if h := haveByID[id]; !p.lingers(h.ExternalIDs[qos.PortKey]) {
+			stale = append(stale, h)
+		}
 	}
 	for _, h := range stale {
 		p.unbindAll(h.UUID)
@@ -209,6 +233,47 @@ func (p *planner) qosRows(want []qos.QoSRow, have []nbdb.QoS) error {
 		p.deleteQoS = append(p.deleteQoS, ops...)
 	}
 	return nil
+}
+
+// joiner is a wanted port that is not a member of its group yet.
+type joiner struct {
+	name    string
+	missing bool // no LSP in the NB yet
+}
+
+// withBridges adds, for every port-group row, a bridging row
+// (qos.BridgeRow) per port of its group whose LSP does not exist yet, so
+// the port is covered from its binding on; and keeps an existing bridge
+// while its port joins the group in this transaction. Once the port is a
+// member, the next apply no longer wants the bridge and deletes it. A
+// port whose LSP exists joins the group as fast as a new row would take
+// effect, so it gets no new bridge.
+func (p *planner) withBridges(rows []qos.QoSRow, have []nbdb.QoS) []qos.QoSRow {
+	haveIDs := make(map[string]bool, len(have))
+	for _, h := range have {
+		haveIDs[h.ExternalIDs[qos.PrimaryIDKey]] = true
+	}
+	out := slices.Clone(rows)
+	for _, r := range rows {
+		for _, j := range p.joining[qos.SourceGroup(r)] {
+			b := qos.BridgeRow(r, j.name)
+			if j.missing || haveIDs[b.ExternalIDs[qos.PrimaryIDKey]] {
+				out = append(out, b)
+				p.bridged[j.name] = true
+			}
+		}
+	}
+	return out
+}
+
+// lingers reports whether a port the object no longer wants keeps what
+// it has: it is named, its LSP exists, and the object's Linger says so.
+func (p *planner) lingers(port string) bool {
+	ok := port != "" && p.linger != nil && p.c.HasPort(port) && p.linger(port)
+	if ok {
+		p.lingered[port] = true
+	}
+	return ok
 }
 
 func (p *planner) qosRow(w qos.QoSRow, h nbdb.QoS, existed bool, lsUUID string) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,7 +136,7 @@ func TestApplyPortAppearsLater(t *testing.T) {
 	if !reflect.DeepEqual(res.MissingPorts, []string{"ns1.net1_ns1_vm-b"}) || !res.Changed {
 		t.Fatalf("first Apply = %+v, want Changed and MissingPorts [ns1.net1_ns1_vm-b]", res)
 	}
-	f.requireApplied(key, want, "ns1.net1_ns1_vm-b")
+	f.requireApplied(key, bridged(want, "ns1.net1_ns1_vm-b"), "ns1.net1_ns1_vm-b")
 
 	f.srv.MustNBCtl("lsp-add", testSwitch, "ns1.net1_ns1_vm-b")
 	f.waitUntil("OnLogicalSwitchPortAdd(ns1.net1_ns1_vm-b)", func() bool {
@@ -153,7 +154,26 @@ func TestApplyPortAppearsLater(t *testing.T) {
 	if len(res.MissingPorts) != 0 || !res.Changed {
 		t.Fatalf("Apply after lsp-add = %+v, want Changed and nothing missing", res)
 	}
+	f.requireApplied(key, bridged(want, "ns1.net1_ns1_vm-b")) // joined; its bridge goes next
+	if res = f.apply(key, want); !res.Changed || len(res.Bridged) != 0 {
+		t.Fatalf("Apply after the join = %+v, want the bridge deleted", res)
+	}
 	f.requireApplied(key, want)
+}
+
+// bridged is want with the bridging rows of ports for each port-group row.
+func bridged(want ovnnb.ObjectRows, ports ...string) ovnnb.ObjectRows {
+	out := want
+	out.QoS = slices.Clone(want.QoS)
+	for _, r := range want.QoS {
+		if qos.SourceGroup(r) == "" {
+			continue
+		}
+		for _, p := range ports {
+			out.QoS = append(out.QoS, qos.BridgeRow(r, p))
+		}
+	}
+	return out
 }
 
 // TestApplyMissingSwitch: nothing is written when a row's switch is absent.

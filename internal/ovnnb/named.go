@@ -53,12 +53,17 @@ func (p *planner) portGroup(ctx context.Context, w qos.PortGroup, h nbdb.PortGro
 	if err != nil {
 		return fmt.Errorf("port group %s: %w", w.Name, err)
 	}
+	p.noteJoining(ctx, w, h.Ports)
 	if !existed {
 		if err := p.notForeign(ctx, &nbdb.PortGroup{Name: w.Name}, "port group", w.Name); err != nil {
 			return err
 		}
 		pg := &nbdb.PortGroup{UUID: p.newName("pg"), Name: w.Name, Ports: ports, ExternalIDs: cloneIDs(w.ExternalIDs)}
 		return p.create(pg, "port group "+w.Name)
+	}
+	ports, err = p.lingering(ctx, ports, h.Ports)
+	if err != nil {
+		return fmt.Errorf("port group %s: %w", w.Name, err)
 	}
 	pg := &nbdb.PortGroup{UUID: h.UUID, ExternalIDs: cloneIDs(w.ExternalIDs)}
 	for _, m := range []struct {
@@ -122,6 +127,38 @@ func (p *planner) resolvePorts(ctx context.Context, names []string) ([]string, e
 		uuids = append(uuids, uuid)
 	}
 	return uuids, nil
+}
+
+// noteJoining records the wanted ports of w that are not members of its
+// current row (members, UUIDs): missing from the NB, or joining in this
+// transaction. Bridging rows cover them meanwhile (withBridges).
+func (p *planner) noteJoining(ctx context.Context, w qos.PortGroup, members []string) {
+	for _, name := range sortedSet(w.Ports) {
+		uuid, ok, err := p.c.portUUID(ctx, name)
+		if err != nil || !ok || !slices.Contains(members, uuid) {
+			p.joining[w.Name] = append(p.joining[w.Name], joiner{name: name, missing: err != nil || !ok})
+		}
+	}
+}
+
+// lingering adds to the wanted member UUIDs every current member that
+// lingers (see ObjectRows.Linger).
+func (p *planner) lingering(ctx context.Context, want, have []string) ([]string, error) {
+	if p.linger == nil {
+		return want, nil
+	}
+	for _, u := range setDiff(have, want) {
+		lsp := &nbdb.LogicalSwitchPort{UUID: u}
+		found, err := p.c.get(ctx, lsp)
+		if err != nil {
+			return nil, fmt.Errorf("look up member %s: %w", u, err)
+		}
+		if found && p.linger(lsp.Name) {
+			want = append(want, u)
+			p.lingered[lsp.Name] = true
+		}
+	}
+	return want, nil
 }
 
 // notForeign fails when a row with the wanted (indexed) name exists but

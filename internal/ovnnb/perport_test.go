@@ -3,6 +3,7 @@ package ovnnb_test
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,8 +73,10 @@ func lsp(pod string) string { return qos.LogicalPortName("vms", "tenantblue", "v
 // and deleted with the pod in the object's one transaction, the
 // marking-only rule keeps its port-group row, a pod whose LSP does not
 // exist yet already has its named-port row (OVN resolves the name when
-// the port appears) while the port group waits for it, and an operator's
-// row naming the same port is never touched.
+// the port appears) and a bridging row for the marking rule while the
+// port group waits for it; the bridge stays while the port joins and goes
+// in the next apply; an operator's row naming the same port is never
+// touched.
 func TestPerPortRowsFollowPorts(t *testing.T) {
 	f := newFixture(t, lsp("vm-a"), lsp("vm-b"))
 	key := ovnnb.Key{Namespace: "vms", Name: "capped"}
@@ -82,30 +85,34 @@ func TestPerPortRowsFollowPorts(t *testing.T) {
 		"--", "add", "Logical_Switch", testSwitch, "qos_rules", "@q")
 	foreign := operatorRows(t, f)
 
+	c := lsp("vm-c")
 	steps := []struct {
-		name    string
-		pods    []string
-		missing []string
+		name            string
+		pods            []string
+		missing, bridge []string
 	}{
-		{"two VMs", []string{"vm-a", "vm-b"}, nil},
-		{"vm-b gone, vm-c's pod before its LSP", []string{"vm-a", "vm-c"}, []string{lsp("vm-c")}},
-		{"vm-c's LSP appears", []string{"vm-a", "vm-c"}, nil},
+		{"two VMs", []string{"vm-a", "vm-b"}, nil, nil},
+		{"vm-b gone, vm-c's pod before its LSP", []string{"vm-a", "vm-c"}, []string{c}, []string{c}},
+		{"vm-c's LSP appears: it joins, its bridge stays", []string{"vm-a", "vm-c"}, nil, []string{c}},
+		{"vm-c is a member: its bridge goes", []string{"vm-a", "vm-c"}, nil, nil},
 	}
 	var before map[string]string
 	for i, st := range steps {
 		if i == 2 {
-			addPorts(t, f.srv, testSwitch, lsp("vm-c"))
-			f.waitPort(lsp("vm-c"))
+			addPorts(t, f.srv, testSwitch, c)
+			f.waitPort(c)
 		}
 		want := compilePerPort(t, st.pods...)
 		res := f.apply(key, want)
-		if !res.Changed || strings.Join(res.MissingPorts, ",") != strings.Join(st.missing, ",") {
-			t.Fatalf("%s: Apply = %+v, want Changed and missing %v", st.name, res, st.missing)
+		if !res.Changed || strings.Join(res.MissingPorts, ",") != strings.Join(st.missing, ",") ||
+			strings.Join(res.Bridged, ",") != strings.Join(st.bridge, ",") {
+			t.Fatalf("%s: Apply = %+v, want Changed, missing %v, bridged %v", st.name, res, st.missing, st.bridge)
 		}
-		f.requireApplied(key, want, st.missing...)
-		if again := f.apply(key, want); again.Changed {
-			t.Fatalf("%s: a second Apply committed a transaction", st.name)
+		inNB := want
+		for _, port := range st.bridge {
+			inNB.QoS = append(slices.Clone(inNB.QoS), qos.BridgeRow(markingRow(t, want), port))
 		}
+		f.requireApplied(key, inNB, st.missing...)
 		uuids := qosUUIDs(f.state(), key)
 		if i == 2 && !maps.Equal(uuids, before) {
 			t.Fatalf("%s: QoS rows changed when only the port appeared: %v -> %v", st.name, before, uuids)
@@ -114,6 +121,9 @@ func TestPerPortRowsFollowPorts(t *testing.T) {
 		if got := operatorRows(t, f); !maps.Equal(got, foreign) {
 			t.Fatalf("%s: the operator's row changed: %v -> %v", st.name, foreign, got)
 		}
+	}
+	if again := f.apply(key, compilePerPort(t, "vm-a", "vm-c")); again.Changed {
+		t.Fatal("a further Apply committed a transaction")
 	}
 	if err := f.c.Teardown(f.ctx, key); err != nil {
 		t.Fatalf("Teardown: %v", err)
@@ -124,6 +134,18 @@ func TestPerPortRowsFollowPorts(t *testing.T) {
 	if got := operatorRows(t, f); !maps.Equal(got, foreign) {
 		t.Fatalf("teardown touched the operator's row: %v -> %v", foreign, got)
 	}
+}
+
+// markingRow is the port-group row of want (rule 0, marking only).
+func markingRow(t *testing.T, want ovnnb.ObjectRows) qos.QoSRow {
+	t.Helper()
+	for _, r := range want.QoS {
+		if qos.SourceGroup(r) != "" {
+			return r
+		}
+	}
+	t.Fatalf("no port-group row in %+v", want.QoS)
+	return qos.QoSRow{}
 }
 
 // operatorRows renders every QoS row nqos does not own, by UUID.
@@ -140,4 +162,45 @@ func operatorRows(t *testing.T, f *fixture) map[string]string {
 		t.Fatal("the operator's row is missing")
 	}
 	return out
+}
+
+// TestLingerKeepsDepartingPort: a port whose pod is gone keeps its
+// port-group membership and per-port row while its LSP exists (no
+// transaction at all); deleting the LSP drops it from the group in
+// OVN's own transaction and the next apply deletes its row. Without
+// Linger's consent (the pod is there, no longer selected) it leaves at
+// once.
+func TestLingerKeepsDepartingPort(t *testing.T) {
+	a, b := lsp("vm-a"), lsp("vm-b")
+	f := newFixture(t, a, b)
+	key := ovnnb.Key{Namespace: "vms", Name: "capped"}
+	f.apply(key, compilePerPort(t, "vm-a", "vm-b"))
+	both := f.state()
+
+	gone := compilePerPort(t, "vm-b")
+	gone.Linger = func(port string) bool { return port == a }
+	res := f.apply(key, gone)
+	if res.Changed || strings.Join(res.Lingering, ",") != a {
+		t.Fatalf("Apply with vm-a's pod gone = %+v, want no transaction and %s lingering", res, a)
+	}
+	if got := qosUUIDs(f.state(), key); !maps.Equal(got, qosUUIDs(both, key)) {
+		t.Fatalf("rows changed while vm-a lingers: %v -> %v", qosUUIDs(both, key), got)
+	}
+
+	f.nbctlSynced("lsp-del", a)
+	res = f.apply(key, gone)
+	if !res.Changed || len(res.Lingering) != 0 {
+		t.Fatalf("Apply after vm-a's LSP was deleted = %+v, want its row deleted", res)
+	}
+	f.requireApplied(key, gone)
+
+	addPorts(t, f.srv, testSwitch, a)
+	f.waitPort(a)
+	f.apply(key, compilePerPort(t, "vm-a", "vm-b"))
+	stays := compilePerPort(t, "vm-b")
+	stays.Linger = func(string) bool { return false }
+	if res := f.apply(key, stays); !res.Changed || len(res.Lingering) != 0 {
+		t.Fatalf("Apply with vm-a no longer selected = %+v, want it removed at once", res)
+	}
+	f.requireApplied(key, stays)
 }

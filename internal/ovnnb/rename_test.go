@@ -43,7 +43,7 @@ func TestPortRenamedInPlace(t *testing.T) {
 	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{dst}) {
 		t.Fatalf("Apply before the rename = %+v, want MissingPorts [%s]", res, dst)
 	}
-	f.requireApplied(key, both, dst)
+	f.requireApplied(key, bridged(both, dst), dst)
 	before := f.state()
 	uuid := before.portUUID(t, src)
 
@@ -63,16 +63,20 @@ func TestPortRenamedInPlace(t *testing.T) {
 	if got := after.groupPorts(t, pg); !slices.Equal(got, []string{uuid}) {
 		t.Fatalf("port group %s holds %v after the rename, want [%s]", pg, got, uuid)
 	}
-	// Both pods still exist: the source pod's name is now the missing one,
-	// and the group already holds the row.
-	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{src}) || res.Changed {
-		t.Fatalf("Apply after the rename = %+v, want MissingPorts [%s] and no transaction", res, src)
+	// Both pods still exist: the source pod's name is now the missing one
+	// (it gets a bridge), and the group already holds the row (its bridge
+	// goes): the membership itself is not touched.
+	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{src}) || !reflect.DeepEqual(res.Bridged, []string{src}) {
+		t.Fatalf("Apply after the rename = %+v, want MissingPorts and Bridged [%s]", res, src)
 	}
-	f.requireApplied(key, both, src)
+	f.requireApplied(key, bridged(both, src), src)
+	if got := f.state().groupPorts(t, pg); !slices.Equal(got, []string{uuid}) {
+		t.Fatalf("port group %s holds %v after the apply, want [%s]", pg, got, uuid)
+	}
 	// Source pod deleted: only the new name is wanted.
 	onlyDst := object(key, 10, []string{dst}, rule{DSCP: 46})
-	if res := f.apply(key, onlyDst); len(res.MissingPorts) > 0 || res.Changed {
-		t.Fatalf("Apply with the target name only = %+v, want nothing missing and no transaction", res)
+	if res := f.apply(key, onlyDst); len(res.MissingPorts) > 0 || len(res.Bridged) > 0 {
+		t.Fatalf("Apply with the target name only = %+v, want nothing missing and no bridge", res)
 	}
 	f.requireApplied(key, onlyDst)
 

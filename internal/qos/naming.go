@@ -67,6 +67,18 @@ func LogicalPortName(nadNamespace, nadName, podNamespace, podName string) string
 	return networkPrefix(nadNamespace+"/"+nadName) + podNamespace + "_" + podName
 }
 
+// PodOfPort is the pod namespace and name a LogicalPortName encodes: the
+// NAD prefix holds no '_' (it is built from DNS names with '-' and '/'
+// turned into '.'), nor do pod namespaces and names, so the name splits
+// into exactly three parts on '_'.
+func PodOfPort(lsp string) (namespace, name string, ok bool) {
+	parts := strings.Split(lsp, "_")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return "", "", false
+	}
+	return parts[1], parts[2], true
+}
+
 // hashForOVN is upstream's HashForOVN: "a" + decimal FNV-64a of s.
 func hashForOVN(s string) string {
 	h := fnv.New64a()

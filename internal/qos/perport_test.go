@@ -126,3 +126,44 @@ func TestBandwidthScopeInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestPodOfPort inverts LogicalPortName and refuses names it cannot
+// have made.
+func TestPodOfPort(t *testing.T) {
+	ns, name, ok := PodOfPort(LogicalPortName("nad-ns", "tenant-blue", "vms", "virt-launcher-db-1-abcde"))
+	if !ok || ns != "vms" || name != "virt-launcher-db-1-abcde" {
+		t.Fatalf("PodOfPort = %q %q %v", ns, name, ok)
+	}
+	for _, bad := range []string{"", "a_b", "a_b_c_d", "a__c", "_b_c", "ls-port"} {
+		if ns, name, ok := PodOfPort(bad); ok {
+			t.Errorf("PodOfPort(%q) = %q %q, want not ok", bad, ns, name)
+		}
+	}
+}
+
+// TestBridgeRow: a port-group row's bridge names the port instead of the
+// group and keeps everything else; per-port rows have no source group.
+func TestBridgeRow(t *testing.T) {
+	prod, in := story1Production(t, BandwidthScopePerPort)
+	r := CompileObject(prod, NewSnapshot(in), "")
+	var pgRow QoSRow
+	for _, q := range r.QoS {
+		if g := SourceGroup(q); g != "" {
+			if g != r.PortGroups[0].Name {
+				t.Fatalf("SourceGroup = %q, want %q", g, r.PortGroups[0].Name)
+			}
+			pgRow = q
+		} else if q.ExternalIDs[PortKey] == "" {
+			t.Fatalf("row without source group or port: %+v", q)
+		}
+	}
+	b := BridgeRow(pgRow, "p1")
+	if b.Match != `inport == "p1" && (ip4 || ip6)` || b.Priority != pgRow.Priority || b.Action != pgRow.Action || b.Switch != pgRow.Switch ||
+		b.ExternalIDs[PrimaryIDKey] != pgRow.ExternalIDs[PrimaryIDKey]+":bridge:p1" || b.ExternalIDs[BridgeKey] != "true" ||
+		b.ExternalIDs[RuleIndexKey] != pgRow.ExternalIDs[RuleIndexKey] || pgRow.ExternalIDs[PortKey] != "" {
+		t.Fatalf("bridge %+v of %+v", b, pgRow)
+	}
+	if PerPortRows([]QoSRow{b}) != 0 || SourceGroup(b) != "" {
+		t.Fatalf("a bridge counted as per-port or as a group row: %+v", b)
+	}
+}

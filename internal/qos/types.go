@@ -24,6 +24,9 @@ const (
 	// name (inport == "<lsp>") instead of the object's port group: its
 	// value is that port's name.
 	PortKey = "nqos.ovn.org/port"
+	// BridgeKey ("true") marks a bridging row: a port-group row's copy
+	// for one port that is not a member of the group yet (BridgeRow).
+	BridgeKey = "nqos.ovn.org/bridge"
 
 	// OwnerType is the owner-type value of every NetworkQoS-owned row.
 	OwnerType = "NetworkQoS"
