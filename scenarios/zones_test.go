@@ -12,8 +12,8 @@ func TestZoneStepErrors(t *testing.T) {
 	cases := []struct{ old, new, want string }{
 		{"stopZoneController: {node: 0, mode: kill9}", "stopZoneController: {node: 2, mode: kill9}", "steps[5].stopZoneController.node: node 2: the topology has nodes 0-1"},
 		{"stopZoneController: {node: 0, mode: kill9}", "stopZoneController: {node: 0, mode: hard}", `steps[5].stopZoneController.mode: invalid mode "hard"`},
-		{"startZoneController: {node: 0}", "startZoneController: {node: 1}", "steps[16].startZoneController.node: the controller of node 1's zone runs at this step"},
-		{"aggregate: {contains: [\"NetworkQoS Destinations pending in zones node1\"]}\n  - start", "aggregate: {contains: []}\n  - start", "steps[8].wait.objects[1].aggregate.contains: lists no text"},
+		{"startZoneController: {node: 0}", "startZoneController: {node: 1}", "steps[17].startZoneController.node: the controller of node 1's zone runs at this step"},
+		{"aggregate: {contains: [\"NetworkQoS Destinations pending in zones node1\"]}\n  - start", "aggregate: {contains: []}\n  - start", "steps[9].wait.objects[1].aggregate.contains: lists no text"},
 	}
 	text := builtinText(t, file)
 	for _, c := range cases {
