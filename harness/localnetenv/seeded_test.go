@@ -48,11 +48,16 @@ func TestSeededBugFailsSuite(t *testing.T) {
 		t.Run(string(tc.bug), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			bin := filepath.Join(t.TempDir(), "nqos-sim")
-			build := exec.CommandContext(ctx, gobin, "build", "-tags", tc.bug.Tag(), "-o", bin, "./cmd/nqos-sim")
-			build.Dir = root
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("build nqos-sim -tags %s: %v\n%s", tc.bug.Tag(), err, out)
+			// nqos-controller beside nqos-sim, with the same bug: each
+			// zone's controller (interconnect, the default) runs it.
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "nqos-sim")
+			for _, cmd := range []string{"nqos-sim", "nqos-controller"} {
+				build := exec.CommandContext(ctx, gobin, "build", "-tags", tc.bug.Tag(), "-o", filepath.Join(dir, cmd), "./cmd/"+cmd)
+				build.Dir = root
+				if out, err := build.CombinedOutput(); err != nil {
+					t.Fatalf("build %s -tags %s: %v\n%s", cmd, tc.bug.Tag(), err, out)
+				}
 			}
 			var stdout, stderr bytes.Buffer
 			run := exec.CommandContext(ctx, bin, "run", tc.scenario, "--report-dir", t.TempDir())

@@ -89,7 +89,7 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	fp := fingerprint(rows)
 	res, err := c.nb.Apply(ctx, nbKey, rows)
 	if seeded.Active == seeded.NoLateLSPRetry {
-		res.MissingPorts = nil // seeded bug: a pod without its LSP is dropped silently, never retried
+		res.MissingPorts, res.Bridged = nil, nil // seeded bug: a pod without its LSP is dropped silently, never retried
 	}
 	c.waitForRows(key, res)
 	c.metrics.nbFailed(err)
