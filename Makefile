@@ -83,7 +83,7 @@ e2e-localnet: deps build
 KIND_SCENARIOS ?= story1-tiers story2-backup story4-uplink-dscp accepted-false vm-after-policy deletion
 kind_scenarios = $(if $(filter-out all,$(SCENARIOS)),$(SCENARIOS),$(filter-out all,$(KIND_SCENARIOS)))
 e2e-kind: deps build
-	RUN_ID=$(or $(RUN_ID),e2e) ./hack/kind/e2e.sh --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(kind_scenarios)
+	RUN_ID=$(or $(RUN_ID),e2e) KIND_TOPOLOGY=$(KIND_TOPOLOGY) ./hack/kind/e2e.sh --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(kind_scenarios)
 
 ## e2e-kind-coexist: nqos beside OVN-Kubernetes' own NetworkQoS controller on KinD cluster
 ## nqos-$(RUN_ID) (default e2e; an existing one is reused): ovnkube restarted with
@@ -95,11 +95,14 @@ e2e-kind-coexist: deps build
 
 ## kind-up: a KinD v0.33.0 cluster nqos-$(RUN_ID) (Kubernetes v1.37.2, 1 control plane +
 ## KIND_WORKERS workers, bridge CNI, no CoreDNS/kube-proxy) on a private dockerd, every image
-## built offline (first run ~30 min of Go builds; warm ~1 min); prints its kubeconfig
-RUN_ID       ?=
-KIND_WORKERS ?= 1
+## built offline (first run ~30 min of Go builds; warm ~1 min); prints its kubeconfig.
+## KIND_TOPOLOGY=interconnect (a zone per node: NB, SB, northd and an ovnkube zone controller in
+## every node, its cluster manager in the control plane) or central (one OVN central and ovnkube)
+RUN_ID        ?=
+KIND_WORKERS  ?= 1
+KIND_TOPOLOGY ?= interconnect
 kind-up:
-	RUN_ID=$(RUN_ID) KIND_WORKERS=$(KIND_WORKERS) ./hack/kind/up.sh
+	RUN_ID=$(RUN_ID) KIND_WORKERS=$(KIND_WORKERS) KIND_TOPOLOGY=$(KIND_TOPOLOGY) ./hack/kind/up.sh
 
 ## kind-down: delete cluster nqos-$(RUN_ID), or with no RUN_ID every nqos-* cluster; when none
 ## is left, stop the private dockerd and delete its bridge (the built images stay)

@@ -82,3 +82,17 @@ func spreadOf(ds []time.Duration) spreadStats {
 	slices.Sort(s)
 	return spreadStats{min: s[0], median: s[len(s)/2], max: s[len(s)-1]}
 }
+
+// Spoof: the spoof kind.
+func (kindTable) Spoof() stepKind {
+	return stepKind{name: "spoof", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.spoof(ctx, st.Spoof)
+	}, needs: []Capability{CapAdversary}}
+}
+
+// OVNBaseline: the ovnBaseline kind.
+func (kindTable) OVNBaseline() stepKind {
+	return stepKind{name: "ovnBaseline", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.ovnBaseline(ctx, st.OVNBaseline)
+	}, needs: []Capability{CapAdversary}}
+}

@@ -109,3 +109,14 @@ func (ex *execution) joinTimeout() time.Duration {
 	}
 	return scenarios.DefaultWaitTimeout
 }
+
+// StartVM: the startVM kind; under a probe it times the first marked
+// packet.
+func (kindTable) StartVM() stepKind {
+	return stepKind{name: "startVM", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		if st.Probe != nil {
+			return ex.startVMsProbed(ctx, st)
+		}
+		return ex.startVMs(ctx, st.StartVM)
+	}, probedNeeds: []Capability{CapAdversary}}
+}

@@ -220,3 +220,10 @@ func (ch *churner) report(sightings []Sighting, checks int) {
 		"confirmMaxNs": ch.res.confirmMax, "nbStatesAudited": checks, "sightings": sightings, "convergedEndNs": ch.res.convEnd, "convergedNs": ch.res.conv, "lateRunningAtEnd": ch.res.lateAtEnd,
 		"lateVMs": ch.c.LateVMs, "vmCreateMaxNs": ch.res.vmCreateMax, "vmDeleteMaxNs": ch.res.vmDeleteMax}
 }
+
+// Churn: the churn kind.
+func (kindTable) Churn() stepKind {
+	return stepKind{name: "churn", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.churn(ctx, st.Churn)
+	}, needs: []Capability{CapAdversary}}
+}

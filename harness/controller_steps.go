@@ -121,3 +121,17 @@ func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdic
 	mism.Add(verdict.Migration, res.OrderErrors...)
 	return mism
 }
+
+// RestartController: the restartController kind.
+func (kindTable) RestartController() stepKind {
+	return stepKind{name: "restartController", run: runController, needs: []Capability{CapControllerProcess}}
+}
+
+// Upgrade: the upgrade kind.
+func (kindTable) Upgrade() stepKind {
+	return stepKind{name: "upgrade", run: runController, needs: []Capability{CapControllerProcess}}
+}
+
+func runController(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+	return ex.controllerStep(ctx, st)
+}

@@ -125,3 +125,6 @@ func (ex *execution) deliveredRow(st *scenarios.Step, up, at results.Flow, rate 
 	t := &ex.res.Tables[ex.fab.table-1]
 	t.Rows = append(t.Rows, DeliveredRow(name, up, at, rate, upRate))
 }
+
+// LabTable: the labTable kind.
+func (kindTable) LabTable() stepKind { return stepKind{name: "labTable", run: (*execution).labTable} }

@@ -239,3 +239,30 @@ func probeVerdicts(vm string, res LifeResult, p *scenarios.Probe) []verdict.Verd
 	}
 	return vs
 }
+
+// Migrate: the migrate kind.
+func (kindTable) Migrate() stepKind {
+	return stepKind{name: "migrate", run: lifecycleRun((*execution).migrateOps), needs: []Capability{CapMigration}}
+}
+
+// RestartLauncher: the restartLauncher kind.
+func (kindTable) RestartLauncher() stepKind {
+	return stepKind{name: "restartLauncher", run: lifecycleRun((*execution).restartLauncherOps), needs: []Capability{CapLauncherRestart}}
+}
+
+// GuestIP: the guestIP kind.
+func (kindTable) GuestIP() stepKind {
+	return stepKind{name: "guestIP", run: lifecycleRun((*execution).guestIPOps), needs: []Capability{CapGuestIP}}
+}
+
+// RestartDaemon: the restartDaemon kind.
+func (kindTable) RestartDaemon() stepKind {
+	return stepKind{name: "restartDaemon", run: lifecycleRun((*execution).restartDaemonOps), needs: []Capability{CapDaemonRestart}}
+}
+
+// lifecycleRun runs a lifecycle step's operations under its probe.
+func lifecycleRun(ops func(ex *execution, st *scenarios.Step) []operation) func(*execution, context.Context, int, *scenarios.Step) error {
+	return func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.lifecycle(ctx, st, ops(ex, st))
+	}
+}

@@ -186,3 +186,27 @@ func joinProperties(ps []verdict.Property) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// Apply: the apply kind.
+func (kindTable) Apply() stepKind {
+	return stepKind{name: "apply", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.Apply, "apply")
+	}}
+}
+
+// Edit: the edit kind (the new revision is applied).
+func (k kindTable) Edit() stepKind { e := k.Apply(); e.name = "edit"; return e }
+
+// Delete: the delete kind.
+func (kindTable) Delete() stepKind {
+	return stepKind{name: "delete", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.Remove, "delete")
+	}}
+}
+
+// Label: the label kind.
+func (kindTable) Label() stepKind {
+	return stepKind{name: "label", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.label(ctx, st.Label)
+	}}
+}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
 	"strings"
+	"time"
+
+	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
@@ -108,28 +111,32 @@ func observe(m Measured, run FlowRun, in ovntrace.Intent) (ovntrace.Observation,
 		}
 		hist[d] = n
 	}
-	meter := run.Expect.RateBits()
+	meter := run.Expect
 	if in.Meter != nil {
-		meter = float64(in.Meter.Rate) * 1000
+		meter = flow.Expect{MaxRateKbps: in.Meter.Rate, BurstKbits: in.Meter.Burst}
 	}
 	return ovntrace.ObserveHistogram(hist, sentDSCP, policing(m, run.Spec.Rate, meter))
 }
 
-// policing is the capture's claim about a meter of meterBits bit/s: a
-// flow offered above it (TCP offers without limit) is policed when its
-// steady rate stays within verdict.OfferedSlack of it and not policed when it
-// exceeds that; a flow offered below it, or without a meter rate to
-// compare with, is not judged. The strict token-bucket bound is the
+// policing is the capture's claim about the meter of e: a flow is
+// policed when its steady rate stays within what the token bucket lets
+// through over the steady windows, rate·(1+verdict.OfferedSlack) plus the
+// bucket spread over their duration (a meter starts with a full bucket,
+// and a rule without burst gets a bucket of one second of its rate), and
+// not policed when it exceeds that. A flow offered at or below that
+// allowance (TCP offers without limit), or without a meter rate or window
+// to compare with, is not judged. The strict token-bucket bound is the
 // separate policing-bound verdict.
-func policing(m Measured, offered uint64, meterBits float64) ovntrace.Policing {
-	if meterBits <= 0 || (offered != 0 && float64(offered) <= meterBits*(1+verdict.OfferedSlack)) {
+func policing(m Measured, offered uint64, e flow.Expect) ovntrace.Policing {
+	steady, n := verdict.SteadyRate(m.Rate)
+	if !e.Policed() || n == 0 || m.Window <= 0 {
 		return ovntrace.PolicingNotJudged
 	}
-	steady, n := verdict.SteadyRate(m.Rate)
+	allowed := e.RateBits()*(1+verdict.OfferedSlack) + e.BurstBits()/(time.Duration(n)*m.Window).Seconds()
 	switch {
-	case n == 0:
+	case offered != 0 && float64(offered) <= allowed:
 		return ovntrace.PolicingNotJudged
-	case steady <= meterBits*(1+verdict.OfferedSlack):
+	case steady <= allowed:
 		return ovntrace.Policed
 	}
 	return ovntrace.NotPoliced

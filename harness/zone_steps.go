@@ -94,3 +94,17 @@ func (ex *execution) aggregate(ctx context.Context, oc *scenarios.ObjectCheck) (
 	}
 	return out, nil
 }
+
+// StopZoneController: the stopZoneController kind.
+func (kindTable) StopZoneController() stepKind {
+	return stepKind{name: "stopZoneController", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.stopZoneController(ctx, st.StopZoneController)
+	}, needs: []Capability{CapZones}}
+}
+
+// StartZoneController: the startZoneController kind.
+func (kindTable) StartZoneController() stepKind {
+	return stepKind{name: "startZoneController", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		return ex.startZoneController(ctx, st.StartZoneController)
+	}, needs: []Capability{CapZones}}
+}

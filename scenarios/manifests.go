@@ -248,3 +248,7 @@ func (c nadConfig) ipam() string {
 	}
 	return IPAMNone
 }
+
+// Patched returns the next revision of m: m with an RFC 7386 merge patch
+// (the harness's churn makes its revisions with it).
+func (m *Manifest) Patched(patch map[string]any) (*Manifest, error) { return m.patched(patch) }

@@ -9,8 +9,6 @@ package scenarios
 
 import (
 	"time"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Family is an IP family a scenario or flow runs in.
@@ -255,81 +253,29 @@ type Step struct {
 	Delete Delete       `yaml:"delete"`
 	Edit   *Edit        `yaml:"edit"`
 	Label  *LabelChange `yaml:"label"`
-	// StartVM starts late VMs: launcher pod, LSP and guest.
-	StartVM StartVM `yaml:"startVM"`
-	// Migrate live-migrates a VM, RestartLauncher recreates VMs' launcher
-	// pods, GuestIP changes an address inside a guest; each runs under
-	// the step's Probe.
-	Migrate         *Migrate        `yaml:"migrate"`
-	RestartLauncher RestartLauncher `yaml:"restartLauncher"`
-	GuestIP         *GuestIP        `yaml:"guestIP"`
-	// RestartDaemon restarts an OVS/OVN daemon under the step's probe.
-	RestartDaemon *RestartDaemon `yaml:"restartDaemon"`
-	Probe         *Probe         `yaml:"probe"`
-	Start         Start          `yaml:"start"`
-	Stop          Stop           `yaml:"stop"`
-	Wait          *Wait          `yaml:"wait"`
-	Expect        *Expect        `yaml:"expect"`
+	// The VM lifecycle steps (steps_lifecycle.go); all but startVM run
+	// under the step's Probe.
+	LifecycleSteps `yaml:",inline"`
+	Probe          *Probe  `yaml:"probe"`
+	Start          Start   `yaml:"start"`
+	Stop           Stop    `yaml:"stop"`
+	Wait           *Wait   `yaml:"wait"`
+	Expect         *Expect `yaml:"expect"`
 
 	// The controller steps act on the controller process under the
-	// step's Probe (controller.go).
+	// step's Probe (steps_controller.go).
 	ControllerSteps `yaml:",inline"`
-	// Adversarial steps (types_adversarial.go).
+	// Adversarial steps (steps_adversarial.go, steps_churn.go).
 	AdversarialSteps `yaml:",inline"`
-	// Fabric steps (types_fabric.go).
+	// Fabric steps (steps_fabric.go, steps_measure.go).
 	FabricSteps `yaml:",inline"`
-	// Zone steps (types_zones.go).
+	// Zone steps (steps_zones.go).
 	ZoneSteps `yaml:",inline"`
 
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`
 	// Objects are the manifest revisions apply, delete and edit act on.
 	Objects []*Manifest `yaml:"-"`
-}
-
-// Migration modes of a migrate step (package kubevirt's emulations).
-const (
-	MigratePerPodLSP    = "per-pod-lsp"   // a new LSP named after the target pod, as ovnkube does
-	MigrateMultiChassis = "multi-chassis" // one LSP bound on both chassis during the switch
-)
-
-// Migrate live-migrates a VM to another node.
-type Migrate struct {
-	VM   string `yaml:"vm,required"`
-	To   int    `yaml:"to,required"` // node index
-	Mode string `yaml:"mode,required"`
-	// LateTargetLSP (per-pod-lsp only): the target pod's LSP is created
-	// only after the guest moved, so the VM is "migrated in" after its
-	// NetworkQoS and the controller must pick up a port it has not seen.
-	LateTargetLSP bool `yaml:"lateTargetLSP"`
-}
-
-// GuestIP changes the VM's IPv4 address inside the guest (OVN never sees
-// it).
-type GuestIP struct {
-	VM string `yaml:"vm,required"`
-	V4 string `yaml:"v4,required"` // CIDR
-}
-
-// Daemons a restartDaemon step restarts.
-const (
-	DaemonOVNController = "ovn-controller"
-	DaemonVSwitchd      = "ovs-vswitchd"
-	DaemonNB            = "nb" // the central NB ovsdb-server; node is ignored
-)
-
-// Restart modes of a restartDaemon step.
-const (
-	RestartKill     = "kill"     // SIGKILL
-	RestartGraceful = "graceful" // SIGTERM, wait for exit
-)
-
-// RestartDaemon restarts one daemon while a VM's marked probe stream runs.
-type RestartDaemon struct {
-	Node   int    `yaml:"node"` // node index (ovn-controller, ovs-vswitchd)
-	Daemon string `yaml:"daemon,required"`
-	Mode   string `yaml:"mode,required"`
-	VM     string `yaml:"vm,required"` // sends the probe stream to the probe's peer
 }
 
 // Probe is the constant-rate UDP probe stream (both directions between
@@ -352,70 +298,6 @@ type Probe struct {
 
 	// Object is the manifest revision in force at the step.
 	Manifest *Manifest `yaml:"-"`
-}
-
-// Edit applies an RFC 7386 JSON merge patch to a manifest's current
-// revision and updates the object in the cluster.
-type Edit struct {
-	Manifest string    `yaml:"manifest,required"`
-	Patch    yaml.Node `yaml:"patch,required"`
-}
-
-// LabelChange sets and removes labels on a VM's pod.
-type LabelChange struct {
-	VM     string            `yaml:"vm,required"`
-	Set    map[string]string `yaml:"set"`
-	Remove []string          `yaml:"remove"`
-}
-
-// Check is a set of assertions on conditions and NB rows. In a wait step
-// it is polled until it holds or Timeout passes; in expect it runs once.
-type Check struct {
-	Timeout     time.Duration `yaml:"timeout"`
-	Objects     []ObjectCheck `yaml:"objects"`
-	NoOwnedRows bool          `yaml:"noOwnedRows"` // no NetworkQoS-owned row left at all
-}
-
-// ObjectCheck asserts on one NetworkQoS manifest's condition and rows.
-type ObjectCheck struct {
-	Manifest  string          `yaml:"manifest,required"`
-	Condition *ConditionCheck `yaml:"condition"`
-	Rows      *RowsCheck      `yaml:"rows"`
-	// Aggregate checks status.status (interconnect: types_zones.go).
-	Aggregate *AggregateCheck `yaml:"aggregate"`
-
-	// Object is the manifest revision in force at this step.
-	Object *Manifest `yaml:"-"`
-}
-
-// ConditionCheck asserts on one status condition.
-type ConditionCheck struct {
-	Type            string   `yaml:"type"` // default Accepted
-	Status          string   `yaml:"status,required"`
-	Reason          string   `yaml:"reason"`
-	MessageContains []string `yaml:"messageContains"`
-}
-
-// RowsCheck asserts on the NB rows one NetworkQoS owns.
-type RowsCheck struct {
-	None             bool       `yaml:"none"`
-	QoS              []QoSCheck `yaml:"qos"`              // the exact set of QoS rows
-	PortGroupMembers []string   `yaml:"portGroupMembers"` // VMs whose ports are in its port group
-	AddressSets      *int       `yaml:"addressSets"`
-}
-
-// QoSCheck is one expected QoS row; priority, DSCP and bandwidth follow
-// from the rule in the manifest, the match is given literally with
-// "@$pg" standing for the object's port group.
-type QoSCheck struct {
-	Rule    int    `yaml:"rule"`
-	Network string `yaml:"network"` // default: the only network
-	Match   string `yaml:"match,required"`
-
-	Priority  int    `yaml:"-"`
-	DSCP      int    `yaml:"-"`
-	RateKbps  uint32 `yaml:"-"`
-	BurstKbit uint32 `yaml:"-"`
 }
 
 // VM returns the topology VM of that name, or nil.

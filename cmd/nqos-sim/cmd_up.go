@@ -40,12 +40,17 @@ func runUp(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	topology, _, err := tf.parse()
+	topology, ctrlBin, err := tf.parse()
 	if err != nil {
 		return err
 	}
 	if *file != "" && !*withKube {
 		return errors.New("-f needs the Kubernetes API (--kube): the manifests' objects live there")
+	}
+	if topology == localnet.Interconnect && *withCtrl && *withKube {
+		if err := requireBin(ctrlBin); err != nil {
+			return err
+		}
 	}
 	if err := useOVN(ctx, *ovn); err != nil {
 		return err
@@ -75,13 +80,12 @@ func runUp(ctx context.Context, args []string) error {
 		}
 	}
 	start := time.Now()
-	tb, err := localnet.Up(ctx, spec)
+	tb, stop, err := bootTestbed(ctx, spec, ctrlBin, *withCtrl && *withKube)
 	if err != nil {
 		return err
 	}
-	stop, err := startWorkloads(ctx, tb, dir, *vms, *withCtrl && *withKube)
-	if err != nil {
-		return errors.Join(err, tb.Close(context.WithoutCancel(ctx)))
+	if err := startWorkloads(ctx, tb, dir, *vms); err != nil {
+		return errors.Join(err, stop())
 	}
 	fmt.Printf("testbed %s up in %v\n", *runID, time.Since(start).Round(time.Millisecond))
 	if kc := tb.Kubeconfig(); kc != "" {
@@ -96,7 +100,7 @@ func runUp(ctx context.Context, args []string) error {
 	}
 	fmt.Println(readyLine)
 	<-ctx.Done()
-	return errors.Join(stop(), tb.Close(context.WithoutCancel(ctx)))
+	return stop()
 }
 
 // startVMs starts n VMs vm1..vmN, vm i on node ((i-1) mod nodes)+1 with

@@ -14,8 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nqos/nqos/internal/controller"
-	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/harness/localnetenv"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -24,76 +23,35 @@ import (
 // waits for it in the child's log.
 const readyLine = "running; interrupt (Ctrl-C) to tear down"
 
-// startController starts the NetworkQoS controller in-process against the
-// testbed's API server, one per zone on its NB (interconnect: with
-// --node, as the DaemonSet runs it), waits until each is synced, and
-// returns the stop function of them all (which reports how they ended).
-func startController(ctx context.Context, tb *localnet.Testbed, logFile string) (func() error, error) {
+// bootTestbed boots the testbed of spec as `nqos-sim run` boots a
+// scenario's (localnetenv.Provisioner.Up): with withCtrl, the controller
+// runs as the topology deploys it (central: in-process; interconnect: an
+// nqos-controller process per zone, ctrlBin, and the status aggregator),
+// logging into the run's logs directory. stop stops the controller and
+// tears the testbed down.
+func bootTestbed(ctx context.Context, spec localnet.Spec, ctrlBin string, withCtrl bool) (tb *localnet.Testbed, stop func() error, err error) {
+	if !withCtrl {
+		if tb, err = localnet.Up(ctx, spec); err != nil {
+			return nil, nil, err
+		}
+		return tb, func() error { return tb.Close(context.WithoutCancel(ctx)) }, nil
+	}
+	dir := filepath.Join(localnet.RunDir(spec.RunID), "logs")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	logFile := filepath.Join(dir, "controller.log")
 	f, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var stops []func() error
-	stopAll := func() error {
-		var errs []error
-		for _, s := range stops {
-			errs = append(errs, s())
-		}
-		return errors.Join(append(errs, f.Close())...)
-	}
-	for _, z := range tb.Zones() {
-		node := z.Name
-		if node == localnet.GlobalZone {
-			node = ""
-		}
-		log := slog.New(slog.NewTextHandler(f, nil)).With("zone", z.Name)
-		stop, err := startZoneController(ctx, tb, z.NB, node, log)
-		if err != nil {
-			return nil, errors.Join(err, stopAll())
-		}
-		stops = append(stops, stop)
-	}
-	fmt.Printf("controller running (logs: %s)\n", logFile)
-	return stopAll, nil
-}
-
-// startZoneController runs one controller on the NB at addr (node: its
-// --node) until the returned stop function is called.
-func startZoneController(ctx context.Context, tb *localnet.Testbed, addr, node string, log *slog.Logger) (func() error, error) {
-	nb, err := ovnnb.Dial(ctx, addr, log.With("component", "ovnnb"))
+	p := &localnetenv.Provisioner{Log: slog.New(slog.NewTextHandler(f, nil)), ControllerBin: ctrlBin}
+	tb, closeTB, err := p.Up(ctx, spec, dir)
 	if err != nil {
-		return nil, fmt.Errorf("controller: NB %s: %w", addr, err)
+		return nil, nil, errors.Join(err, f.Close())
 	}
-	c, err := controller.New(controller.Config{Kube: tb.RESTConfig(), NB: nb, Node: node, Log: log})
-	if err != nil {
-		nb.Close()
-		return nil, err
-	}
-	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan error, 1)
-	go func() { done <- c.Run(cctx) }()
-	stop := func() error {
-		cancel()
-		err := <-done
-		nb.Close()
-		if errors.Is(err, context.Canceled) {
-			err = nil
-		}
-		return err
-	}
-	err = poll.Until(ctx, 60*time.Second, 0, "controller ready", func(context.Context) (bool, error) {
-		select {
-		case err := <-done:
-			done <- err
-			return false, fmt.Errorf("controller stopped: %w", err)
-		default:
-			return c.Ready(), nil
-		}
-	})
-	if err != nil {
-		return nil, errors.Join(err, stop())
-	}
-	return stop, nil
+	fmt.Printf("controller running (logs: %s)\n", dir)
+	return tb, func() error { return errors.Join(closeTB(), f.Close()) }, nil
 }
 
 // detachUp re-runs `up` (without --detach) as a background process in its
@@ -162,27 +120,13 @@ func readLog(path string) string {
 	return string(raw)
 }
 
-// startWorkloads starts the controller (when asked) and then the
-// manifests' objects and VMs, or without manifests the n demo VMs; the
-// returned function stops the controller.
-func startWorkloads(ctx context.Context, tb *localnet.Testbed, dir *manifestDir, n int, withCtrl bool) (func() error, error) {
-	stop := func() error { return nil }
-	if withCtrl {
-		var err error
-		if stop, err = startController(ctx, tb, filepath.Join(localnet.RunDir(tb.Spec().RunID), "logs", "controller.log")); err != nil {
-			return nil, err
-		}
-	}
-	var err error
+// startWorkloads starts the manifests' objects and VMs, or without
+// manifests the n demo VMs.
+func startWorkloads(ctx context.Context, tb *localnet.Testbed, dir *manifestDir, n int) error {
 	if dir != nil {
-		err = dir.start(ctx, tb)
-	} else {
-		err = startVMs(ctx, tb, n)
+		return dir.start(ctx, tb)
 	}
-	if err != nil {
-		return nil, errors.Join(err, stop())
-	}
-	return stop, nil
+	return startVMs(ctx, tb, n)
 }
 
 func pidFile(runID string) string { return filepath.Join(localnet.RunDir(runID), "up.pid") }

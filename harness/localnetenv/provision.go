@@ -126,10 +126,34 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	p.mu.Lock()
 	p.runIDs = append(p.runIDs, spec.RunID)
 	p.mu.Unlock()
+	e, err := p.boot(ctx, sc, fams, dir, spec)
+	if err != nil {
+		return nil, err
+	}
+	return e.be.env(e), nil
+}
+
+// Up boots a testbed of spec with the controller running on it as
+// Provision does (the spec's topology: one controller for the central
+// NB, or an nqos-controller process per zone and the status aggregator,
+// their logs in dir), without a scenario's VMs: `nqos-sim up`. close
+// stops the controller and tears the testbed down.
+func (p *Provisioner) Up(ctx context.Context, spec localnet.Spec, dir string) (tb *localnet.Testbed, close func() error, err error) {
+	e, err := p.boot(ctx, &scenarios.Scenario{Name: "up"}, nil, dir, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.tb, e.Close, nil
+}
+
+// boot is the one boot path: the testbed of spec, the controller and
+// the scenario's VMs. On error everything already started is torn down.
+func (p *Provisioner) boot(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, dir string, spec localnet.Spec) (*testbedEnv, error) {
 	be := p.backend()
 	if err := be.check(sc); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
+	be.configure(&spec)
 	tb, err := localnet.Up(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: testbed: %w", sc.Name, asUnsupported(err))
@@ -138,7 +162,7 @@ func (p *Provisioner) Provision(ctx context.Context, sc *scenarios.Scenario, fam
 	if err := e.start(ctx, p.log()); err != nil {
 		return nil, errors.Join(fmt.Errorf("scenario %s: %w", sc.Name, err), e.Close())
 	}
-	return be.env(e), nil
+	return e, nil
 }
 
 func (p *Provisioner) log() *slog.Logger {
@@ -170,7 +194,6 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 	}
 	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
 		Hosts: []localnet.HostSpec{}, Topology: p.Topology}
-	p.backend().configure(&spec)
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
 			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange,

@@ -2,7 +2,7 @@
 // sigs.k8s.io/kind's Go API, on the private engine and images of hack/kind,
 // and starts OVN on the userspace datapath in their nodes.
 //
-//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain] [-cni-bin PATH -nad-crd PATH [-lsp ovnkube|emulated] [-ovnkube-bin PATH]]
+//	nqos-kind up -name nqos-RUNID -image IMAGE -workers N -kubeconfig PATH [-retain] [-cni-bin PATH -nad-crd PATH [-lsp ovnkube|emulated] [-ovnkube-bin PATH]] [-topology interconnect|central]
 //	nqos-kind down -name nqos-RUNID -kubeconfig PATH
 //	nqos-kind down -all        (every cluster whose name starts with nqos-)
 //	nqos-kind deploy -name nqos-RUNID -kubeconfig PATH [-image REF] [-replicas N] [-build never|missing|always]
@@ -54,11 +54,15 @@ func run(ctx context.Context, args []string) error {
 		lsp := fs.String("lsp", string(cluster.LSPOVNKube), "who creates the launcher pods' LSPs (with -cni-bin): ovnkube (run in the control plane) or emulated (the harness)")
 		ovnkubeBin := fs.String("ovnkube-bin", "", "static ovnkube binary for -lsp ovnkube (hack/kind/ovnkube.sh)")
 		ovnkubeTimeout := fs.Duration("ovnkube-timeout", 2*time.Minute, "deadline for ovnkube to start")
+		topology := fs.String("topology", string(cluster.Interconnect), "OVN control plane: interconnect (a zone per node) or central (one in the control plane)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		if *cniBin != "" && *nadCRD == "" {
 			return fmt.Errorf("up: -cni-bin needs -nad-crd")
+		}
+		if !cluster.Topology(*topology).Valid() {
+			return fmt.Errorf("up: -topology %q: want %s or %s", *topology, cluster.Interconnect, cluster.Central)
 		}
 		if !cluster.LSPMode(*lsp).Valid() {
 			return fmt.Errorf("up: -lsp %q: want %s or %s", *lsp, cluster.LSPOVNKube, cluster.LSPEmulated)
@@ -69,7 +73,7 @@ func run(ctx context.Context, args []string) error {
 		if err := cluster.Up(ctx, cluster.Spec{
 			Name: *name, Image: *image, Workers: *workers,
 			Kubeconfig: *kubeconfig, ReadyTimeout: *timeout, OVNTimeout: *ovnTimeout,
-			Retain: *retain,
+			Retain: *retain, Topology: cluster.Topology(*topology),
 		}, os.Stdout); err != nil || *cniBin == "" {
 			return err
 		}
@@ -77,7 +81,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		return cluster.StartLSPs(ctx, cluster.LSPSpec{Name: *name, Kubeconfig: *kubeconfig, Mode: cluster.LSPMode(*lsp),
-			Bin: *ovnkubeBin, Timeout: *ovnkubeTimeout, Retain: *retain}, os.Stdout)
+			Topology: cluster.Topology(*topology), Bin: *ovnkubeBin, Timeout: *ovnkubeTimeout, Retain: *retain}, os.Stdout)
 	case "down":
 		all := fs.Bool("all", false, "delete every nqos-* cluster")
 		if err := fs.Parse(args[1:]); err != nil {

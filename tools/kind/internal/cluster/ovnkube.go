@@ -32,13 +32,12 @@ const (
 	NetworkQoSKey = "networkqos"
 )
 
-// Where ovnkube runs inside the control-plane node (ovn/ovnkube.sh).
+// Where ovnkube runs inside a node (ovn/ovnkube.sh).
 const (
-	ovnkubePath    = "/usr/local/bin/ovnkube"
-	ovnkubePidfile = "/run/ovn-kubernetes/ovnkube.pid"
-	ovnkubeLog     = "/var/log/ovn-kubernetes/ovnkube.log"
-	// ovnkubeNQoSFile holds the running process's NetworkQoS setting.
-	ovnkubeNQoSFile = "/run/ovn-kubernetes/network-qos"
+	ovnkubePath = "/usr/local/bin/ovnkube"
+	// ovnkubeKubeconfig is the admin kubeconfig with the control plane's
+	// IP, written into every node that runs ovnkube.
+	ovnkubeKubeconfig = "/etc/kubernetes/ovnkube.conf"
 	// ovnkubeRouter is the first row ovnkube's default network
 	// controller writes: the NB has it once ovnkube leads and syncs.
 	ovnkubeRouter = "ovn_cluster_router"
@@ -49,108 +48,87 @@ func (m LSPMode) Valid() bool { return m == LSPOVNKube || m == LSPEmulated }
 
 // LSPSpec is how StartLSPs sets up the cluster's LSP mode.
 type LSPSpec struct {
-	Name       string  // the cluster
-	Kubeconfig string  // its kubeconfig, removed with a failed cluster
-	Mode       LSPMode // who creates the LSPs
-	Bin        string  // the static ovnkube binary (LSPOVNKube)
+	Name       string   // the cluster
+	Kubeconfig string   // its kubeconfig, removed with a failed cluster
+	Mode       LSPMode  // who creates the LSPs
+	Topology   Topology // the cluster's (Up made it so)
+	Bin        string   // the static ovnkube binary (LSPOVNKube)
 	Timeout    time.Duration
 	Retain     bool // keep the cluster when the start fails (debugging)
 }
 
 // StartLSPs sets up the cluster's LSP mode: with LSPOVNKube it copies the
-// ovnkube binary into the control-plane node, starts it there in the
-// background (ovn/ovnkube.sh) and waits until it runs and has written the
-// cluster router to the NB; then it records the mode in the ConfigMap
-// kube-system/nqos-kind. A failure deletes the cluster unless Retain.
+// ovnkube binary into the nodes that run it, starts its processes there
+// in the background (ovn/ovnkube.sh; central: one master in the control
+// plane; interconnect: the cluster manager there and a zone controller
+// per node) and waits until they run and every NB-writing one has written
+// the cluster router to its NB; then it records the mode and topology in
+// the ConfigMap kube-system/nqos-kind. A failure deletes the cluster
+// unless Retain.
 func StartLSPs(ctx context.Context, s LSPSpec, out io.Writer) error {
 	if !s.Mode.Valid() {
 		return fmt.Errorf("cluster %s: LSP mode %q: want %s or %s", s.Name, s.Mode, LSPOVNKube, LSPEmulated)
 	}
+	if !s.Topology.Valid() {
+		return fmt.Errorf("cluster %s: topology %q: want %s or %s", s.Name, s.Topology, Interconnect, Central)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	return onNodes(ctx, s.Name, s.Kubeconfig, s.Retain, func(_ []ovnNode, central *ovnNode) error {
-		return startLSPs(ctx, s, central, out)
+	return onNodes(ctx, s.Name, s.Kubeconfig, s.Retain, func(ns []ovnNode, central *ovnNode) error {
+		if s.Mode == LSPOVNKube {
+			if err := startOVNKube(ctx, ovnkubeProcs(s.Topology, ns, central), central, s.Bin, out); err != nil {
+				return fmt.Errorf("cluster %s: %w", s.Name, err)
+			}
+		}
+		if err := recordMode(ctx, central, s.Mode, false, s.Topology); err != nil {
+			return fmt.Errorf("cluster %s: %w", s.Name, err)
+		}
+		fmt.Fprintf(out, "cluster %s: LSPs by %s, topology %s\n", s.Name, s.Mode, s.Topology)
+		return nil
 	})
 }
 
-func startLSPs(ctx context.Context, s LSPSpec, central *ovnNode, out io.Writer) error {
-	if s.Mode == LSPOVNKube {
-		if err := startOVNKube(ctx, central, s.Bin, out); err != nil {
-			return fmt.Errorf("cluster %s: %w", s.Name, err)
-		}
-	}
-	if err := recordMode(ctx, central, s.Mode, false); err != nil {
-		return fmt.Errorf("cluster %s: %w", s.Name, err)
-	}
-	fmt.Fprintf(out, "cluster %s: LSPs by %s\n", s.Name, s.Mode)
-	return nil
-}
-
-// startOVNKube installs the binary, starts ovnkube and waits for it.
-func startOVNKube(ctx context.Context, central *ovnNode, binPath string, out io.Writer) error {
-	bin, err := os.Open(binPath)
+// startOVNKube installs the binary and starts the processes in order,
+// then waits for each.
+func startOVNKube(ctx context.Context, ps []ovnkubeProc, central *ovnNode, binPath string, out io.Writer) error {
+	bin, err := os.ReadFile(binPath)
 	if err != nil {
 		return fmt.Errorf("ovnkube binary: %w", err)
 	}
-	defer bin.Close()
 	t0 := time.Now()
-	sh := "cat > " + ovnkubePath + ".new && chmod 0755 " + ovnkubePath + ".new && mv " + ovnkubePath + ".new " + ovnkubePath
-	if _, err := run(ctx, central.kn, bin, "sh", "-c", sh); err != nil {
-		return fmt.Errorf("ovnkube binary on node %s: %w", central.name, err)
-	}
-	t1 := time.Now()
-	if _, err := script(ctx, central.kn, "ovnkube.sh", central.name, onOff(false)); err != nil {
-		return fmt.Errorf("ovnkube on node %s: %w", central.name, err)
-	}
-	if err := waitOVNKube(ctx, central); err != nil {
+	if err := installOVNKube(ctx, ps, central, bin); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "node %s: ovnkube copied in %.1fs, up in %.1fs (log %s)\n",
-		central.name, t1.Sub(t0).Seconds(), time.Since(t1).Seconds(), ovnkubeLog)
+	t1 := time.Now()
+	for _, p := range ps {
+		if err := p.start(ctx, false, false); err != nil {
+			return err
+		}
+	}
+	for _, p := range ps {
+		if err := p.wait(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%s up (log %s)\n", p, p.log())
+	}
+	fmt.Fprintf(out, "ovnkube: %d processes, copied in %.1fs, up in %.1fs\n", len(ps), t1.Sub(t0).Seconds(), time.Since(t1).Seconds())
 	return nil
 }
 
-// waitOVNKube polls until ovnkube's pidfile names a live process and the
-// NB holds its cluster router. A process that has written its pidfile and
-// exited fails the wait at once, with the tail of its log.
-func waitOVNKube(ctx context.Context, central *ovnNode) error {
-	return poll(ctx, "ovnkube on node "+central.name+" to write "+ovnkubeRouter, func() (bool, string, error) {
-		state, err := run(ctx, central.kn, nil, "sh", "-c",
-			`if [ ! -f `+ovnkubePidfile+` ]; then echo starting; elif kill -0 "$(cat `+ovnkubePidfile+`)"; then echo running; else echo exited; fi`)
-		if err != nil {
-			return false, "", err
-		}
-		switch strings.TrimSpace(state) {
-		case "starting":
-			return false, "no pidfile " + ovnkubePidfile + " yet", nil
-		case "exited":
-			tail, terr := run(ctx, central.kn, nil, "tail", "-n", "20", ovnkubeLog)
-			if terr != nil {
-				tail = terr.Error()
-			}
-			return false, "", fmt.Errorf("ovnkube exited; %s ends:\n%s", ovnkubeLog, tail)
-		}
-		got, err := run(ctx, central.kn, nil, "ovn-nbctl", "--timeout=5", "--bare", "--columns=name", "find", "Logical_Router", "name="+ovnkubeRouter)
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return strings.TrimSpace(got) == ovnkubeRouter, "no " + ovnkubeRouter + " in the NB", nil
-	})
-}
-
-// SwitchOVNKubeNetworkQoS restarts the ovnkube of cluster name (made with
-// -lsp ovnkube) with its NetworkQoS controller on or off (ovn/ovnkube.sh;
-// a process with that setting already is kept), waits until it runs and
-// leads again and records the setting in the ConfigMap. The NetworkQoS
-// CRD must be installed first (nqos-kind deploy): ovnkube's informer
-// needs it. A failure leaves the cluster as it is.
+// SwitchOVNKubeNetworkQoS restarts the ovnkube processes of cluster name
+// (made with -lsp ovnkube) with their NetworkQoS controller on or off
+// (ovn/ovnkube.sh; a process with that setting already is kept), waits
+// until they run and lead again and records the setting in the
+// ConfigMap. The NetworkQoS CRD must be installed first (nqos-kind
+// deploy): ovnkube's informer needs it. A failure leaves the cluster as
+// it is.
 func SwitchOVNKubeNetworkQoS(ctx context.Context, name, kubeconfig string, on bool, timeout time.Duration, out io.Writer) error {
 	return restartOVNKube(ctx, name, kubeconfig, on, false, timeout, out)
 }
 
-// RestartOVNKube stops the ovnkube of cluster name and starts it again
-// with the same NetworkQoS setting on (its startup sync and repair run
-// again), then waits as SwitchOVNKubeNetworkQoS does.
+// RestartOVNKube stops the ovnkube processes of cluster name and starts
+// them again with the same NetworkQoS setting on (their startup sync and
+// repair run again), then waits as SwitchOVNKubeNetworkQoS does.
 func RestartOVNKube(ctx context.Context, name, kubeconfig string, on bool, timeout time.Duration, out io.Writer) error {
 	return restartOVNKube(ctx, name, kubeconfig, on, true, timeout, out)
 }
@@ -158,50 +136,38 @@ func RestartOVNKube(ctx context.Context, name, kubeconfig string, on bool, timeo
 func restartOVNKube(ctx context.Context, name, kubeconfig string, on, always bool, timeout time.Duration, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return onNodes(ctx, name, kubeconfig, true, func(_ []ovnNode, central *ovnNode) error {
+	return onNodes(ctx, name, kubeconfig, true, func(ns []ovnNode, central *ovnNode) error {
 		t0 := time.Now()
-		args := []string{central.name, onOff(on)}
-		if always {
-			args = append(args, "restart")
-		}
-		if _, err := script(ctx, central.kn, "ovnkube.sh", args...); err != nil {
-			return fmt.Errorf("cluster %s: ovnkube on node %s: %w", name, central.name, err)
-		}
-		if err := waitOVNKube(ctx, central); err != nil {
+		topo, err := readTopology(ctx, central)
+		if err != nil {
 			return fmt.Errorf("cluster %s: %w", name, err)
 		}
-		got, err := run(ctx, central.kn, nil, "cat", ovnkubeNQoSFile)
-		if err != nil {
-			return fmt.Errorf("cluster %s: ovnkube's NetworkQoS setting: %w", name, err)
-		}
-		if strings.TrimSpace(got) != onOff(on) {
-			return fmt.Errorf("cluster %s: ovnkube runs with NetworkQoS %q, want %q", name, strings.TrimSpace(got), onOff(on))
-		}
-		if on {
-			if err := waitNQoSStarted(ctx, central); err != nil {
+		ps := ovnkubeProcs(topo, ns, central)
+		for _, p := range ps {
+			if err := p.start(ctx, on, always); err != nil {
 				return fmt.Errorf("cluster %s: %w", name, err)
 			}
 		}
-		if err := recordMode(ctx, central, LSPOVNKube, on); err != nil {
+		for _, p := range ps {
+			if err := p.wait(ctx); err != nil {
+				return fmt.Errorf("cluster %s: %w", name, err)
+			}
+			if err := p.checkSetting(ctx, on); err != nil {
+				return fmt.Errorf("cluster %s: %w", name, err)
+			}
+			if on {
+				if err := p.waitNQoSStarted(ctx); err != nil {
+					return fmt.Errorf("cluster %s: %w", name, err)
+				}
+			}
+		}
+		if err := recordMode(ctx, central, LSPOVNKube, on, topo); err != nil {
 			return fmt.Errorf("cluster %s: %w", name, err)
 		}
 		verb := map[bool]string{true: "restarted", false: "set"}[always]
-		fmt.Fprintf(out, "cluster %s: ovnkube %s, its NetworkQoS controller %s (ready in %.1fs)\n", name, verb, onOff(on), time.Since(t0).Seconds())
+		fmt.Fprintf(out, "cluster %s (%s): %d ovnkube processes %s, NetworkQoS controller %s (ready in %.1fs)\n",
+			name, topo, len(ps), verb, onOff(on), time.Since(t0).Seconds())
 		return nil
-	})
-}
-
-// waitNQoSStarted polls until the running ovnkube process (its pid in the
-// klog header) has logged that its default network's NetworkQoS
-// controller started: it leads and serves NetworkQoS objects.
-func waitNQoSStarted(ctx context.Context, central *ovnNode) error {
-	sh := `pid="$(cat ` + ovnkubePidfile + `)" && grep -cE "^I[0-9. :]+ +$pid network_qos_controller.go:[0-9]+\] Starting controller default-network-controller" ` + ovnkubeLog + ` || true`
-	return poll(ctx, "ovnkube on node "+central.name+" to start its NetworkQoS controller", func() (bool, string, error) {
-		n, err := run(ctx, central.kn, nil, "sh", "-c", sh)
-		if err != nil {
-			return false, "", err
-		}
-		return strings.TrimSpace(n) != "0", "no \"Starting controller\" of its NetworkQoS controller in " + ovnkubeLog + " yet", nil
 	})
 }
 
@@ -213,11 +179,11 @@ func onOff(on bool) string {
 	return "off"
 }
 
-// recordMode writes the LSP mode and ovnkube's NetworkQoS setting into
-// the ConfigMap.
-func recordMode(ctx context.Context, central *ovnNode, mode LSPMode, networkQoS bool) error {
-	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  %s: %s\n  %s: %q\n",
-		ModeConfigMap, ModeNamespace, ModeKey, mode, NetworkQoSKey, onOff(networkQoS))
+// recordMode writes the LSP mode, ovnkube's NetworkQoS setting and the
+// topology into the ConfigMap.
+func recordMode(ctx context.Context, central *ovnNode, mode LSPMode, networkQoS bool, topo Topology) error {
+	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  %s: %s\n  %s: %q\n  %s: %s\n",
+		ModeConfigMap, ModeNamespace, ModeKey, mode, NetworkQoSKey, onOff(networkQoS), TopologyKey, topo)
 	if _, err := run(ctx, central.kn, strings.NewReader(cm), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
 		return fmt.Errorf("ConfigMap %s/%s: %w", ModeNamespace, ModeConfigMap, err)
 	}

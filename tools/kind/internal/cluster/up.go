@@ -26,6 +26,7 @@ type Spec struct {
 	ReadyTimeout time.Duration // deadline for every node to be Ready
 	OVNTimeout   time.Duration // deadline for OVN and the datapath check
 	Retain       bool          // keep what a failed create made (debugging)
+	Topology     Topology      // one zone per node (interconnect) or one central
 }
 
 func (s Spec) validate() error {
@@ -40,6 +41,8 @@ func (s Spec) validate() error {
 		return fmt.Errorf("cluster %s: timeouts must be positive", s.Name)
 	case s.Kubeconfig == "":
 		return fmt.Errorf("cluster %s: no kubeconfig path", s.Name)
+	case !s.Topology.Valid():
+		return fmt.Errorf("cluster %s: topology %q: want %s or %s", s.Name, s.Topology, Interconnect, Central)
 	}
 	return nil
 }
@@ -50,7 +53,8 @@ func newProvider() *cluster.Provider {
 
 // Up creates the cluster, gives its nodes the bridge CNI, waits until
 // every node is Ready, then starts OVN in the nodes (userspace datapath)
-// and checks it end to end. Whatever fails after kind started deletes the
+// and checks it end to end over geneve; on interconnect it then splits
+// the one central into a zone per node (splitZones). Whatever fails after kind started deletes the
 // cluster again. It prints the OVN evidence and the kubeconfig path to out.
 func Up(ctx context.Context, s Spec, out io.Writer) (err error) {
 	if err := s.validate(); err != nil {
@@ -114,6 +118,11 @@ func Up(ctx context.Context, s Spec, out io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintf(out, "cluster %s: datapath check in %.1fs\n", s.Name, time.Since(t1).Seconds())
+	if s.Topology == Interconnect {
+		if err := splitZones(ovnDeadline, ns, centralOf(ns), out); err != nil {
+			return fmt.Errorf("cluster %s: %w", s.Name, err)
+		}
+	}
 	fmt.Fprintf(out, "cluster %s: %d nodes Ready\nkubeconfig: %s\n", s.Name, s.Workers+1, s.Kubeconfig)
 	return nil
 }

@@ -61,7 +61,8 @@ func open(ctx context.Context, name, kubeconfig, repo string) (*target, error) {
 }
 
 // Deploy deploys nqos-controller into cluster s.Name as config/deploy
-// describes it, central mode: image (built per s.Build, loaded into every
+// describes it for the cluster's topology: on interconnect per-node mode
+// (deployZones), on central the central mode: image (built per s.Build, loaded into every
 // node), CRDs, namespace, RBAC, the Northbound ssl listener and its PKI,
 // the client TLS Secret and the Deployment with the KinD patch. It waits
 // until the rollout is done and a pod of it holds the Lease, and prints
@@ -86,6 +87,17 @@ func Deploy(ctx context.Context, s Spec, out io.Writer) error {
 	}
 	if err := t.applyBase(ctx, out, step); err != nil {
 		return err
+	}
+	topo, err := t.topology(ctx)
+	if err != nil {
+		return err
+	}
+	if topo == topologyInterconnect {
+		nqos, err := t.ovnkubeNetworkQoS(ctx)
+		if err != nil {
+			return err
+		}
+		return t.deployZones(ctx, s, id, nqos, out, step)
 	}
 	secret, err := t.nbTLS(ctx, s, d.Namespace, out, step)
 	if err != nil {

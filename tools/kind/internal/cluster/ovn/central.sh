@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run by nqos-kind inside the control-plane node: owns OVN central there,
+# Run by nqos-kind inside the control-plane node, and on interconnect in
+# every node (its zone; zone.sh names it): owns OVN central there,
 # the Northbound and Southbound ovsdb-servers (unix sockets in /run/ovn,
 # TCP on the node IP, 6641 and 6642) and ovn-northd. Databases in
 # /var/lib/ovn, logs in /var/log/ovn. A daemon already running is kept.

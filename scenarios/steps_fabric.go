@@ -2,7 +2,10 @@ package scenarios
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
+
+	"github.com/nqos/nqos/internal/tc"
 )
 
 // FabricSteps are the step kinds acting on the testbed's fabric: traffic
@@ -60,58 +63,6 @@ type TrustBoundary struct {
 	Clear  bool `yaml:"clear"`
 }
 
-func (t *TrustBoundary) validate(v *validator, at stepAt) error {
-	return v.uplinkIndex(t.Uplink, at.path+".uplink")
-}
-
-// Describe: what the fabric does to the uplink's packets.
-func (t *TrustBoundary) Describe(*Step) string {
-	if t.Clear {
-		return fmt.Sprintf("fabric trusts node %d's uplink again", t.Uplink)
-	}
-	return fmt.Sprintf("fabric rewrites DSCP to 0 on packets from node %d's uplink", t.Uplink)
-}
-
-// Measure runs flows together like a start and stop step, and also
-// captures each flow where it is delivered (the destination VM's NIC or
-// host's port): what arrived, at what rate, with which DSCP, and the loss
-// between the sending node's uplink and the destination.
-type Measure struct {
-	Flows  []string          `yaml:"flows,required"`
-	Expect []DeliveredExpect `yaml:"expect"`
-	// Classes bound what shaped classes dropped during the measurement.
-	Classes []ClassExpect `yaml:"classes"`
-}
-
-// ClassExpect bounds the fraction of a shaped class's packets (sent plus
-// dropped during the step) that its queue dropped: where the link, not
-// the testbed around it, decided a packet's fate.
-type ClassExpect struct {
-	Port  Port     `yaml:"port,required"`
-	Class string   `yaml:"class,required"`
-	Drops Fraction `yaml:"drops,required"`
-	Why   string   `yaml:"why"`
-}
-
-// DeliveredExpect bounds what the destination received of one flow.
-type DeliveredExpect struct {
-	Flow string `yaml:"flow,required"`
-	// Delivered bounds the steady delivered rate (min and max required).
-	Delivered *Throughput `yaml:"delivered"`
-	// Loss bounds the fraction of the flow's packets seen on the uplink
-	// that did not arrive (max required).
-	Loss *Fraction `yaml:"loss"`
-	// DSCP is the DSCP every delivered packet carries.
-	DSCP *int   `yaml:"dscp"`
-	Why  string `yaml:"why"`
-}
-
-// Fraction is a range of a fraction (0-1).
-type Fraction struct {
-	Min float64 `yaml:"min"`
-	Max float64 `yaml:"max,required"`
-}
-
 // LabTable puts the tc HTB lab's measurements next to its published
 // figures, as ratios of the ceiling: each class alone against the
 // ceiling, together against each class's guarantee, combined against the
@@ -131,6 +82,95 @@ type LabRow struct {
 	ProductionTogether string `yaml:"productionTogether,required"`
 	BackgroundTogether string `yaml:"backgroundTogether,required"`
 	Note               string `yaml:"note"`
+}
+
+func (e *Egress) validate(v *validator, at stepAt) error {
+	path := at.path
+	p := e.Port
+	switch {
+	case (p.Uplink == nil) == (p.Host == ""):
+		return v.d.errAt(path+".port", "set exactly one of uplink (a node index) and host")
+	case p.Uplink != nil:
+		if err := v.uplinkIndex(*p.Uplink, path+".port.uplink"); err != nil {
+			return err
+		}
+	case v.sc.Host(p.Host) == nil:
+		return v.d.errAt(path+".port.host", "unknown external host %q", p.Host)
+	}
+	if e.Clear {
+		if e.Ceil != 0 || len(e.Classes) > 0 {
+			return v.d.errAt(path+".clear", "clear removes the hierarchy: give no ceil or classes")
+		}
+		return nil
+	}
+	if _, err := e.HTB(); err != nil {
+		return v.d.errAt(path, "%v", err)
+	}
+	return nil
+}
+
+// HTB is the hierarchy an egress step installs.
+func (e *Egress) HTB() (tc.HTB, error) {
+	h := tc.HTB{Ceil: uint64(e.Ceil), QueueLen: e.QueueLen}
+	for i, c := range e.Classes {
+		if c.Prio < 0 {
+			return h, fmt.Errorf("classes[%d].prio %d: must be 0-7", i, c.Prio)
+		}
+		tcc := tc.Class{Name: c.Name, Rate: uint64(c.Rate), Ceil: uint64(c.Ceil), Prio: uint32(c.Prio), Default: c.Default, DSCP: c.DSCP}
+		for j, d := range c.Dst {
+			pr, err := netip.ParsePrefix(d)
+			if err != nil {
+				return h, fmt.Errorf("classes[%d].dst[%d] %q: %w", i, j, d, err)
+			}
+			tcc.Dst = append(tcc.Dst, pr)
+		}
+		h.Classes = append(h.Classes, tcc)
+	}
+	return h, h.Validate()
+}
+
+// Describe: the hierarchy and its port, or its removal.
+func (e *Egress) Describe(*Step) string {
+	if e.Clear {
+		return "remove HTB from " + e.Port.Name()
+	}
+	var cs []string
+	for _, c := range e.Classes {
+		sel := "default"
+		switch {
+		case len(c.Dst) > 0:
+			sel = "dst " + strings.Join(c.Dst, ",")
+		case len(c.DSCP) > 0:
+			sel = fmt.Sprintf("dscp %v", c.DSCP)
+		}
+		cs = append(cs, fmt.Sprintf("%s %s prio %d (%s)", c.Name, c.Rate, c.Prio, sel))
+	}
+	return fmt.Sprintf("HTB on %s: ceil %s; %s", e.Port.Name(), e.Ceil, strings.Join(cs, "; "))
+}
+
+// Name names the port's link.
+func (p Port) Name() string {
+	if p.Uplink != nil {
+		return fmt.Sprintf("node %d uplink", *p.Uplink)
+	}
+	return "fabric port to " + p.Host
+}
+
+// SamePort reports whether two ports name the same link.
+func SamePort(a, b Port) bool {
+	return a.Host == b.Host && (a.Uplink == nil) == (b.Uplink == nil) && (a.Uplink == nil || *a.Uplink == *b.Uplink)
+}
+
+func (t *TrustBoundary) validate(v *validator, at stepAt) error {
+	return v.uplinkIndex(t.Uplink, at.path+".uplink")
+}
+
+// Describe: what the fabric does to the uplink's packets.
+func (t *TrustBoundary) Describe(*Step) string {
+	if t.Clear {
+		return fmt.Sprintf("fabric trusts node %d's uplink again", t.Uplink)
+	}
+	return fmt.Sprintf("fabric rewrites DSCP to 0 on packets from node %d's uplink", t.Uplink)
 }
 
 // Flows are the flows a lab row names, in the table's column order.

@@ -6,42 +6,53 @@ import (
 	"strings"
 )
 
+// ControllerSteps are the step kinds acting on the controller process.
+type ControllerSteps struct {
+	RestartController *RestartController `yaml:"restartController"`
+	Upgrade           *Upgrade           `yaml:"upgrade"`
+}
+
+// Modes of a restartController step.
+const (
+	ControllerGraceful = "graceful" // SIGTERM, clean exit, then a new process
+	ControllerKill9    = "kill9"    // SIGKILL, then a new process
+)
+
+// RestartController stops the controller process (gracefully or with
+// SIGKILL) and starts a new one while a VM's marked probe stream runs.
+// With a burst (Apply, Delete), the step itself changes those objects
+// and, with AfterTx > 0, stops the controller right after the AfterTx-th
+// NB transaction since the burst began (mid-reconcile).
+type RestartController struct {
+	Mode    string   `yaml:"mode,required"`
+	VM      string   `yaml:"vm,required"` // sends the probe stream to the probe's peer
+	Apply   []string `yaml:"apply"`
+	Delete  []string `yaml:"delete"`
+	AfterTx int      `yaml:"afterTx"`
+
+	// Applied and Deleted are the burst's manifest revisions, in order.
+	Applied []*Manifest `yaml:"-"`
+	Deleted []*Manifest `yaml:"-"`
+}
+
+// Upgrade pre-seeds the NB with legacy rows for NetworkQoS objects (a
+// source address set of the selected VMs' IPv4 addresses, as the
+// previous controller generation wrote them), waits until the probe is
+// marked by them, then starts the controller, which migrates them.
+type Upgrade struct {
+	Legacy []string `yaml:"legacy,required"` // NetworkQoS manifest ids
+	VM     string   `yaml:"vm,required"`     // sends the probe stream
+
+	// Objects are the legacy objects' manifest revisions.
+	Objects []*Manifest `yaml:"-"`
+}
+
 func (*RestartController) probeRule() probeRule { return probeRule{required: true, gap: true} }
-func (*Upgrade) probeRule() probeRule           { return probeRule{required: true, gap: true} }
+
+func (*Upgrade) probeRule() probeRule { return probeRule{required: true, gap: true} }
 
 func (r *RestartController) validate(v *validator, at stepAt) error {
-	return v.restartController(r, at.path, at.st)
-}
-
-func (u *Upgrade) validate(v *validator, at stepAt) error {
-	return v.upgrade(u, at.s.Probe, at.path, at.st)
-}
-
-// Describe: the legacy objects and the probe's VM.
-func (u *Upgrade) Describe(*Step) string {
-	return fmt.Sprintf("legacy rows for %s, then the controller starts; probe from VM %s", strings.Join(u.Legacy, ", "), u.VM)
-}
-
-// Describe: the mode, the burst, the kill point and the probe's VM.
-func (r *RestartController) Describe(*Step) string {
-	s := r.Mode + " controller restart"
-	var burst []string
-	for _, m := range r.Applied {
-		burst = append(burst, "apply "+m.Key())
-	}
-	for _, m := range r.Deleted {
-		burst = append(burst, "delete "+m.Key())
-	}
-	if len(burst) > 0 {
-		s += " during a burst (" + strings.Join(burst, ", ") + ")"
-	}
-	if r.AfterTx > 0 {
-		s += fmt.Sprintf(" right after NB transaction %d", r.AfterTx)
-	}
-	return s + ", probe from VM " + r.VM
-}
-
-func (v *validator) restartController(r *RestartController, path string, st *stepState) error {
+	path, st := at.path, at.st
 	if !st.controllerUp {
 		return v.d.errAt(path, "the controller does not run at this step (controller.boot is false and no upgrade step started it)")
 	}
@@ -93,7 +104,27 @@ func (v *validator) burst(ids []string, path string, st *stepState, apply bool) 
 	return out, nil
 }
 
-func (v *validator) upgrade(u *Upgrade, p *Probe, path string, st *stepState) error {
+// Describe: the mode, the burst, the kill point and the probe's VM.
+func (r *RestartController) Describe(*Step) string {
+	s := r.Mode + " controller restart"
+	var burst []string
+	for _, m := range r.Applied {
+		burst = append(burst, "apply "+m.Key())
+	}
+	for _, m := range r.Deleted {
+		burst = append(burst, "delete "+m.Key())
+	}
+	if len(burst) > 0 {
+		s += " during a burst (" + strings.Join(burst, ", ") + ")"
+	}
+	if r.AfterTx > 0 {
+		s += fmt.Sprintf(" right after NB transaction %d", r.AfterTx)
+	}
+	return s + ", probe from VM " + r.VM
+}
+
+func (u *Upgrade) validate(v *validator, at stepAt) error {
+	p, path, st := at.s.Probe, at.path, at.st
 	if st.controllerUp {
 		return v.d.errAt(path, "the controller already runs at this step (an upgrade starts it: set controller: {boot: false})")
 	}
@@ -123,25 +154,7 @@ func (v *validator) upgrade(u *Upgrade, p *Probe, path string, st *stepState) er
 	return nil
 }
 
-// probeVM checks the VM that sends a controller step's IPv4 probe stream.
-func (v *validator) probeVM(name, path string, st *stepState) error {
-	if err := v.runningVM(name, path, st); err != nil {
-		return err
-	}
-	switch {
-	case st.readdr[name]:
-		return v.d.errAt(path, "VM %q changed its guest address in a guestIP step (the probe uses the topology address)", name)
-	case v.sc.VM(name).Addresses.V4 == "":
-		return v.d.errAt(path, "VM %q has no IPv4 address (the probe is IPv4)", name)
-	}
-	return nil
-}
-
-// controllerStarted checks that a scenario whose controller does not
-// boot starts it in an upgrade step.
-func (v *validator) controllerStarted(st *stepState) error {
-	if !st.controllerUp {
-		return v.d.errAt("controller.boot", "the controller does not boot and no upgrade step starts it")
-	}
-	return nil
+// Describe: the legacy objects and the probe's VM.
+func (u *Upgrade) Describe(*Step) string {
+	return fmt.Sprintf("legacy rows for %s, then the controller starts; probe from VM %s", strings.Join(u.Legacy, ", "), u.VM)
 }

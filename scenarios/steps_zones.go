@@ -24,12 +24,6 @@ type StartZoneController struct {
 	Node int `yaml:"node"`
 }
 
-// AggregateCheck asserts on an object's aggregate status.status (written
-// from every zone's readiness condition).
-type AggregateCheck struct {
-	Contains []string `yaml:"contains,required"`
-}
-
 func (s *StopZoneController) validate(v *validator, at stepAt) error {
 	if err := v.uplinkIndex(s.Node, at.path+".node"); err != nil {
 		return err
@@ -63,16 +57,4 @@ func (s *StartZoneController) validate(v *validator, at stepAt) error {
 // Describe: which zone's controller starts.
 func (s *StartZoneController) Describe(*Step) string {
 	return fmt.Sprintf("start the controller of node %d's zone; its zone converges", s.Node)
-}
-
-func (a *AggregateCheck) validate(v *validator, path string) error {
-	if len(a.Contains) == 0 {
-		return v.d.errAt(path+".contains", "lists no text")
-	}
-	for i, s := range a.Contains {
-		if s == "" {
-			return v.d.errAt(fmt.Sprintf("%s.contains[%d]", path, i), "empty text")
-		}
-	}
-	return nil
 }
