@@ -106,17 +106,11 @@ func TestDepartingPortsAreNotDrift(t *testing.T) {
 	if fs := Compare("global", want, held(t, before.Rows)); len(fs) != 0 {
 		t.Fatalf("pod %s/%s gone, its LSP there: %v", ns, name, fs)
 	}
-	terminating := in
-	terminating.Pods = slices.Clone(in.Pods)
-	for i, p := range terminating.Pods {
-		if isPod(p) {
-			q := p.DeepCopy()
-			q.Labels = nil
-			now := q.CreationTimestamp
-			q.DeletionTimestamp = &now
-			terminating.Pods[i] = q
-		}
-	}
+	terminating := withPod(in, isPod, func(q *corev1.Pod) {
+		q.Labels = nil
+		now := q.CreationTimestamp
+		q.DeletionTimestamp = &now
+	})
 	if fs := Compare("global", Expect(terminating, ZoneOf(""), qos.ScopeAllNetworks, nil), held(t, before.Rows)); len(fs) != 0 {
 		t.Errorf("pod %s/%s terminating and unselected, its LSP there: %v", ns, name, fs)
 	}
@@ -125,17 +119,23 @@ func TestDepartingPortsAreNotDrift(t *testing.T) {
 	if fs := Compare("global", want, lspGone); len(fs) != len(groups) || fs[0].Kind != ExtraMember {
 		t.Errorf("pod and LSP gone, membership kept: %v, want %d ExtraMember", fs, len(groups))
 	}
-	unselected := in
-	unselected.Pods = slices.Clone(in.Pods)
-	for i, p := range unselected.Pods {
-		if isPod(p) {
-			q := p.DeepCopy()
-			q.Labels = nil
-			unselected.Pods[i] = q
-		}
-	}
+	unselected := withPod(in, isPod, func(q *corev1.Pod) { q.Labels = nil })
 	fs := Compare("global", Expect(unselected, ZoneOf(""), qos.ScopeAllNetworks, nil), held(t, before.Rows))
 	if len(fs) != len(groups) || slices.ContainsFunc(fs, func(f Finding) bool { return f.Kind != ExtraMember }) {
 		t.Errorf("pod there, no longer selected, membership kept: %v, want %d ExtraMember", fs, len(groups))
 	}
+}
+
+// withPod is in with the pods is selects changed by change (copies).
+func withPod(in qos.Input, is func(*corev1.Pod) bool, change func(*corev1.Pod)) qos.Input {
+	out := in
+	out.Pods = slices.Clone(in.Pods)
+	for i, p := range out.Pods {
+		if is(p) {
+			q := p.DeepCopy()
+			change(q)
+			out.Pods[i] = q
+		}
+	}
+	return out
 }
