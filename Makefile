@@ -100,7 +100,7 @@ e2e-kind-coexist: deps build
 ## every node, its cluster manager in the control plane) or central (one OVN central and ovnkube)
 RUN_ID        ?=
 KIND_WORKERS  ?= 1
-KIND_TOPOLOGY ?= central
+KIND_TOPOLOGY ?= interconnect
 kind-up:
 	RUN_ID=$(RUN_ID) KIND_WORKERS=$(KIND_WORKERS) KIND_TOPOLOGY=$(KIND_TOPOLOGY) ./hack/kind/up.sh
 

@@ -77,7 +77,9 @@ func parseRunArgs(args []string, stderr io.Writer) (runOptions, error) {
 		return o, fmt.Errorf("--ovn: %w", err)
 	}
 	if o.backend == backendKind {
-		o.topo.topology = string(localnet.Central) // the cluster's own control plane
+		// the cluster's own control plane: its topology is discovered
+		// (nqos-kind up records it) and reported by each scenario
+		o.topo.topology = string(localnet.Central)
 	}
 	var err error
 	if o.topology, o.controllerBin, err = o.topo.parse(); err != nil {
@@ -120,7 +122,11 @@ func runScenarios(ctx context.Context, args []string) error {
 	if dir == "" {
 		dir = reports.OutDir("reports/out", start)
 	}
-	r := &harness.Runner{Prov: prov, Backend: o.backend, Topology: string(o.topology), Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now), Teardowns: teardownsOf(ctx)}
+	topology := string(o.topology)
+	if o.backend == backendKind {
+		topology = "" // the cluster's, as its scenarios report it
+	}
+	r := &harness.Runner{Prov: prov, Backend: o.backend, Topology: topology, Dir: dir, Mode: o.family, IPAM: o.ipam, Progress: harness.NewProgress(os.Stdout, time.Now), Teardowns: teardownsOf(ctx)}
 	run, err := r.Run(ctx, start.UTC().Format("20060102T150405Z"), scs)
 	if err != nil {
 		return err

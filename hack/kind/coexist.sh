@@ -18,6 +18,9 @@
 #     owner takeover, any status change, a missing row or condition, or a
 #     condition owned by the other controller's field manager (ovnkube's
 #     is its zone, "global"; nqos's central controller's "nqos-global").
+# The run is central-only (one NB monitor, ovnkube's zone "global"): a new
+# cluster is made with KIND_TOPOLOGY=central, and a reused one of another
+# topology is refused.
 # The cluster is deleted afterwards, also after a failure; KIND_KEEP=1 keeps
 # it and puts ovnkube's NetworkQoS and the controller's flag back off.
 # REPORTS=DIR: the scenario report and coexist.txt go there.
@@ -45,7 +48,12 @@ tool="$(kind_tool)"
 trap cleanup EXIT
 DOCKER_HOST="$("$kind_here/hack/kind/dockerd.sh" up)"
 export DOCKER_HOST
-kind_cluster_up "$run_id" e2e-kind-coexist
+KIND_TOPOLOGY=central kind_cluster_up "$run_id" e2e-kind-coexist
+topology="$("$kind_cache/bin/kubectl" --kubeconfig "$kubeconfig" -n kube-system get configmap nqos-kind -o 'jsonpath={.data.topology}')"
+if [[ -n "$topology" && "$topology" != central ]]; then
+  echo "e2e-kind-coexist: cluster $name runs topology $topology; the coexistence run needs central (make kind-down RUN_ID=$run_id first)" >&2
+  exit 2
+fi
 start=$SECONDS
 RUN_ID="$run_id" "$kind_here/hack/kind/deploy.sh" >&2
 "$tool" ovnkube -name "$name" -kubeconfig "$kubeconfig" -network-qos on >&2

@@ -4,7 +4,7 @@
 # the KinD cluster nqos-$RUN_ID with KIND_WORKERS workers (nqos-kind up:
 # the cluster, then OVN on the userspace datapath in its nodes and a ping
 # across geneve, split into a zone per node (NB, SB and ovn-northd in
-# every node) when KIND_TOPOLOGY=interconnect, then the nqos-cni plugin built here on every node, then
+# every node) unless KIND_TOPOLOGY=central, then the nqos-cni plugin built here on every node, then
 # OVN-Kubernetes' ovnkube (interconnect: its cluster manager in the control
 # plane and a zone controller per node; central: one master), built once by ovnkube.sh:
 # it creates the launcher pods' LSPs; KIND_LSP=emulated leaves them to the
@@ -30,5 +30,5 @@ ovnkube_args=()
 if [[ "$lsp" == ovnkube ]]; then ovnkube_args=(-ovnkube-bin "$("$kind_here/hack/kind/ovnkube.sh")"); fi
 "$tool" up -name "$name" -image "$image" -workers "${KIND_WORKERS:-1}" -kubeconfig "$kubeconfig" \
   -cni-bin "$kind_cache/nqos-cni" -nad-crd "$kind_here/config/crd/k8s.cni.cncf.io_network-attachment-definitions.yaml" \
-  -lsp "$lsp" -topology "${KIND_TOPOLOGY:-central}" "${ovnkube_args[@]}"
+  -lsp "$lsp" -topology "${KIND_TOPOLOGY:-interconnect}" "${ovnkube_args[@]}"
 echo "export KUBECONFIG=$kubeconfig   # make kind-down RUN_ID=$run_id"

@@ -22,17 +22,23 @@ import (
 // On a KinD cluster (Provisioner.Kind) the testbed is the cluster's: its
 // API server, kubelets running the launcher pods, the nqos-cni plugin
 // plugging their NICs, OVN in its nodes and the controller deployed in
-// it from config/deploy (make kind-deploy). What the harness cannot do
+// it from config/deploy (make kind-deploy): on an interconnect cluster the
+// DaemonSet (one controller per node on its zone's NB) and the status
+// aggregator, on a central one the Deployment. What the harness cannot do
 // there (restart the cluster's daemons or the in-cluster controller as a
 // process, migrate or re-plug a pod) is reported as not supported.
 
 // backendKind names the KinD backend in results.
 const backendKind = "kind"
 
-// The in-cluster controller (config/deploy/deployment-central.yaml).
+// The in-cluster controller: config/deploy/deployment-central.yaml on a
+// central cluster, daemonset-node.yaml and aggregator.yaml on an
+// interconnect one.
 const (
 	controllerNamespace  = "nqos-system"
 	controllerDeployment = "nqos-controller"
+	controllerDaemonSet  = "nqos-controller-node"
+	aggregatorDeployment = "nqos-aggregator"
 )
 
 // ovnkubeNamespace holds the lease of the cluster's ovnkube (nqos-kind up
@@ -81,14 +87,27 @@ func (kindBackend) check(sc *scenarios.Scenario) error {
 	return nil
 }
 
-func (b kindBackend) configure(s *localnet.Spec) { s.Kind = b.cluster }
+// configure runs the testbed on the cluster, in the cluster's topology.
+func (b kindBackend) configure(s *localnet.Spec) {
+	s.Kind = b.cluster
+	s.Topology = b.cluster.Topology
+}
 
-func (kindBackend) startController(ctx context.Context, e *testbedEnv, _ *slog.Logger) error {
-	return e.waitInClusterController(ctx)
+// startController waits for the deployed controller of the cluster's
+// topology: the per-node DaemonSet and the aggregator on interconnect,
+// the central Deployment otherwise.
+func (b kindBackend) startController(ctx context.Context, e *testbedEnv, _ *slog.Logger) error {
+	if b.cluster.Topology == localnet.Interconnect {
+		if err := e.waitInClusterDaemonSet(ctx); err != nil {
+			return err
+		}
+		return e.waitInClusterDeployment(ctx, aggregatorDeployment)
+	}
+	return e.waitInClusterDeployment(ctx, controllerDeployment)
 }
 
 func (kindBackend) clear(ctx context.Context, e *testbedEnv) error {
-	if e.kube == nil || e.nb == nil {
+	if e.kube == nil || len(e.zones) == 0 {
 		return nil
 	}
 	return e.clearCluster(ctx)
@@ -139,18 +158,34 @@ func asUnsupported(err error) error {
 	return err
 }
 
-// waitInClusterController waits until the deployed controller has an
-// available replica.
-func (e *testbedEnv) waitInClusterController(ctx context.Context) error {
-	return localnet.Poll(ctx, 60*time.Second, "in-cluster controller available", func(ctx context.Context) (bool, error) {
-		d, err := e.kube.AppsV1().Deployments(controllerNamespace).Get(ctx, controllerDeployment, metav1.GetOptions{})
+// waitInClusterDeployment waits until the deployed Deployment name has
+// an available replica.
+func (e *testbedEnv) waitInClusterDeployment(ctx context.Context, name string) error {
+	return localnet.Poll(ctx, 60*time.Second, "in-cluster "+name+" available", func(ctx context.Context) (bool, error) {
+		d, err := e.kube.AppsV1().Deployments(controllerNamespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("deployment %s/%s: not found: deploy the controller first (make kind-deploy)", controllerNamespace, controllerDeployment)
+			return false, fmt.Errorf("deployment %s/%s: not found: deploy the controller first (make kind-deploy)", controllerNamespace, name)
 		}
 		if err != nil {
-			return false, fmt.Errorf("deployment %s/%s: %w", controllerNamespace, controllerDeployment, err)
+			return false, fmt.Errorf("deployment %s/%s: %w", controllerNamespace, name, err)
 		}
 		return d.Status.AvailableReplicas > 0, nil
+	})
+}
+
+// waitInClusterDaemonSet waits until the per-node controller runs
+// available on every node of the testbed.
+func (e *testbedEnv) waitInClusterDaemonSet(ctx context.Context) error {
+	return localnet.Poll(ctx, 60*time.Second, "in-cluster per-node controllers available", func(ctx context.Context) (bool, error) {
+		d, err := e.kube.AppsV1().DaemonSets(controllerNamespace).Get(ctx, controllerDaemonSet, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("daemonset %s/%s: not found: deploy the controller first (make kind-deploy)", controllerNamespace, controllerDaemonSet)
+		}
+		if err != nil {
+			return false, fmt.Errorf("daemonset %s/%s: %w", controllerNamespace, controllerDaemonSet, err)
+		}
+		s := d.Status
+		return s.DesiredNumberScheduled > 0 && s.NumberAvailable == s.DesiredNumberScheduled && s.UpdatedNumberScheduled == s.DesiredNumberScheduled, nil
 	})
 }
 
@@ -158,7 +193,7 @@ func (e *testbedEnv) waitInClusterController(ctx context.Context) error {
 // NetworkQoS and ClusterUserDefinedNetwork and every namespace but the
 // system ones, waits until the namespaces are gone (their pods with
 // them: the kubelets ran the CNI DEL) and until the controller has
-// removed every row it owned.
+// removed every row it owned, in every zone.
 func (e *testbedEnv) clearCluster(ctx context.Context) error {
 	var errs []error
 	nqos := e.dyn.Resource(v1alpha1.GroupVersionResource())
@@ -188,7 +223,7 @@ func (e *testbedEnv) clearCluster(ctx context.Context) error {
 		return !slices.ContainsFunc(nss.Items, func(ns corev1.Namespace) bool { return !slices.Contains(systemNamespaces, ns.Name) }), nil
 	}))
 	errs = append(errs, localnet.Poll(ctx, time.Minute, "controller-owned NB rows gone", func(ctx context.Context) (bool, error) {
-		rows, err := e.nb.Rows(ctx)
+		rows, err := zonesNB(e.zones).Rows(ctx)
 		return err == nil && len(rows.PortGroups)+len(rows.AddressSets)+len(rows.QoS) == 0, err
 	}))
 	return errors.Join(errs...)

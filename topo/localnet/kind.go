@@ -44,6 +44,11 @@ type KindCluster struct {
 	// LSPs is who creates the launcher pods' LSPs: KindLSPOVNKube or
 	// KindLSPEmulated (kind_lsp.go).
 	LSPs string `json:"lsps"`
+	// Topology is the cluster's OVN control plane as `nqos-kind up
+	// -topology` recorded it: Interconnect (an NB, SB and ovn-northd in
+	// every node, on TCP at its InternalIP) or Central (one in the control
+	// plane).
+	Topology Topology `json:"topology"`
 }
 
 // KindNode is one node container of a KinD cluster.
@@ -54,18 +59,21 @@ type KindNode struct {
 	InternalIP string `json:"internalIP"`
 }
 
-// NB is the cluster's Northbound address.
+// NB is the Northbound address of the control-plane node (the cluster's
+// one NB on the central topology, its zone's on interconnect).
 func (k KindCluster) NB() string { return k.centralAddr(kindNBPort) }
 
-// SB is the cluster's Southbound address.
+// SB is the Southbound address of the control-plane node, as NB.
 func (k KindCluster) SB() string { return k.centralAddr(kindSBPort) }
 
 func (k KindCluster) centralAddr(port int) string {
 	if len(k.Nodes) == 0 {
 		return ""
 	}
-	return "tcp:" + k.Nodes[0].InternalIP + ":" + strconv.Itoa(port)
+	return nodeAddr(k.Nodes[0].InternalIP, port)
 }
+
+func nodeAddr(ip string, port int) string { return "tcp:" + ip + ":" + strconv.Itoa(port) }
 
 // DiscoverKind reads the node containers of KinD cluster name from the
 // Docker engine at dockerHost ("" = the default engine) and who creates
@@ -102,7 +110,10 @@ func DiscoverKind(ctx context.Context, name, kubeconfig, dockerHost string) (Kin
 	if k.Nodes[0].Role != "control-plane" {
 		return k, fmt.Errorf("KinD cluster %s: no control-plane node among %d", name, len(k.Nodes))
 	}
-	k.LSPs, err = k.discoverLSPMode(ctx)
+	if k.LSPs, err = k.discoverLSPMode(ctx); err != nil {
+		return k, err
+	}
+	k.Topology, err = k.discoverTopology(ctx)
 	return k, err
 }
 
@@ -146,4 +157,12 @@ func (k KindCluster) restConfig() (*rest.Config, error) {
 // node container on a KinD cluster, else here (the root namespace).
 func (t *Testbed) CentralExec(ctx context.Context, argv ...string) (string, error) {
 	return t.cluster().centralExec(ctx, argv...)
+}
+
+// topology is the cluster's; "" (a value made by hand) is Central.
+func (k KindCluster) topology() Topology {
+	if k.Topology == "" {
+		return Central
+	}
+	return k.Topology
 }

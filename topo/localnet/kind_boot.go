@@ -77,26 +77,28 @@ func (t *Testbed) bootKind(ctx context.Context) error {
 	return t.WaitHVSync(ctx)
 }
 
-// kindClean fails when the cluster's NB holds a localnet switch (one of
-// the spec's networks or any with external_ids k8s.ovn.org/topology=
+// kindClean fails when a zone's NB holds a localnet switch (one of the
+// spec's networks or any with external_ids k8s.ovn.org/topology=
 // localnet): an earlier run did not tear down. The switches of ovnkube's
 // default network (join, one per node) are the cluster's and stay.
 func (t *Testbed) kindClean(ctx context.Context) error {
-	out, err := t.NBCtl(ctx, "--format=json", "--columns=name,external_ids", "list", "Logical_Switch")
-	if err != nil {
-		return err
-	}
-	tb, err := decodeTable(out, "NB Logical_Switch")
-	if err != nil {
-		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
-	}
-	names, err := localnetSwitches(tb, t.st.Spec.Networks)
-	if err != nil {
-		return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
-	}
-	if len(names) > 0 {
-		return fmt.Errorf("testbed %s: KinD cluster %s: NB already holds localnet switches %v (an earlier run was not torn down)",
-			t.st.RunID, t.st.Spec.Kind.Name, names)
+	for _, z := range t.Zones() {
+		out, err := t.ZoneNBCtl(ctx, z, "--format=json", "--columns=name,external_ids", "list", "Logical_Switch")
+		if err != nil {
+			return err
+		}
+		tb, err := decodeTable(out, "NB Logical_Switch")
+		if err != nil {
+			return fmt.Errorf("testbed %s: zone %s: %w", t.st.RunID, z.Name, err)
+		}
+		names, err := localnetSwitches(tb, t.st.Spec.Networks)
+		if err != nil {
+			return fmt.Errorf("testbed %s: zone %s: %w", t.st.RunID, z.Name, err)
+		}
+		if len(names) > 0 {
+			return fmt.Errorf("testbed %s: KinD cluster %s: NB of zone %s already holds localnet switches %v (an earlier run was not torn down)",
+				t.st.RunID, t.st.Spec.Kind.Name, z.Name, names)
+		}
 	}
 	return nil
 }
@@ -175,9 +177,11 @@ func (t *Testbed) closeKind(ctx context.Context) error {
 	if t.LSPOwner() == LSPsOVNKube {
 		errs = append(errs, t.removeOVNKubeNetworks(ctx))
 	} else {
-		for _, n := range t.st.Spec.Networks {
-			if _, err := t.NBCtl(ctx, "--if-exists", "ls-del", n.Switch); err != nil {
-				errs = append(errs, err)
+		for _, z := range t.Zones() {
+			for _, n := range t.st.Spec.Networks {
+				if _, err := t.ZoneNBCtl(ctx, z, "--if-exists", "ls-del", n.Switch); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}
@@ -202,11 +206,12 @@ func downKind(runID string) error {
 	return errors.Join(errs...)
 }
 
-// waitKindChassis waits until every node of the run is a chassis.
+// waitKindChassis waits until every node of the run is a chassis in its
+// zone's SB.
 func (t *Testbed) waitKindChassis(ctx context.Context) error {
 	return poll.Until(ctx, 30*time.Second, pollEvery, fmt.Sprintf("%d chassis in the SB", len(t.st.Nodes)), func(ctx context.Context) (bool, error) {
 		for _, n := range t.st.Nodes {
-			out, err := t.SBCtl(ctx, "--bare", "--columns=name", "find", "Chassis", "name="+n.Name)
+			out, err := t.NodeSBCtl(ctx, n.Name, "--bare", "--columns=name", "find", "Chassis", "name="+n.Name)
 			if err != nil || strings.TrimSpace(out) != n.Name {
 				return false, err
 			}

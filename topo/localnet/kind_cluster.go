@@ -21,8 +21,8 @@ func (c kindBackend) checkSpec(s Spec) error {
 	if s.Nodes > len(c.k.Nodes) {
 		return fmt.Errorf("testbed %s: spec.Nodes %d: KinD cluster %s has %d nodes: %w", s.RunID, s.Nodes, c.k.Name, len(c.k.Nodes), ErrNotSupported)
 	}
-	if s.Topology != Central {
-		return fmt.Errorf("testbed %s: spec.Topology %s: the KinD cluster runs one central: %w", s.RunID, s.Topology, ErrNotSupported)
+	if s.Topology != c.k.topology() {
+		return fmt.Errorf("testbed %s: spec.Topology %s: KinD cluster %s runs %s: %w", s.RunID, s.Topology, c.k.Name, c.k.topology(), ErrNotSupported)
 	}
 	return nil
 }
@@ -38,13 +38,24 @@ func (c kindBackend) close(ctx context.Context) error { return c.t.closeKind(ctx
 
 func (c kindBackend) waitChassis(ctx context.Context) error { return c.t.waitKindChassis(ctx) }
 
-// zones is the cluster's one central.
+// zones are the cluster's: on interconnect one per node of the run, its
+// NB and SB on TCP at the node's InternalIP (the zone is named after the
+// node, as ovnkube's zone controller and `nqos-kind up` name it); on
+// central the one in the control plane.
 func (c kindBackend) zones() []Zone {
 	var nodes []string
 	for _, n := range c.t.st.Nodes {
 		nodes = append(nodes, n.Name)
 	}
-	return []Zone{{Name: GlobalZone, Nodes: nodes, NB: c.k.NB(), SB: c.k.SB()}}
+	if c.k.topology() != Interconnect {
+		return []Zone{{Name: GlobalZone, Nodes: nodes, NB: c.k.NB(), SB: c.k.SB()}}
+	}
+	zs := make([]Zone, 0, len(c.t.st.Nodes))
+	for _, n := range c.t.st.Nodes {
+		zs = append(zs, Zone{Name: n.Name, Nodes: []string{n.Name}, Owner: n.Name,
+			NB: nodeAddr(n.EncapIP, kindNBPort), SB: nodeAddr(n.EncapIP, kindSBPort)})
+	}
+	return zs
 }
 
 // lspOwner is the mode `nqos-kind up -lsp` recorded.
@@ -91,15 +102,16 @@ func (c kindBackend) restartable(node, daemon string) error {
 }
 
 // logPatterns are the OVS and OVN logs inside the nodes the run uses and
-// ovnkube's output in the control plane (where a Go panic lands).
+// ovnkube's output in each (where a Go panic lands): the master or zone
+// controller, and the cluster manager in the control plane.
 func (c kindBackend) logPatterns() []string {
 	var patterns []string
 	for _, n := range c.k.Nodes[:max(1, min(len(c.t.st.Nodes), len(c.k.Nodes)))] {
 		root := filepath.Join("/proc", strconv.Itoa(n.PID), "root")
-		patterns = append(patterns, filepath.Join(root, "var/log/openvswitch/*.log"), filepath.Join(root, "var/log/ovn/*.log"))
+		patterns = append(patterns, filepath.Join(root, "var/log/openvswitch/*.log"), filepath.Join(root, "var/log/ovn/*.log"),
+			filepath.Join(root, "var/log/ovn-kubernetes/*.stdout"))
 	}
-	cp := filepath.Join("/proc", strconv.Itoa(c.k.Nodes[0].PID), "root")
-	return append(patterns, filepath.Join(cp, "var/log/ovn-kubernetes/ovnkube.stdout"))
+	return patterns
 }
 
 // logName prefixes a log inside a node container with the node's name.

@@ -23,6 +23,25 @@ const (
 	kindOVNKubePidfile = "/run/ovn-kubernetes/ovnkube.pid"
 )
 
+// discoverTopology reads the cluster's topology from its ConfigMap (key
+// topology); none is Central (a cluster made before the key existed).
+func (k KindCluster) discoverTopology(ctx context.Context) (Topology, error) {
+	out, err := k.docker(ctx, "exec", k.Nodes[0].Name, "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf",
+		"get", "configmap", "-n", kindModeNamespace, kindModeConfigMap, "--ignore-not-found", "-o", "jsonpath={.data.topology}")
+	if err != nil {
+		return "", fmt.Errorf("KinD cluster %s: ConfigMap %s/%s: %w", k.Name, kindModeNamespace, kindModeConfigMap, err)
+	}
+	v := strings.TrimSpace(out)
+	if v == "" {
+		return Central, nil
+	}
+	t, err := ParseTopology(v)
+	if err != nil {
+		return "", fmt.Errorf("KinD cluster %s: ConfigMap %s/%s key topology: %w", k.Name, kindModeNamespace, kindModeConfigMap, err)
+	}
+	return t, nil
+}
+
 // discoverLSPMode reads the cluster's LSP mode from its ConfigMap and,
 // for ovnkube, checks that ovnkube runs in the control-plane node. A
 // cluster without the ConfigMap (made before the mode existed) or with an

@@ -30,7 +30,12 @@ func (t *Testbed) waitOVNKubeNetworks(ctx context.Context) error {
 	for _, n := range t.st.Spec.Networks {
 		what := fmt.Sprintf("ovnkube's localnet port %s on switch %s", n.LocalnetPort(), n.Switch)
 		err := poll.Until(ctx, ovnkubeNetworkTimeout, pollEvery, what, func(ctx context.Context) (bool, error) {
-			return t.checkOVNKubeNetwork(ctx, n)
+			for _, z := range t.Zones() {
+				if ok, err := t.checkOVNKubeNetwork(ctx, z, n); !ok || err != nil {
+					return false, err
+				}
+			}
+			return true, nil
 		})
 		if err != nil {
 			return fmt.Errorf("testbed %s: network %s: %w", t.st.RunID, n.Name, err)
@@ -39,15 +44,16 @@ func (t *Testbed) waitOVNKubeNetworks(ctx context.Context) error {
 	return nil
 }
 
-// checkOVNKubeNetwork reports whether the network's switch holds its
-// localnet port; a port unlike the network is an error.
-func (t *Testbed) checkOVNKubeNetwork(ctx context.Context, n Network) (bool, error) {
+// checkOVNKubeNetwork reports whether the network's switch in zone z holds
+// its localnet port (each zone's ovnkube controller makes its own); a port
+// unlike the network is an error.
+func (t *Testbed) checkOVNKubeNetwork(ctx context.Context, z Zone, n Network) (bool, error) {
 	port := n.LocalnetPort()
-	ports, err := t.NBCtl(ctx, "--bare", "--columns=ports", "find", "Logical_Switch", "name="+n.Switch)
+	ports, err := t.ZoneNBCtl(ctx, z, "--bare", "--columns=ports", "find", "Logical_Switch", "name="+n.Switch)
 	if err != nil || strings.TrimSpace(ports) == "" {
 		return false, err
 	}
-	out, err := t.NBCtl(ctx, "--format=json", "--columns=type,options,tag_request", "find", "Logical_Switch_Port", "name="+port)
+	out, err := t.ZoneNBCtl(ctx, z, "--format=json", "--columns=type,options,tag_request", "find", "Logical_Switch_Port", "name="+port)
 	if err != nil {
 		return false, err
 	}
@@ -100,8 +106,13 @@ func (t *Testbed) removeOVNKubeNetworks(ctx context.Context) error {
 	}
 	for _, n := range t.st.Spec.Networks {
 		err := poll.Until(ctx, ovnkubeNetworkTimeout, pollEvery, "ovnkube to remove switch "+n.Switch, func(ctx context.Context) (bool, error) {
-			out, err := t.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Switch", "name="+n.Switch)
-			return err == nil && strings.TrimSpace(out) == "", err
+			for _, z := range t.Zones() {
+				out, err := t.ZoneNBCtl(ctx, z, "--bare", "--columns=name", "find", "Logical_Switch", "name="+n.Switch)
+				if err != nil || strings.TrimSpace(out) != "" {
+					return false, err
+				}
+			}
+			return true, nil
 		})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("testbed %s: network %s: %w", t.st.RunID, n.Name, err))
