@@ -34,3 +34,16 @@ func guestAddrs(ns, nic string) ([]netip.Prefix, error) {
 	err := netns.Named(ns).WithConn(func(c *netns.Conn) (err error) { out, err = c.Addrs(nic); return err })
 	return out, err
 }
+
+// addGuestRoutes installs routes through a guest NIC, replacing any to
+// the same destination.
+func addGuestRoutes(ns, nic string, routes []Route) error {
+	return netns.Named(ns).WithConn(func(c *netns.Conn) error {
+		for _, r := range routes {
+			if err := c.ReplaceRoute(r.Dst, r.Via, nic); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

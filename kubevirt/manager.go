@@ -364,7 +364,18 @@ func (m *Manager) configureNIC(ctx context.Context, in *instance, i int) error {
 			return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
 		}
 		in.atts[i].IPv4Lease = lease.String()
-		return m.publishLease(ctx, in, i)
+		if err := m.publishLease(ctx, in, i); err != nil {
+			return err
+		}
+	}
+	var routes []Route
+	for _, r := range a.Routes {
+		if a.hasFamily(r.Via) {
+			routes = append(routes, r)
+		}
+	}
+	if err := addGuestRoutes(ns, a.NIC, routes); err != nil {
+		return fmt.Errorf("VM %s/%s: interfaces[%d]: %w", in.vm.Namespace, in.vm.Name, i, err)
 	}
 	return nil
 }

@@ -33,10 +33,19 @@ func FromManifest(r manifests.Resolved, macBase int) (VM, error) {
 	vm := VM{Name: r.VM.Name, Namespace: r.VM.Namespace, Labels: r.VM.Labels, Node: r.Node}
 	for i, nic := range r.VM.NICs {
 		vm.Interfaces = append(vm.Interfaces, Interface{NAD: nic.NAD, MAC: MACOr(nic.MAC, macBase+i),
-			IPv4: nic.IPv4, IPv6: nic.IPv6, DHCP: nic.DHCP})
+			IPv4: nic.IPv4, IPv6: nic.IPv6, DHCP: nic.DHCP, Routes: routesOf(nic.Routes)})
 	}
 	if err := vm.Validate(); err != nil {
 		return VM{}, err
 	}
 	return vm, nil
+}
+
+// routesOf converts cloud-init routes of a manifest NIC.
+func routesOf(rs []manifests.Route) []Route {
+	var out []Route
+	for _, r := range rs {
+		out = append(out, Route{Dst: r.To, Via: r.Via})
+	}
+	return out
 }

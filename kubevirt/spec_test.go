@@ -1,6 +1,8 @@
 package kubevirt
 
 import (
+	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -9,15 +11,18 @@ import (
 
 func TestFromManifest(t *testing.T) {
 	vm := &manifests.VirtualMachine{Name: "a", Namespace: "vms", Labels: map[string]string{"tier": "gold"}, NICs: []manifests.NIC{
-		{Name: "n1", NAD: "vms/blue", MAC: "02:00:00:00:00:01", IPv4: "10.0.0.1/24"},
+		{Name: "n1", NAD: "vms/blue", MAC: "02:00:00:00:00:01", IPv4: "10.0.0.1/24",
+			Routes: []manifests.Route{{To: netip.MustParsePrefix("10.20.0.0/16"), Via: netip.MustParseAddr("10.0.0.254")}}},
 		{Name: "n2", Index: 1, NAD: "vms/green", DHCP: true},
 	}}
 	got, err := FromManifest(manifests.Resolved{VM: vm, Node: "node1"}, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Interface{{NAD: "vms/blue", MAC: "02:00:00:00:00:01", IPv4: "10.0.0.1/24"}, {NAD: "vms/green", MAC: "0a:58:00:00:00:06", DHCP: true}}
-	if got.Node != "node1" || got.Labels["tier"] != "gold" || len(got.Interfaces) != 2 || got.Interfaces[0] != want[0] || got.Interfaces[1] != want[1] {
+	want := []Interface{{NAD: "vms/blue", MAC: "02:00:00:00:00:01", IPv4: "10.0.0.1/24",
+		Routes: []Route{{Dst: netip.MustParsePrefix("10.20.0.0/16"), Via: netip.MustParseAddr("10.0.0.254")}}},
+		{NAD: "vms/green", MAC: "0a:58:00:00:00:06", DHCP: true}}
+	if got.Node != "node1" || got.Labels["tier"] != "gold" || !reflect.DeepEqual(got.Interfaces, want) {
 		t.Fatalf("VM = %+v, want interfaces %+v on node1", got, want)
 	}
 	if _, err := FromManifest(manifests.Resolved{VM: vm, Why: "no mapping"}, 0); err == nil || !strings.Contains(err.Error(), "VirtualMachine vms/a does not start: no mapping") {

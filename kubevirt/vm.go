@@ -38,6 +38,16 @@ type Interface struct {
 	IPv4, IPv6 string
 	// DHCP makes the guest ask the network's DHCP server for IPv4.
 	DHCP bool
+	// Routes are the guest's static routes through this NIC (cloud-init
+	// gateway4, gateway6 and routes); those of a family the NIC has no
+	// address of are not installed.
+	Routes []Route
+}
+
+// Route is a static guest route: Dst through the gateway Via.
+type Route struct {
+	Dst netip.Prefix
+	Via netip.Addr
 }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$`)
@@ -91,7 +101,20 @@ func (i Interface) validate() error {
 	if i.DHCP && i.IPv4 != "" {
 		return fmt.Errorf("dhcp: conflicts with a static ipv4")
 	}
+	for j, r := range i.Routes {
+		if !r.Dst.IsValid() || !r.Via.IsValid() || r.Dst.Addr().Is4() != r.Via.Is4() {
+			return fmt.Errorf("routes[%d] %s via %s: want a destination prefix and a gateway of its family", j, r.Dst, r.Via)
+		}
+	}
 	return nil
+}
+
+// hasFamily reports whether the NIC has (or leases) an address of ip's family.
+func (i Interface) hasFamily(ip netip.Addr) bool {
+	if ip.Is4() {
+		return i.IPv4 != "" || i.DHCP
+	}
+	return i.IPv6 != ""
 }
 
 // NICName is the guest NIC of interface i.

@@ -143,13 +143,14 @@ func (v *validator) manifestVMs() error {
 		nic := r.VM.NICs[0]
 		vm := VM{Name: r.VM.Name, Namespace: r.VM.Namespace, Node: index[r.Node], Network: r.Networks[0].Name,
 			Labels: r.VM.Labels, MAC: nic.MAC, DHCP: nic.DHCP, Late: !r.VM.Running, Manifest: id,
-			Addresses: Addresses{V4: nic.IPv4, V6: nic.IPv6}}
+			Addresses: Addresses{V4: nic.IPv4, V6: nic.IPv6}, Routes: routesOf(nic.Routes)}
 		for i, n := range r.VM.NICs[1:] {
 			if n.DHCP {
 				return v.d.errAt(fmt.Sprintf("%s.spec.template.spec.networks[%d]", path, i+1),
 					"%s: NIC %d takes DHCP; the testbed runs DHCP on a VM's first NIC only", r.VM.Object.Ref(), i+1)
 			}
-			vm.More = append(vm.More, NIC{Network: r.Networks[i+1].Name, MAC: n.MAC, Addresses: Addresses{V4: n.IPv4, V6: n.IPv6}})
+			vm.More = append(vm.More, NIC{Network: r.Networks[i+1].Name, MAC: n.MAC, Addresses: Addresses{V4: n.IPv4, V6: n.IPv6},
+				Routes: routesOf(n.Routes)})
 		}
 		v.sc.Topology.VMs = append(v.sc.Topology.VMs, vm)
 	}
@@ -178,4 +179,13 @@ func (v *validator) vmNIC(vm *VM, path string) error {
 		return v.d.errAt(path+".dhcp", "VM %q: dhcp together with a static IPv4 address", vm.Name)
 	}
 	return nil
+}
+
+// routesOf are a manifest NIC's cloud-init routes in scenario form.
+func routesOf(rs []manifests.Route) []Route {
+	var out []Route
+	for _, r := range rs {
+		out = append(out, Route{To: r.To.String(), Via: r.Via.String()})
+	}
+	return out
 }

@@ -59,6 +59,8 @@ type Topology struct {
 	Networks []Network `yaml:"networks"`
 	VMs      []VM      `yaml:"vms"`
 	Hosts    []Host    `yaml:"hosts"`
+	// Routers are routed hops on the fabric (routers.go).
+	Routers []Router `yaml:"routers"`
 }
 
 // Network is a localnet network; its NAD (or CUDN) is a manifest.
@@ -84,6 +86,9 @@ type VM struct {
 	MAC string `yaml:"mac"`
 	// DHCP: the guest gets its IPv4 address from the network's DHCP host.
 	DHCP bool `yaml:"dhcp"`
+	// Routes are the guest's static routes on its first NIC (cloud-init
+	// gateway4, gateway6 and routes of a VirtualMachine manifest).
+	Routes []Route `yaml:"routes"`
 
 	// Manifest is the id of the VirtualMachine manifest it came from.
 	Manifest string `yaml:"-"`
@@ -99,13 +104,14 @@ type NIC struct {
 	Network   string
 	MAC       string
 	Addresses Addresses
+	Routes    []Route
 }
 
 // NIC returns the VM's NIC on network: index 0 is the first (the VM's
 // own Network, MAC and Addresses), ok false when it has none there.
 func (vm *VM) NIC(network string) (idx int, n NIC, ok bool) {
 	if vm.Network == network {
-		return 0, NIC{Network: vm.Network, MAC: vm.MAC, Addresses: vm.Addresses}, true
+		return 0, NIC{Network: vm.Network, MAC: vm.MAC, Addresses: vm.Addresses, Routes: vm.Routes}, true
 	}
 	for i, m := range vm.More {
 		if m.Network == network {
@@ -126,9 +132,14 @@ func (vm *VM) Networks() []string {
 
 // Host is an external host on the physical fabric, on a network's VLAN.
 type Host struct {
-	Name      string    `yaml:"name,required"`
-	Network   string    `yaml:"network,required"`
+	Name string `yaml:"name,required"`
+	// Network is the VLAN the host is on; for a host behind a router,
+	// the router's network (filled in when left out).
+	Network   string    `yaml:"network"`
 	Addresses Addresses `yaml:"addresses"`
+	// Router puts the host behind that router: its addresses are in the
+	// router's site prefixes and VMs reach it through their routes.
+	Router string `yaml:"router"`
 	// DHCPRange "first,last" makes the host a DHCPv4 server (dnsmasq)
 	// handing out leases from that range of its IPv4 subnet.
 	DHCPRange string `yaml:"dhcpRange"`

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"bytes"
 	"fmt"
-	"net/netip"
 	"slices"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
@@ -168,6 +167,9 @@ func (v *validator) nadMatches(n *Network, m *Manifest, path string) error {
 // range, addresses of the right family.
 func (v *validator) endpoints() error {
 	t := &v.sc.Topology
+	if err := v.routers(); err != nil {
+		return err
+	}
 	v.vms, v.hosts = map[string]*VM{}, map[string]*Host{}
 	taken := map[string]bool{}
 	for i := range t.VMs {
@@ -180,6 +182,9 @@ func (v *validator) endpoints() error {
 			return err
 		}
 		if err := v.moreNICs(vm, path); err != nil {
+			return err
+		}
+		if err := v.vmRoutes(path, vm.Addresses, vm.DHCP, vm.Routes); err != nil {
 			return err
 		}
 		if vm.Node < 0 || vm.Node >= t.Nodes {
@@ -213,19 +218,7 @@ func (v *validator) nicEndpoint(path, network string, a Addresses) error {
 	if v.networks[network] == nil {
 		return v.d.errAt(path+".network", "unknown network %q", network)
 	}
-	for _, f := range []struct {
-		field, value string
-		v4           bool
-	}{{"v4", a.V4, true}, {"v6", a.V6, false}} {
-		if f.value == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(f.value)
-		if err != nil || p.Addr().Is4() != f.v4 {
-			return v.d.errAt(path+".addresses."+f.field, "invalid %s address %q (want an address with prefix length, e.g. 10.10.0.11/8 or fd00:10::11/64)", f.field, f.value)
-		}
-	}
-	return nil
+	return v.addresses(path+".addresses", a)
 }
 
 // moreNICs checks a VM's NICs after the first: each on a network of its

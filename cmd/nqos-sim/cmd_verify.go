@@ -154,6 +154,9 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	if err != nil {
 		return nil, "", err
 	}
+	for _, n := range plan.NotProbed {
+		fmt.Fprintf(os.Stderr, "note: not probed: %s\n", n)
+	}
 	prov, err := newProvisioner(ctx, runOptions{backend: backendEmbedded, topology: o.topology, controllerBin: o.ctrlBin})
 	if err != nil {
 		return nil, "", err

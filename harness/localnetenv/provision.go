@@ -196,7 +196,12 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		Hosts: []localnet.HostSpec{}, Topology: p.Topology}
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
-			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange})
+			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange,
+			Router: h.Router})
+	}
+	for _, r := range sc.Topology.Routers {
+		spec.Routers = append(spec.Routers, localnet.RouterSpec{Name: r.Name, Network: r.Network,
+			IPv4: r.Gateway.V4, IPv6: r.Gateway.V6, SiteIPv4: r.Site.V4, SiteIPv6: r.Site.V6})
 	}
 	return spec, nil
 }
@@ -274,17 +279,28 @@ func (e *testbedEnv) createVMs(ctx context.Context) error {
 func (e *testbedEnv) kubevirtVM(vm *scenarios.VM) kubevirt.VM {
 	i := slices.IndexFunc(e.sc.Topology.VMs, func(v scenarios.VM) bool { return v.Name == vm.Name })
 	// locally administered unicast MAC, unique within the testbed
-	ifc := kubevirt.Interface{NAD: e.nadKey(vm, vm.Network), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP}
+	ifc := kubevirt.Interface{NAD: e.nadKey(vm, vm.Network), MAC: kubevirt.MACOr(vm.MAC, i), DHCP: vm.DHCP, Routes: guestRoutes(vm.Routes)}
 	e.familyAddrs(&ifc, vm.Addresses)
 	ifcs := []kubevirt.Interface{ifc}
 	for j, n := range vm.More {
 		// a further NIC without a MAC gets one past every first NIC's
-		more := kubevirt.Interface{NAD: e.nadKey(vm, n.Network), MAC: kubevirt.MACOr(n.MAC, i+(j+1)*len(e.sc.Topology.VMs))}
+		more := kubevirt.Interface{NAD: e.nadKey(vm, n.Network), MAC: kubevirt.MACOr(n.MAC, i+(j+1)*len(e.sc.Topology.VMs)),
+			Routes: guestRoutes(n.Routes)}
 		e.familyAddrs(&more, n.Addresses)
 		ifcs = append(ifcs, more)
 	}
 	return kubevirt.VM{Name: vm.Name, Namespace: vm.Namespace, Labels: vm.Labels, Node: e.nodeName(vm.Node),
 		Interfaces: ifcs}
+}
+
+// guestRoutes are a NIC's routes (validated with the scenario).
+func guestRoutes(rs []scenarios.Route) []kubevirt.Route {
+	var out []kubevirt.Route
+	for _, r := range rs {
+		dst, via, _ := r.Parse()
+		out = append(out, kubevirt.Route{Dst: dst, Via: via})
+	}
+	return out
 }
 
 // familyAddrs gives the interface the addresses of the run's families.

@@ -220,7 +220,7 @@ func (e *testbedEnv) injector(ctx context.Context, run harness.FlowRun, wire flo
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
-	dstNetns, dstIf, err := e.endpoint(run.Spec.To, run.ToNIC)
+	dstNetns, dstIf, err := e.nextHop(run.Spec.To, run.ToNIC)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
@@ -233,6 +233,19 @@ func (e *testbedEnv) injector(ctx context.Context, run harness.FlowRun, wire flo
 		_, err := traffic.Inject(ctx, netns, nic, raw)
 		return err
 	}, nil
+}
+
+// nextHop is where frames to a VM's NIC or a host go on the VLAN: the
+// endpoint itself, or for a host behind a router the router's VLAN port.
+func (e *testbedEnv) nextHop(name string, nic int) (netns, ifname string, err error) {
+	if h, ok := e.tb.Host(name); ok && h.Router != "" {
+		r, ok := e.tb.Router(h.Router)
+		if !ok {
+			return "", "", fmt.Errorf("host %s: no router %q on the testbed", name, h.Router)
+		}
+		return r.Netns, r.Ifname, nil
+	}
+	return e.endpoint(name, nic)
 }
 
 // endpoint is the namespace and interface of a VM's NIC nic or a host's

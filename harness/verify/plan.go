@@ -19,6 +19,8 @@ type Plan struct {
 	Probes   []Probe
 	Shadowed []Shadowed
 	OVN      string
+	// NotProbed say which classes the testbed cannot probe and why.
+	NotProbed []string
 }
 
 // Probe is one class with the flows that probe it and its intent.
@@ -54,6 +56,10 @@ func Build(objs []*manifests.Object, file string, opts Options) (*Plan, error) {
 	}
 	p := &Plan{OVN: opts.OVN, Shadowed: view.Shadowed}
 	for _, pr := range view.Probes {
+		if why := unprobed(base, pr.Class); why != "" {
+			p.NotProbed = append(p.NotProbed, fmt.Sprintf("%s %s %s %s/%d: %s", pr.VM, pr.Family, pr.Dst, pr.Protocol, pr.Port, why))
+			continue
+		}
 		p.Probes = append(p.Probes, Probe{Class: pr.Class, Intent: pr.Intent, Sharing: pr.Sharing})
 	}
 	if len(p.Probes) == 0 {
@@ -97,7 +103,7 @@ func (d *document) addProbes(sc *scenarios.Scenario, c *world.Compiled, p *Plan)
 	for i := range p.Probes {
 		pr := &p.Probes[i]
 		vm := vmByRef(sc, pr.VM)
-		host := hosts.host(vm, pr.Dst)
+		host := destination(hosts, vm, sc, pr.Class)
 		pr.Flow = fmt.Sprintf("p%03d", i+1)
 		probes = append(probes, pr.Flow)
 		d.Flows = append(d.Flows, map[string]any{"name": pr.Flow, "from": vm.Name, "to": host, "protocol": pr.Protocol,
@@ -119,12 +125,35 @@ func (d *document) addProbes(sc *scenarios.Scenario, c *world.Compiled, p *Plan)
 		e := markExpect(pr.Intent)
 		id, rule := d.meterSource(pr.Intent.MeterRule)
 		e["policedBy"] = map[string]any{"manifest": id, "rule": rule}
-		d.Flows = append(d.Flows, map[string]any{"name": pr.Overload, "from": vm.Name, "to": hosts.host(vm, pr.Dst),
+		d.Flows = append(d.Flows, map[string]any{"name": pr.Overload, "from": vm.Name, "to": destination(hosts, vm, sc, pr.Class),
 			"protocol": pr.Protocol, "port": pr.Port, "tool": scenarios.ToolPackets, "payload": overloadPayload,
 			"rate":     strconv.FormatFloat(float64(*pr.Intent.MeterKbps)*overloadFactor, 'f', 0, 64) + "k",
 			"duration": overloadDuration, "ipFamilies": []Family{pr.Family}, "expect": []map[string]any{e}})
 		d.Steps = append(d.Steps, map[string]any{"start": []string{pr.Overload}}, map[string]any{"stop": []string{pr.Overload}})
 	}
+}
+
+// unprobed says why the testbed cannot probe a class ("" when it can):
+// a selected VM on the sender's own node is reached without the uplink
+// the capture watches.
+func unprobed(sc *scenarios.Scenario, cl Class) string {
+	if cl.DstVM == "" {
+		return ""
+	}
+	from, to := vmByRef(sc, cl.VM), vmByRef(sc, cl.DstVM)
+	if from != nil && to != nil && from.Node == to.Node {
+		return "destination VM " + cl.DstVM + " on the same node: its packets never reach the uplink the capture watches"
+	}
+	return ""
+}
+
+// destination is the flow target of a class: the selected VM itself, or
+// the external host holding the destination address.
+func destination(hosts *hostSet, vm *scenarios.VM, sc *scenarios.Scenario, cl Class) string {
+	if to := vmByRef(sc, cl.DstVM); cl.DstVM != "" && to != nil {
+		return to.Name
+	}
+	return hosts.host(vm, cl.Dst)
 }
 
 func markExpect(in Intent) map[string]any {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/scenarios/manifests"
 )
 
@@ -168,6 +169,47 @@ func TestBuildTwoNetworks(t *testing.T) {
 		vm := p.Scenario.VM(f.From)
 		if vm == nil || nets[f.To] != vm.Network {
 			t.Errorf("flow %s from %s to %s: host on network %q", f.Name, f.From, f.To, nets[f.To])
+		}
+	}
+}
+
+// TestBuildSelectorDestinations: a class to a VM a selector destination
+// selects is probed to that VM when it runs on another node, and left
+// out, said in NotProbed, when it shares the sender's node.
+func TestBuildSelectorDestinations(t *testing.T) {
+	objs := readDir(t, "../../internal/intent/testdata/selectors")
+	p, err := Build(objs, "selectors", Options{Families: []Family{V4}, OVN: "23.03.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := probeOf(t, p, "apps/web-1", "10.30.0.21", "udp", 5201)
+	if show(pr.Intent.DSCP) != 26 || pr.DstVM != "apps/db-1" {
+		t.Errorf("web-1 to db-1: %+v", pr)
+	}
+	if i := slices.IndexFunc(p.Scenario.Flows, func(f scenarios.Flow) bool { return f.Name == pr.Flow }); i < 0 || p.Scenario.Flows[i].To != "db-1" {
+		t.Errorf("web-1 to db-1: flow %s is not one to VM db-1", pr.Flow)
+	}
+	if len(p.NotProbed) != 0 {
+		t.Errorf("not probed %q, want none (the VMs run on different nodes)", p.NotProbed)
+	}
+	var same []*manifests.Object
+	for _, o := range objs {
+		if o.Ref() == "VirtualMachine apps/db-1" {
+			spec := o.Raw["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			spec["nodeSelector"] = map[string]any{"kubernetes.io/hostname": "node1"}
+		}
+		same = append(same, o)
+	}
+	p, err = Build(same, "selectors", Options{Families: []Family{V4}, OVN: "23.03.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.NotProbed) != 2 || !strings.Contains(p.NotProbed[0], "on the same node") {
+		t.Errorf("not probed %q, want web-1 -> db-1 and db-1 -> web-1 on the same node", p.NotProbed)
+	}
+	for _, pr := range p.Probes {
+		if pr.DstVM != "" {
+			t.Errorf("probe %s -> %s (VM %s) planned on one node", pr.VM, pr.Dst, pr.DstVM)
 		}
 	}
 }

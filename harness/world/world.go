@@ -8,6 +8,7 @@
 package world
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -168,12 +169,39 @@ func (w *World) pod(vm *scenarios.VM) *corev1.Pod {
 	}
 }
 
-// podNetworks is the pod-networks annotation of a VM pod holding a DHCP
-// lease on NAD ns/name ("" without a lease).
+// podNetworks is the pod-networks annotation of a VM pod on NAD ns/name:
+// its DHCP lease, or on a network with subnets its static addresses (as
+// the testbed's launcher pods carry them); "" otherwise.
 func (w *World) podNetworks(vm *scenarios.VM, ns, name string) string {
 	lease := w.leases[vm.Name]
-	if lease == "" {
+	if lease != "" {
+		return fmt.Sprintf(`{%q:{"ip_addresses":[%q],"ip_address":%q,"role":"secondary"}}`, ns+"/"+name, lease, lease)
+	}
+	if !w.subnets(vm.Network) {
 		return ""
 	}
-	return fmt.Sprintf(`{%q:{"ip_addresses":[%q],"ip_address":%q,"role":"secondary"}}`, ns+"/"+name, lease, lease)
+	var addrs []string
+	for _, a := range []string{vm.Addresses.V4, vm.Addresses.V6} {
+		if a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) == 0 {
+		return ""
+	}
+	js, err := json.Marshal(map[string]map[string]any{ns + "/" + name: {"ip_addresses": addrs, "ip_address": addrs[0], "role": "secondary"}})
+	if err != nil {
+		return ""
+	}
+	return string(js)
+}
+
+// subnets reports whether the topology network allocates from subnets.
+func (w *World) subnets(network string) bool {
+	for _, n := range w.sc.Topology.Networks {
+		if n.Name == network {
+			return n.IPAM == scenarios.IPAMSubnets
+		}
+	}
+	return false
 }

@@ -32,9 +32,18 @@ type Rule struct {
 	RateKbps uint32 // 0: no meter
 	Blocks   []Block
 	// Selectors: the rule also has pod/namespace selector destinations
-	// (address sets), which the derivation does not probe.
+	// (address sets); Selected are the addresses its compiled row's
+	// address sets hold on the VM's switch, each a destination class.
 	Selectors bool
+	Selected  []Selected
 	Ports     []Port
+}
+
+// Selected is an address of a selector destination's address set, with
+// the VM holding it ("" for a pod that is no VM of the set).
+type Selected struct {
+	Addr netip.Addr
+	VM   string
 }
 
 // Block is an ipBlock destination with its except holes.
@@ -57,6 +66,9 @@ type Class struct {
 	Protocol string
 	Port     int
 	Why      string // the destination's and port's reason, e.g. "inside ns/o#1 10.20.0.0/16"
+	// DstVM is the VM the destination address belongs to (a selector
+	// destination's member), "" for an address outside the set's VMs.
+	DstVM string
 }
 
 // unlistedPort is the first port tried for "a port no rule lists".
@@ -115,7 +127,7 @@ func (d *Deriver) Classes(vm VM, rules []Rule, fams []Family) ([]Class, error) {
 		for _, dst := range dests {
 			for _, p := range ports {
 				out = append(out, Class{VM: vm.Ref, Family: fam, Src: src, Dst: dst.addr,
-					Protocol: p.proto, Port: p.port, Why: dst.why + ", " + p.why})
+					Protocol: p.proto, Port: p.port, Why: dst.why + ", " + p.why, DstVM: dst.vm})
 			}
 		}
 	}
@@ -173,19 +185,32 @@ func portClasses(rules []Rule) []portClass {
 type dest struct {
 	addr netip.Addr
 	why  string
+	vm   string
 }
 
 // destinations are the destination classes of a VM address own: inside
 // each block of own's family (outside its excepts), inside each except,
-// and outside every block (in own's subnet when it has room, else in a
-// documentation range) when any address is.
+// each address a selector destination selects (but own), and outside
+// every block and selected address (in own's subnet when it has room,
+// else in a documentation range) when any address is.
 func (d *Deriver) destinations(own netip.Prefix, rules []Rule) ([]dest, error) {
 	fam := familyOf(own.Addr())
 	var blocks []netip.Prefix
 	var out []dest
 	add := func(a netip.Addr, why string) {
 		if !slices.ContainsFunc(out, func(x dest) bool { return x.addr == a }) {
-			out = append(out, dest{a, why})
+			out = append(out, dest{addr: a, why: why})
+		}
+	}
+	for _, r := range rules {
+		for _, s := range r.Selected {
+			if familyOf(s.Addr) != fam || s.Addr == own.Addr() {
+				continue
+			}
+			blocks = append(blocks, netip.PrefixFrom(s.Addr, s.Addr.BitLen()))
+			if !slices.ContainsFunc(out, func(x dest) bool { return x.addr == s.Addr }) {
+				out = append(out, dest{addr: s.Addr, why: selectedWhy(r.Ref, s), vm: s.VM})
+			}
 		}
 	}
 	for _, r := range rules {
@@ -210,6 +235,13 @@ func (d *Deriver) destinations(own netip.Prefix, rules []Rule) ([]dest, error) {
 		add(a, "outside every ipBlock")
 	}
 	return out, nil
+}
+
+func selectedWhy(rule string, s Selected) string {
+	if s.VM == "" {
+		return fmt.Sprintf("selected by %s (address %s)", rule, s.Addr)
+	}
+	return fmt.Sprintf("selected by %s (VM %s)", rule, s.VM)
 }
 
 // preferred are the ranges a destination inside p is sought in: the

@@ -150,15 +150,37 @@ func placedVM(r manifests.Resolved) (VM, string, error) {
 }
 
 // launcherPod is the virt-launcher pod of a placed VM: the template's
-// labels, every NIC's NAD in the networks annotation, the node.
+// labels, every NIC's NAD in the networks annotation, the node, and the
+// pod-networks annotation OVN-Kubernetes writes for the NICs on networks
+// with subnets, holding their static addresses (as the testbed's launcher
+// pods carry them): what the compiler's selector destinations read.
 func launcherPod(r manifests.Resolved) *corev1.Pod {
 	nads := make([]string, len(r.VM.NICs))
+	ann := map[string]string{}
+	podNetworks := map[string]map[string][]string{}
 	for i, n := range r.VM.NICs {
 		nads[i] = n.NAD
+		if i >= len(r.Networks) || len(r.Networks[i].Subnets) == 0 {
+			continue
+		}
+		var addrs []string
+		for _, a := range []string{n.IPv4, n.IPv6} {
+			if a != "" {
+				addrs = append(addrs, a)
+			}
+		}
+		if len(addrs) > 0 {
+			podNetworks[n.NAD] = map[string][]string{"ip_addresses": addrs}
+		}
+	}
+	ann[nadv1.NetworksAnnotation] = strings.Join(nads, ",")
+	if len(podNetworks) > 0 {
+		js, _ := json.Marshal(podNetworks) // maps of strings always marshal
+		ann[qos.PodNetworksAnnotation] = string(js)
 	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: LauncherPod(r.VM.Name), Namespace: r.VM.Namespace, Labels: maps.Clone(r.VM.Labels),
-			Annotations: map[string]string{nadv1.NetworksAnnotation: strings.Join(nads, ",")}},
+			Annotations: ann},
 		Spec: corev1.PodSpec{NodeName: r.Node},
 	}
 }

@@ -110,7 +110,7 @@ func Explain(c *Cluster, opts Options) (*View, error) {
 	}
 	v := &View{OVN: opts.OVN, Desired: qos.Compile(c.Input), Notes: c.Notes}
 	v.Warnings, v.Rejected = v.Desired.Warnings, rejected(v.Desired)
-	rows, ix := newRulesIndex(&c.Input, &v.Desired), NewIndex(&v.Desired)
+	rows, ix := newRulesIndex(c, &v.Desired), NewIndex(&v.Desired)
 	v.eval = &classEval{ix: ix, vms: make(map[string]VM, len(c.VMs)), split: split}
 	for _, vm := range c.VMs {
 		v.eval.vms[vm.Ref] = vm

@@ -33,6 +33,8 @@ type ProbeReport struct {
 	// Sharing is the meter's sharing on the VM's node (metered classes).
 	Sharing *Share `json:"sharing,omitempty"`
 	Why     string `json:"why"`
+	// DstVM is the VM a selector destination selected ("" otherwise).
+	DstVM string `json:"dstVM,omitempty"`
 }
 
 // Summary counts the classes.
@@ -49,7 +51,7 @@ func (v *View) Report() *Report {
 	r := &Report{OVNVersion: v.OVN, Shadowed: nonNil(v.Shadowed), Probes: []ProbeReport{}, Meters: nonNil(v.Meters),
 		Rejected: nonNil(v.Rejected), Warnings: nonNil(v.Warnings), Notes: nonNil(v.Notes)}
 	for _, p := range v.Probes {
-		pr := ProbeReport{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol, Intent: p.Intent, Sharing: p.Sharing, Why: p.Why}
+		pr := ProbeReport{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol, Intent: p.Intent, Sharing: p.Sharing, Why: p.Why, DstVM: p.DstVM}
 		if p.Protocol != "icmp" {
 			port := p.Port
 			pr.Port = &port

@@ -3,6 +3,7 @@ package intent
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,10 +94,22 @@ type rulesIndex struct {
 	objects map[string]*v1alpha1.NetworkQoS // owner -> object
 	owners  map[string][]string             // port -> owners of port groups holding it
 	rows    map[rowKey]*qos.QoSRow
+	sets    map[string][]string   // address set -> addresses
+	vmOf    map[netip.Addr]string // guest address -> VM
 }
 
-func newRulesIndex(in *qos.Input, d *qos.Desired) *rulesIndex {
-	ix := &rulesIndex{objects: map[string]*v1alpha1.NetworkQoS{}, owners: map[string][]string{}, rows: map[rowKey]*qos.QoSRow{}}
+func newRulesIndex(c *Cluster, d *qos.Desired) *rulesIndex {
+	in := &c.Input
+	ix := &rulesIndex{objects: map[string]*v1alpha1.NetworkQoS{}, owners: map[string][]string{}, rows: map[rowKey]*qos.QoSRow{},
+		sets: make(map[string][]string, len(d.AddressSets)), vmOf: map[netip.Addr]string{}}
+	for _, as := range d.AddressSets {
+		ix.sets[as.Name] = as.Addresses
+	}
+	for _, vm := range c.VMs {
+		for _, a := range vm.Addrs {
+			ix.vmOf[a.Addr()] = vm.Ref
+		}
+	}
 	for _, nq := range in.NetworkQoSes {
 		ix.objects[ObjectKey(nq)] = nq
 	}
@@ -139,8 +152,46 @@ func (ix *rulesIndex) selecting(vm VM) ([]Rule, error) {
 			if row.Bandwidth != nil {
 				rule.RateKbps = row.Bandwidth.Rate
 			}
+			if rule.Selectors {
+				if rule.Selected, err = ix.selected(row); err != nil {
+					return nil, fmt.Errorf("NetworkQoS %s rule %d: %w", owner, i, err)
+				}
+			}
 			out = append(out, rule)
 		}
 	}
 	return out, nil
+}
+
+// selected are the addresses of the address sets row's match names, in
+// the order the sets list them, each with the VM holding it.
+func (ix *rulesIndex) selected(row *qos.QoSRow) ([]Selected, error) {
+	var out []Selected
+	for _, name := range addressSetRefs(row.Match) {
+		addrs, ok := ix.sets[name]
+		if !ok {
+			return nil, fmt.Errorf("match of the row on %s names address set %s, which the compiler did not make", row.Switch, name)
+		}
+		for _, s := range addrs {
+			a, err := netip.ParseAddr(s)
+			if err != nil {
+				return nil, fmt.Errorf("address set %s: %w", name, err)
+			}
+			out = append(out, Selected{Addr: a, VM: ix.vmOf[a]})
+		}
+	}
+	return out, nil
+}
+
+// addressSetRefs are the names of the $address_set references of a match.
+func addressSetRefs(match string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(match, func(r rune) bool {
+		return r == ' ' || r == '{' || r == '}' || r == ',' || r == '(' || r == ')' || r == '='
+	}) {
+		if name, ok := strings.CutPrefix(f, "$"); ok && name != "" && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

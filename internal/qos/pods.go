@@ -11,8 +11,11 @@ import (
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 )
 
-// podNetworksAnnotation holds OVN-Kubernetes' per-NAD pod addresses.
-const podNetworksAnnotation = "k8s.ovn.org/pod-networks"
+// PodNetworksAnnotation holds OVN-Kubernetes' per-NAD pod addresses,
+// which selector destinations read.
+const PodNetworksAnnotation = "k8s.ovn.org/pod-networks"
+
+const podNetworksAnnotation = PodNetworksAnnotation
 
 // attachment is one NAD a pod attaches to.
 type attachment struct {

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -66,6 +67,9 @@ spec:
             ethernets:
               eth1:
                 addresses: [10.10.0.11/16, "fd00:10::11/64"]
+                gateway4: 10.10.0.1
+                gateway6: "fd00:10::1"
+                routes: [{to: 10.30.0.0/16, via: 10.10.0.254}]
 ---
 apiVersion: v1
 kind: Service
@@ -95,8 +99,11 @@ func TestDecodeOKEPSet(t *testing.T) {
 	}
 	vm := s.VMs[0]
 	want := []NIC{{Name: "provider-network", Index: 1, NetworkIndex: 1, NAD: "vms/provider-network-100", MAC: "02:00:00:00:00:11",
-		IPv4: "10.10.0.11/16", IPv6: "fd00:10::11/64"}}
-	if d := cmp.Diff(want, vm.NICs); d != "" || !vm.Running || vm.Labels["tier"] != "production" {
+		IPv4: "10.10.0.11/16", IPv6: "fd00:10::11/64", Routes: []Route{
+			{To: netip.MustParsePrefix("0.0.0.0/0"), Via: netip.MustParseAddr("10.10.0.1")},
+			{To: netip.MustParsePrefix("::/0"), Via: netip.MustParseAddr("fd00:10::1")},
+			{To: netip.MustParsePrefix("10.30.0.0/16"), Via: netip.MustParseAddr("10.10.0.254")}}}}
+	if d := cmp.Diff(want, vm.NICs, netipEqual...); d != "" || !vm.Running || vm.Labels["tier"] != "production" {
 		t.Fatalf("VM = %+v running=%v; NIC diff (-want +got):\n%s", vm, vm.Running, d)
 	}
 	nads, err := s.AllNADs()
@@ -168,7 +175,7 @@ func TestRunStrategy(t *testing.T) {
 }
 
 func TestDHCPNIC(t *testing.T) {
-	s := decode(t, strings.Replace(okepSet, "addresses: [10.10.0.11/16, \"fd00:10::11/64\"]", "dhcp4: true", 1))
+	s := decode(t, strings.Replace(okepSet, "addresses: [10.10.0.11/16, \"fd00:10::11/64\"]", "dhcp4: true\n                addresses: [\"fd00:10::11/64\"]", 1))
 	if n := s.VMs[0].NICs[0]; !n.DHCP || n.IPv4 != "" {
 		t.Fatalf("dhcp4 NIC = %+v", n)
 	}
@@ -186,3 +193,7 @@ func mustRead(t *testing.T, text string) []*Object {
 	}
 	return objs
 }
+
+// netipEqual compares netip values by value in cmp.Diff.
+var netipEqual = []cmp.Option{cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
+	cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })}

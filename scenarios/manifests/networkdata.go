@@ -11,7 +11,8 @@ import (
 )
 
 // networkData is the part of a cloud-init network config version 2 the
-// testbed applies: per ethernet its static addresses and dhcp4.
+// testbed applies: per ethernet its static addresses, dhcp4, gateway4,
+// gateway6 and routes (to, via).
 type networkData struct {
 	Version   int                        `yaml:"version"`
 	Ethernets map[string]networkEthernet `yaml:"ethernets"`
@@ -23,6 +24,12 @@ type networkEthernet struct {
 	} `yaml:"match"`
 	Addresses []string `yaml:"addresses"`
 	DHCP4     bool     `yaml:"dhcp4"`
+	Gateway4  string   `yaml:"gateway4"`
+	Gateway6  string   `yaml:"gateway6"`
+	Routes    []struct {
+		To  string `yaml:"to"`
+		Via string `yaml:"via"`
+	} `yaml:"routes"`
 }
 
 // applyNetworkData sets each NIC's addresses from the cloud-init volume;
@@ -79,6 +86,9 @@ func (vm *VirtualMachine) networkData(text, field string) error {
 			return o.errf(p, "matches no multus interface (name it eth<N> after the interface order, or match its macaddress)")
 		}
 		if err := setAddresses(o, p, n, eth); err != nil {
+			return err
+		}
+		if err := setRoutes(o, p, n, eth); err != nil {
 			return err
 		}
 	}

@@ -51,6 +51,8 @@ type NIC struct {
 	// DHCP: the guest asks a DHCP server for IPv4 (cloud-init dhcp4, or
 	// no static address at all, as cloud-init's fallback does).
 	DHCP bool
+	// Routes are cloud-init gateway4, gateway6 and routes.
+	Routes []Route
 }
 
 // GuestName is the NIC's name in the guest (virtio order).

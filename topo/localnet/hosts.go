@@ -16,13 +16,13 @@ import (
 )
 
 // startHost creates an external host: namespace, access port of its
-// network's VLAN, addresses (IPv6 without DAD), iperf3 servers and
-// optionally dnsmasq.
+// network's VLAN (or a port of its router's site LAN), addresses (IPv6
+// without DAD), iperf3 servers and optionally dnsmasq.
 func (t *Testbed) startHost(ctx context.Context, i int, hs HostSpec) (Host, error) {
 	n, _ := t.st.Spec.network(hs.Network)
 	hostIf, fabIf := hostLinkNames(t.st.RunID, i)
 	h := Host{Name: hs.Name, Netns: hostNetns(t.st.RunID, hs.Name), Ifname: hostIf, Network: n.Name,
-		VLAN: n.VLAN, Addrs: t.st.Spec.hostAddrs(hs)}
+		VLAN: n.VLAN, Addrs: t.st.Spec.hostAddrs(hs), Router: hs.Router}
 	for _, a := range h.Addrs {
 		p := netip.MustParsePrefix(a)
 		if p.Addr().Is4() {
@@ -33,6 +33,12 @@ func (t *Testbed) startHost(ctx context.Context, i int, hs HostSpec) (Host, erro
 	}
 	if err := t.addNetns(h.Netns); err != nil {
 		return h, err
+	}
+	if rs, ok := t.st.Spec.router(hs.Router); ok {
+		if err := t.attachRouted(h, hostIf, fabIf, rs); err != nil {
+			return h, err
+		}
+		return h, t.startIperfServers(ctx, h, hs.IperfPorts)
 	}
 	v := veth{a: hostIf, aNetns: h.Netns, b: fabIf, bNetns: fabricNetns(t.st.RunID), mtu: t.st.Spec.FabricMTU}
 	if err := t.addVethPair(v); err != nil {

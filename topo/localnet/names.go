@@ -54,7 +54,7 @@ func guestLinkNames(runID string, n int) (nodeSide, guestSide string) {
 // rootLinkPattern matches every link name a run creates in the root
 // namespace before moving it, so Down can remove leftovers of a crash.
 func rootLinkPattern(runID string) *regexp.Regexp {
-	return regexp.MustCompile(`^nq` + regexp.QuoteMeta(runID) + `(n\d+(up|fb)|h\d+f?|[vg]\d+)$`)
+	return regexp.MustCompile(`^nq` + regexp.QuoteMeta(runID) + `(n\d+(up|fb)|[hr]\d+f?|[vg]\d+)$`)
 }
 
 // ifindexBase is the first explicit ifindex of a run: distinct runs use

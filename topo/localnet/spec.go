@@ -39,6 +39,9 @@ type Spec struct {
 	Networks []Network
 	// Hosts are the external hosts; default DefaultHosts(first network).
 	Hosts []HostSpec
+	// Routers are the routers on the fabric (router.go); hosts behind
+	// one name it in HostSpec.Router.
+	Routers []RouterSpec `json:"routers,omitempty"`
 	// WithKube starts etcd + kube-apiserver with the CRDs in CRDFiles
 	// (default: the CRDs of config/crd embedded in the binary).
 	WithKube bool
@@ -64,6 +67,10 @@ type HostSpec struct {
 	IperfPorts []int
 	// DHCPRange "first,last" makes the host serve DHCPv4 from that range.
 	DHCPRange string
+	// Router, if set, puts the host on that router's site LAN instead of
+	// the network's VLAN: its traffic to the network's VMs is routed.
+	// Network must then be the router's network.
+	Router string `json:"router,omitempty"`
 }
 
 // DefaultHosts are the hosts of the OKEP example on network: a backup
@@ -124,7 +131,10 @@ func (s Spec) withDefaults() (Spec, error) {
 	if s.Hosts == nil {
 		s.Hosts = DefaultHosts(s.Networks[0])
 	}
-	return s, s.validateHosts()
+	if err := s.validateHosts(); err != nil {
+		return s, err
+	}
+	return s, s.validateRouters()
 }
 
 func (s Spec) validateHosts() error {
@@ -159,13 +169,4 @@ func (s Spec) network(name string) (Network, bool) {
 }
 
 // hostAddrs are the host's CIDRs in the spec's families.
-func (s Spec) hostAddrs(h HostSpec) []string {
-	var out []string
-	if s.IPFamily.HasV4() && h.IPv4 != "" {
-		out = append(out, h.IPv4)
-	}
-	if s.IPFamily.HasV6() && h.IPv6 != "" {
-		out = append(out, h.IPv6)
-	}
-	return out
-}
+func (s Spec) hostAddrs(h HostSpec) []string { return s.familyAddrs(h.IPv4, h.IPv6) }

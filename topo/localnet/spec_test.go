@@ -21,6 +21,7 @@ func TestNamesFitInterfaceLimit(t *testing.T) {
 		first(uplinkNames("abcd", 16)), second(uplinkNames("abcd", 16)),
 		first(hostLinkNames("abcd", 99)), second(hostLinkNames("abcd", 99)),
 		first(guestLinkNames("abcd", 9999)), second(guestLinkNames("abcd", 9999)), fabricBridge("abcd"),
+		first(routerLinkNames("abcd", 99)), second(routerLinkNames("abcd", 99)),
 	} {
 		if len(n) > 15 {
 			t.Errorf("interface name %q has %d > 15 characters", n, len(n))

@@ -52,6 +52,8 @@ type Host struct {
 	Addrs   []string `json:"addrs"` // CIDRs
 	IPv4    string   `json:"ipv4,omitempty"`
 	IPv6    string   `json:"ipv6,omitempty"`
+	// Router is the router the host sits behind ("" = on the VLAN).
+	Router string `json:"router,omitempty"`
 }
 
 // plugState is a guest NIC plugged into a node.
@@ -73,6 +75,7 @@ type state struct {
 	Zones   []Zone        `json:"zones"`
 	Fabric  Node          `json:"fabric"`
 	Hosts   []Host        `json:"hosts"`
+	Routers []Router      `json:"routers,omitempty"`
 	Daemons []daemonState `json:"daemons"`
 	Netns   []string      `json:"netns"`
 	// Adopted are the names bound to namespaces of a KinD cluster's

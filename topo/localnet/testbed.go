@@ -77,6 +77,13 @@ func (t *Testbed) bootOVN(ctx context.Context) error {
 // startHostsAndNetworks starts the external hosts and creates the
 // switches of networks.
 func (t *Testbed) startHostsAndNetworks(ctx context.Context, networks []Network) error {
+	for i, rs := range t.st.Spec.Routers {
+		r, err := t.startRouter(ctx, i+1, rs)
+		t.st.Routers = append(t.st.Routers, r)
+		if err != nil {
+			return err
+		}
+	}
 	for i, hs := range t.st.Spec.Hosts {
 		h, err := t.startHost(ctx, i+1, hs)
 		t.st.Hosts = append(t.st.Hosts, h)
