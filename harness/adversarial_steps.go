@@ -59,15 +59,15 @@ func (ex *execution) ovnBaseline(ctx context.Context, b *scenarios.OVNBaseline) 
 	if err != nil {
 		return fmt.Errorf("OVN port-group baseline with VM %s: %w", b.VM, err)
 	}
-	if len(res.Add) == 0 {
+	if len(res.Add.Samples) == 0 {
 		return fmt.Errorf("OVN port-group baseline with VM %s: no sample", b.VM)
 	}
-	ex.detail = res.Detail
-	add := spreadOf(res.Add)
+	ex.detail = res
+	add := spreadOf(res.Add.Samples)
 	ex.measures = append(ex.measures,
-		results.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add), res.Add)},
+		results.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add.Samples), res.Add.Samples)},
 		results.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
-		results.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove).median, Note: fmt.Sprintf("%v", res.Remove)})
+		results.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove.Samples).median, Note: fmt.Sprintf("%v", res.Remove.Samples)})
 	ex.adv.baseline = &res
 	return nil
 }

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
@@ -93,19 +95,19 @@ func TestSpoofJudged(t *testing.T) {
 // the join and OVN's own port-group change time of the same run.
 func TestAppearWindow(t *testing.T) {
 	ms := time.Millisecond
-	base := &BaselineResult{Add: []time.Duration{40 * ms, 50 * ms, 60 * ms}}
+	base := &lifeprobe.Baseline{Add: lifeprobe.NewSpread([]time.Duration{40 * ms, 50 * ms, 60 * ms})}
 	cases := []struct {
 		name  string
-		a     Appearance
+		a     lifeprobe.Appearance
 		props []verdict.Property
 	}{
-		{"joined before up, marked at up", Appearance{PortUp: 120 * ms, InGroup: 30 * ms, FirstPacket: 110 * ms, FirstMarked: 110 * ms, Packets: 400}, nil},
-		{"joined late, marked within OVN's time", Appearance{PortUp: 100 * ms, InGroup: 200 * ms, FirstPacket: 90 * ms, FirstMarked: 250 * ms, Packets: 400, Unmarked: 2}, nil},
-		{"marked before the join (bridging row)", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 90 * ms, Packets: 400}, nil},
-		{"marked before the LSP exists", Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: -5 * ms, FirstMarked: -5 * ms, Packets: 400}, []verdict.Property{verdict.Delay}},
-		{"marked too late", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Packets: 400}, []verdict.Property{verdict.Delay}},
-		{"never marked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Packets: 400, Unmarked: 0}, []verdict.Property{verdict.Delay}},
-		{"too many unmarked", Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Packets: 400, Unmarked: 3}, []verdict.Property{verdict.Unmarked}},
+		{"joined before up, marked at up", lifeprobe.Appearance{PortUp: 120 * ms, InGroup: 30 * ms, FirstPacket: 110 * ms, FirstMarked: 110 * ms, Marking: marks.Count{Packets: 400}}, nil},
+		{"joined late, marked within OVN's time", lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 200 * ms, FirstPacket: 90 * ms, FirstMarked: 250 * ms, Marking: marks.Count{Packets: 400, Unmarked: 2}}, nil},
+		{"marked before the join (bridging row)", lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: 90 * ms, FirstMarked: 90 * ms, Marking: marks.Count{Packets: 400}}, nil},
+		{"marked before the LSP exists", lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 300 * ms, FirstPacket: -5 * ms, FirstMarked: -5 * ms, Marking: marks.Count{Packets: 400}}, []verdict.Property{verdict.Delay}},
+		{"marked too late", lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 401 * ms, Marking: marks.Count{Packets: 400}}, []verdict.Property{verdict.Delay}},
+		{"never marked", lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 30 * ms, Marking: marks.Count{Packets: 400, Unmarked: 0}}, []verdict.Property{verdict.Delay}},
+		{"too many unmarked", lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 30 * ms, FirstPacket: 90 * ms, FirstMarked: 110 * ms, Marking: marks.Count{Packets: 400, Unmarked: 3}}, []verdict.Property{verdict.Unmarked}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
@@ -122,7 +124,7 @@ func TestAppearWindow(t *testing.T) {
 			t.Errorf("%s: note %q does not state the window", c.name, st.Measures[3].Note)
 		}
 	}
-	if lo, hi := AppearWindow(Appearance{PortUp: 100 * ms, InGroup: 30 * ms}, 60*ms, 300*ms); lo != 0 || hi != 400*ms {
+	if lo, hi := AppearWindow(lifeprobe.Appearance{PortUp: 100 * ms, InGroup: 30 * ms}, 60*ms, 300*ms); lo != 0 || hi != 400*ms {
 		t.Errorf("window [%v, %v], want [0s, 400ms]", lo, hi)
 	}
 }

@@ -6,14 +6,9 @@ import (
 	"github.com/nqos/nqos/harness/verdict"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
-)
-
-// The origins of an Appearance's durations.
-const (
-	OriginLSPCreated = "LSP created"
-	OriginProbeStart = "probe start"
 )
 
 // AppearWindow is when a new VM's first marked packet may leave, from
@@ -23,7 +18,7 @@ const (
 // after the later of the port being up and the join plus OVN's own
 // slowest port-group change time measured in the same run (ovnMax), plus
 // tol.
-func AppearWindow(a Appearance, ovnMax, tol time.Duration) (lo, hi time.Duration) {
+func AppearWindow(a lifeprobe.Appearance, ovnMax, tol time.Duration) (lo, hi time.Duration) {
 	return 0, max(a.PortUp, a.InGroup+ovnMax) + tol
 }
 
@@ -42,11 +37,11 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 	var details []any
 	for _, name := range st.StartVM {
 		vm := ex.sc.VM(name)
-		a, m, err := ex.startVMProbed(ctx, vm, st.Probe, spreadOf(base.Add))
+		a, m, err := ex.startVMProbed(ctx, vm, st.Probe, spreadOf(base.Add.Samples))
 		if err != nil {
 			return err
 		}
-		details = append(details, a.Detail)
+		details = append(details, a)
 		mism = append(mism, m...)
 	}
 	ex.detail = details
@@ -56,10 +51,10 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 	return nil
 }
 
-func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (Appearance, verdict.Mismatches, error) {
+func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe, ovn spreadStats) (lifeprobe.Appearance, verdict.Mismatches, error) {
 	adv, err := capable[Adversary](ex, CapAdversary)
 	if err != nil {
-		return Appearance{}, nil, err
+		return lifeprobe.Appearance{}, nil, err
 	}
 	a, err := adv.StartVMProbed(ctx, vm, p)
 	if err != nil {
@@ -77,12 +72,9 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 	m := func(name string, d time.Duration, note string) results.Measure {
 		return results.Measure{Name: vm.Name + " " + name, Duration: d, Note: note}
 	}
-	o := a.Origin
-	if o == "" {
-		o = OriginLSPCreated
-	}
-	if a.LSPBefore > 0 {
-		ex.measures = append(ex.measures, m("LSP created (by ovnkube) → probe start", a.LSPBefore, a.LSP))
+	o := a.Origin()
+	if a.LSPBefore() > 0 {
+		ex.measures = append(ex.measures, m("LSP created (by ovnkube) → probe start", a.LSPBefore(), a.LSP))
 	}
 	ex.measures = append(ex.measures,
 		m(o+" → port up", a.PortUp, a.LSP),
@@ -91,11 +83,11 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 		m(o+" → first marked packet on the uplink", a.FirstMarked, fmt.Sprintf("DSCP %d, window [%v, %v]", p.DSCP, lo, hi)),
 		m("OVN's own port-group change → first marked (same run, median)", ovn.median, fmt.Sprintf("min %v, max %v", ovn.min, ovn.max)),
 		m("difference: "+o+" → first marked minus OVN's own port-group change (median)", a.FirstMarked-ovn.median, ""),
-		results.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Packets)})
+		results.Measure{Name: vm.Name + " probe packets unmarked", Count: a.Marking.Unmarked, Unit: "packets", Note: fmt.Sprintf("of %d seen", a.Marking.Packets)})
 	vs := []verdict.Verdict{
-		verdict.FirstMarked(vm.Name, a.FirstMarked, lo, hi, a.Packets, fmt.Sprintf("join %v, port up %v, OVN's own max %v, tolerance %v",
+		verdict.FirstMarked(vm.Name, a.FirstMarked, lo, hi, a.Marking.Packets, fmt.Sprintf("join %v, port up %v, OVN's own max %v, tolerance %v",
 			a.InGroup, a.PortUp, ovn.max, p.MarkedWithin)),
-		verdict.ProbeMarks(vm.Name, p.Peer, a.Packets, a.Unmarked, p.MaxUnmarked, p.DSCP),
+		verdict.ProbeMarks(vm.Name, p.Peer, a.Marking.Packets, a.Marking.Unmarked, p.MaxUnmarked, p.DSCP),
 	}
 	ex.verdicts = append(ex.verdicts, vs...)
 	var mism verdict.Mismatches

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
@@ -250,12 +251,12 @@ type Adversary interface {
 	// PortGroupBaseline times OVN's own port-group change: the VM's
 	// bound port added to a harness-owned port group with a QoS row of
 	// its own, to the first marked probe packet on the uplink.
-	PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (BaselineResult, error)
+	PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (lifeprobe.Baseline, error)
 	// StartVMProbed starts a late VM like StartVM + CreatePort, but with
 	// the guest's probe to p.Peer running before the LSP is created, and
 	// times the LSP's creation to its port being up, in the object's
 	// port group, and to the first (marked) probe packet on the uplink.
-	StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (Appearance, error)
+	StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Appearance, error)
 	// AcceptedStatus reads a NetworkQoS's generation and its Accepted
 	// condition with the generation it was written for, in one read.
 	AcceptedStatus(ctx context.Context, namespace, name string) (ObjectStatus, error)

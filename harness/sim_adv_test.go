@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
@@ -23,8 +25,8 @@ import (
 // simAdv is the simEnv's adversarial state; tests set the results.
 type simAdv struct {
 	spoofed  func(*scenarios.Spoof) SpoofResult
-	baseline *BaselineResult
-	appear   *Appearance
+	baseline *lifeprobe.Baseline
+	appear   *lifeprobe.Appearance
 	gens     map[ObjectKey]simGen
 	// staleStop: StopVM succeeds but the VM's pod and port stay (the
 	// rows keep the port in its port groups)
@@ -58,26 +60,26 @@ func passingSpoof(sp *scenarios.Spoof) SpoofResult {
 	}, Verdicts: []verdict.Verdict{{Property: verdict.PolicingBound, Pass: true, Message: "PASS spoofer-class policing-bound"}}}
 }
 
-func (s *simEnv) PortGroupBaseline(_ context.Context, vm *scenarios.VM, _ *scenarios.OVNBaseline) (BaselineResult, error) {
+func (s *simEnv) PortGroupBaseline(_ context.Context, vm *scenarios.VM, _ *scenarios.OVNBaseline) (lifeprobe.Baseline, error) {
 	if err := s.call("ovnBaseline " + vm.Name); err != nil {
-		return BaselineResult{}, err
+		return lifeprobe.Baseline{}, err
 	}
 	if s.adv.baseline != nil {
 		return *s.adv.baseline, nil
 	}
-	return BaselineResult{Add: []time.Duration{40 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond},
-		Remove: []time.Duration{45 * time.Millisecond}}, nil
+	return lifeprobe.Baseline{Add: lifeprobe.NewSpread([]time.Duration{40 * time.Millisecond, 50 * time.Millisecond, 60 * time.Millisecond}),
+		Remove: lifeprobe.NewSpread([]time.Duration{45 * time.Millisecond})}, nil
 }
 
-func (s *simEnv) StartVMProbed(_ context.Context, vm *scenarios.VM, _ *scenarios.Probe) (Appearance, error) {
+func (s *simEnv) StartVMProbed(_ context.Context, vm *scenarios.VM, _ *scenarios.Probe) (lifeprobe.Appearance, error) {
 	if err := s.call("startVMProbed " + vm.Name); err != nil {
-		return Appearance{}, err
+		return lifeprobe.Appearance{}, err
 	}
 	if !s.noJoin {
 		_ = s.change(func() { s.world.StartVM(vm.Name) })
 	}
-	a := Appearance{PortUp: 120 * time.Millisecond, InGroup: 30 * time.Millisecond, FirstPacket: 110 * time.Millisecond,
-		FirstMarked: 110 * time.Millisecond, Packets: 400}
+	a := lifeprobe.Appearance{PortUp: 120 * time.Millisecond, InGroup: 30 * time.Millisecond, FirstPacket: 110 * time.Millisecond,
+		FirstMarked: 110 * time.Millisecond, Marking: marks.Count{Packets: 400}}
 	if s.adv.appear != nil {
 		a = *s.adv.appear
 	}

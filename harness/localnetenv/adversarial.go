@@ -16,6 +16,7 @@ import (
 
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/nbaudit"
 	"github.com/nqos/nqos/internal/controller"
 	"github.com/nqos/nqos/internal/ovnnb"
@@ -61,26 +62,18 @@ func (e *testbedEnv) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.Sp
 
 // PortGroupBaseline runs the port-group baseline (vm_baseline.go) with a
 // harness-owned port group and QoS row (foreign to the controller).
-func (e *testbedEnv) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (harness.BaselineResult, error) {
-	res, err := e.life.PortGroupBaseline(ctx, baselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
+func (e *testbedEnv) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (lifeprobe.Baseline, error) {
+	return e.life.PortGroupBaseline(ctx, baselineSpec{VM: vmRef(vm), Name: "nqos_sim_baseline", DSCP: b.DSCP,
 		Priority: baselinePriority, Samples: b.Samples, Traffic: probeTraffic{Peer: b.Peer}})
-	if err != nil {
-		return harness.BaselineResult{}, err
-	}
-	return res.step(), nil
 }
 
 // StartVMProbed runs VMAppears (vm_appear.go): the launcher pod and
 // guest first, the guest's probe to the peer, then the LSP, timed to the
 // first marked probe packet on the VM node's uplink.
-func (e *testbedEnv) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.Appearance, error) {
-	res, err := e.life.VMAppears(ctx, appearSpec{VM: e.kubevirtVM(vm),
+func (e *testbedEnv) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Appearance, error) {
+	return e.life.VMAppears(ctx, appearSpec{VM: e.kubevirtVM(vm),
 		Object: objectRef{Namespace: p.Manifest.Namespace, Name: p.Manifest.Name},
 		DSCP:   p.DSCP, Traffic: probeTraffic{Peer: p.Peer}})
-	if err != nil {
-		return harness.Appearance{}, err
-	}
-	return res.step(), nil
 }
 
 // AcceptedStatus reads the NetworkQoS once: metadata.generation and the

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/capture"
-	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
@@ -25,40 +24,15 @@ type appearSpec struct {
 	Traffic probeTraffic `json:"traffic"`
 }
 
-// appearResult is what VMAppears measured. Durations count from
-// CommandAt: the ovn-nbctl command that created the LSP, or, where ovnkube
-// created it with the launcher pod (LSPInNB negative), the probe's start.
-type appearResult struct {
-	VM        vmID      `json:"vm"`
-	LSP       string    `json:"lsp"`
-	Node      string    `json:"node"`
-	CommandAt time.Time `json:"commandAt"`
-	// LSPInNB: the LSP appeared in the NB (monitor of the harness).
-	LSPInNB time.Duration `json:"lspInNBNs"`
-	// InGroup: the controller put the LSP into the object's port group.
-	InGroup time.Duration `json:"inGroupNs"`
-	// PortUp: kubevirt saw the LSP bound and up.
-	PortUp time.Duration `json:"portUpNs"`
-	// FirstPacket: first packet of the VM on the uplink, any DSCP.
-	FirstPacket time.Duration `json:"firstPacketNs"`
-	// FirstMarked: first packet carrying DSCP on the uplink.
-	FirstMarked time.Duration `json:"firstMarkedNs"`
-	// Marking counts every packet of the VM to the peer on the uplink
-	// from CommandAt until the probe stopped; Marking.Unmarked are the
-	// packets that left before marking started.
-	Marking marks.Count         `json:"marking"`
-	Out     lifeprobe.Direction `json:"out"`
-}
-
 // VMAppears creates the VM without its LSP, starts the guest's probe to
 // the peer (nothing leaves the guest's port until OVN binds it), then
 // creates the LSP as ovnkube would and measures LSP creation -> first
 // marked packet on the VM node's uplink, with the controller's
 // port-group update and the binding in between.
-func (o *vmOps) VMAppears(ctx context.Context, spec appearSpec) (appearResult, error) {
-	ref := vmID{spec.VM.Namespace, spec.VM.Name}
-	res := appearResult{VM: ref, Node: spec.VM.Node}
-	fail := func(err error) (appearResult, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
+func (o *vmOps) VMAppears(ctx context.Context, spec appearSpec) (lifeprobe.Appearance, error) {
+	ref := vmID{Namespace: spec.VM.Namespace, Name: spec.VM.Name}
+	res := lifeprobe.Appearance{VM: ref, Node: spec.VM.Node}
+	fail := func(err error) (lifeprobe.Appearance, error) { return res, fmt.Errorf("VM %s appears: %w", ref, err) }
 	if err := o.vms.Create(ctx, spec.VM, kubevirt.CreateOptions{SkipLSP: true}); err != nil {
 		return fail(err)
 	}
@@ -114,15 +88,4 @@ func (o *vmOps) VMAppears(ctx context.Context, spec appearSpec) (appearResult, e
 	}
 	res.InGroup = joined.Sub(res.CommandAt)
 	return res, nil
-}
-
-// step is the appearance as a probed startVM step's result.
-func (res appearResult) step() harness.Appearance {
-	a := harness.Appearance{LSP: res.LSP, Origin: harness.OriginLSPCreated, PortUp: res.PortUp, InGroup: res.InGroup,
-		FirstPacket: res.FirstPacket, FirstMarked: res.FirstMarked, Packets: res.Marking.Packets,
-		Unmarked: res.Marking.Unmarked, Detail: res}
-	if res.LSPInNB < 0 {
-		a.Origin, a.LSPBefore = harness.OriginProbeStart, -res.LSPInNB
-	}
-	return a
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -27,24 +26,12 @@ type baselineSpec struct {
 	Traffic  probeTraffic `json:"traffic"`
 }
 
-// baselineResult is what PortGroupBaseline measured.
-type baselineResult struct {
-	VM        vmID   `json:"vm"`
-	LSP       string `json:"lsp"`
-	PortGroup string `json:"portGroup"`
-	// Add: `ovn-nbctl pg-set-ports` command -> first marked packet.
-	Add lifeprobe.Spread `json:"add"`
-	// Remove: port-group clear command -> first unmarked packet.
-	Remove lifeprobe.Spread    `json:"remove"`
-	Out    lifeprobe.Direction `json:"out"`
-}
-
 const baselineTag = "nqos-sim-baseline"
 
 // PortGroupBaseline adds and removes the VM's port to and from a scratch
 // port group Samples times while the guest sends to the peer, and times
 // each change to its effect on the VM node's uplink.
-func (o *vmOps) PortGroupBaseline(ctx context.Context, spec baselineSpec) (res baselineResult, err error) {
+func (o *vmOps) PortGroupBaseline(ctx context.Context, spec baselineSpec) (res lifeprobe.Baseline, err error) {
 	if spec.Name == "" {
 		spec.Name = "lifecycle_baseline"
 	}
@@ -54,8 +41,8 @@ func (o *vmOps) PortGroupBaseline(ctx context.Context, spec baselineSpec) (res b
 	if spec.Samples <= 0 {
 		spec.Samples = 3
 	}
-	res = baselineResult{VM: spec.VM, PortGroup: spec.Name}
-	fail := func(err error) (baselineResult, error) {
+	res = lifeprobe.Baseline{VM: spec.VM, PortGroup: spec.Name}
+	fail := func(err error) (lifeprobe.Baseline, error) {
 		return res, fmt.Errorf("VM %s port-group baseline: %w", spec.VM, err)
 	}
 	in, vmIP, err := o.instance(spec.VM)
@@ -167,9 +154,4 @@ func (o *vmOps) removeScratch(ctx context.Context, node, sw, name string) error 
 		return fmt.Errorf("remove scratch port group %s: %w", name, err)
 	}
 	return nil
-}
-
-// step is the baseline as an ovnBaseline step's result.
-func (res baselineResult) step() harness.BaselineResult {
-	return harness.BaselineResult{Add: res.Add.Samples, Remove: res.Remove.Samples, Detail: res}
 }

@@ -124,12 +124,7 @@ func (o *vmOps) instance(vm vmID) (kubevirt.Instance, netip.Addr, error) {
 }
 
 // vmID names a VM.
-type vmID struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-}
-
-func (r vmID) String() string { return r.Namespace + "/" + r.Name }
+type vmID = lifeprobe.VM
 
 // host returns an external host and its IPv4 address.
 func (o *vmOps) host(name string) (localnet.Host, netip.Addr, error) {

@@ -77,8 +77,8 @@ func TestPortSecurityVerdict(t *testing.T) {
 // TestResultJSON pins the JSON field names reports read.
 func TestResultJSON(t *testing.T) {
 	results := map[string]any{
-		"appear":   appearResult{VM: vmID{"vms", "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: marks.Tally(nil, peer, 46, time.Time{}, time.Time{})},
-		"baseline": baselineResult{Add: lifeprobe.NewSpread([]time.Duration{time.Millisecond})},
+		"appear":   lifeprobe.Appearance{VM: vmID{Namespace: "vms", Name: "a"}, CommandAt: t0, FirstMarked: time.Millisecond, Marking: marks.Tally(nil, peer, 46, time.Time{}, time.Time{})},
+		"baseline": lifeprobe.Baseline{Add: lifeprobe.NewSpread([]time.Duration{time.Millisecond})},
 		"migrate":  migrateResult{Mode: "per-pod-lsp", Out: lifeprobe.Direction{Sent: 10, Received: 9, Lost: 1, LongestGap: time.Millisecond}},
 		"migrateMultiChassis": migrateResult{Mode: "multi-chassis", Out: lifeprobe.Sum(lifeprobe.Direction{Sent: 4, Lost: 1}, lifeprobe.Direction{Sent: 6, Lost: 2}),
 			Phases: &migratePhases{SplitAt: t0, NameInGroup: time.Millisecond,
@@ -114,11 +114,11 @@ func TestResultJSON(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	o := newVMOps(nil, nil, rowsNB{})
 	ctx := t.Context()
-	_, err := o.ChangeGuestIP(ctx, guestOp{VM: vmID{"vms", "a"}}, "10.0.0.300/16")
+	_, err := o.ChangeGuestIP(ctx, guestOp{VM: vmID{Namespace: "vms", Name: "a"}}, "10.0.0.300/16")
 	if err == nil || !strings.Contains(err.Error(), "VM vms/a") || !strings.Contains(err.Error(), "new IPv4") {
 		t.Errorf("bad CIDR: %v", err)
 	}
-	_, err = o.Spoof(ctx, spoofSpec{Spoofer: vmID{"vms", "s"}, Victim: vmID{"vms", "v"}})
+	_, err = o.Spoof(ctx, spoofSpec{Spoofer: vmID{Namespace: "vms", Name: "s"}, Victim: vmID{Namespace: "vms", Name: "v"}})
 	if err == nil || !strings.Contains(err.Error(), "VM vms/s") || !strings.Contains(err.Error(), "Dir") {
 		t.Errorf("missing Dir: %v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -70,6 +72,8 @@ type Expected struct {
 	// Rows are the compiled rows of every accepted object in the zone.
 	Rows    qos.Desired
 	Objects []Object
+	// pod finds the cluster's pods, for the ports that depart.
+	pod func(namespace, name string) (*corev1.Pod, bool, error)
 }
 
 // Foreign is a QoS row nqos does not own, bound to a switch.
@@ -88,12 +92,15 @@ type Actual struct {
 	Owned qos.Desired
 	// Foreign are the QoS rows of other writers.
 	Foreign []Foreign
+	// Ports are the names of the logical switch ports it holds.
+	Ports []string
 }
 
 // Compare lists the drift between what zone's Northbound should hold and
 // what it holds, sorted by object, table, row and kind.
 func Compare(zone string, want Expected, got Actual) []Finding {
 	c := &comparer{zone: zone}
+	want = withTransient(want, got)
 	c.qosRows(want.Rows.QoS, got.Owned.QoS)
 	c.sets(portGroupKinds(), portGroupSets(want.Rows.PortGroups), portGroupSets(got.Owned.PortGroups))
 	c.sets(addressSetKinds(), addressSets(want.Rows.AddressSets), addressSets(got.Owned.AddressSets))

@@ -40,13 +40,28 @@ func clone(t *testing.T, d qos.Desired) qos.Desired {
 	return out
 }
 
+// held is an NB holding rows d and the LSPs of their port groups' members.
+func held(t *testing.T, d qos.Desired) Actual {
+	return Actual{Owned: clone(t, d), Ports: portsOf(d)}
+}
+
+// portsOf are the members of d's port groups, sorted.
+func portsOf(d qos.Desired) []string {
+	var out []string
+	for _, pg := range d.PortGroups {
+		out = append(out, pg.Ports...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 func TestCleanWhenTheNBHoldsTheCompiledRows(t *testing.T) {
 	for _, file := range []string{"okep-worked-example.yaml", "dhcp-dest-podselector.yaml", "story1-tiers.yaml"} {
 		want := Expect(input(t, file), ZoneOf(""), qos.ScopeAllNetworks, nil)
 		if len(want.Rows.QoS) == 0 {
 			t.Fatalf("%s: no rows expected", file)
 		}
-		z := NewZone("global", "unix:nb", want, Actual{Owned: clone(t, want.Rows)})
+		z := NewZone("global", "unix:nb", want, held(t, want.Rows))
 		if len(z.Findings) != 0 || z.Accepted == 0 {
 			t.Errorf("%s: %+v", file, z)
 		}
@@ -96,7 +111,7 @@ func TestEachCorruptionIsReported(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := Actual{Owned: clone(t, want.Rows)}
+			got := held(t, want.Rows)
 			c.corrupt(&got)
 			fs := Compare("node1", want, got)
 			if len(fs) != 1 {
@@ -114,7 +129,7 @@ func TestEachCorruptionIsReported(t *testing.T) {
 func TestForeignRowsOutsideTheRangeOrSwitchesAreNotDrift(t *testing.T) {
 	want := Expect(input(t, "story1-tiers.yaml"), ZoneOf(""), qos.ScopeAllNetworks, nil)
 	sw := want.Rows.QoS[0].Switch
-	got := Actual{Owned: clone(t, want.Rows), Foreign: []Foreign{
+	got := Actual{Owned: clone(t, want.Rows), Ports: portsOf(want.Rows), Foreign: []Foreign{
 		{UUID: "below", Switch: sw, Priority: PriorityMin - 1},
 		{UUID: "above", Switch: sw, Priority: PriorityMax + 1},
 		{UUID: "elsewhere", Switch: "other_switch", Priority: 10100},
@@ -157,7 +172,7 @@ func TestAppliedButAbsent(t *testing.T) {
 	key := in.NetworkQoSes[0].Namespace + "/" + in.NetworkQoSes[0].Name
 	status := map[string][]qos.Condition{key: {{Type: "NQOSReady-In-Zone-node-a", Status: "True"}}}
 	want := Expect(in, ZoneOf("node-a"), qos.ScopeAllNetworks, status)
-	got := Actual{Owned: clone(t, want.Rows)}
+	got := held(t, want.Rows)
 	got.Owned.QoS = slices.DeleteFunc(got.Owned.QoS, func(r qos.QoSRow) bool { return objectOf(r.ExternalIDs) == key })
 	fs := Compare("node-a", want, got)
 	var kinds []Kind
@@ -196,7 +211,7 @@ func TestZoneMembersAreTheZonesPorts(t *testing.T) {
 		t.Errorf("node-a %v, node-b %v, all %v", ma, mb, mall)
 	}
 	// node-b's rows in node-a's NB: the members of node-b are extra there.
-	fs := Compare("node-a", a, Actual{Owned: clone(t, b.Rows)})
+	fs := Compare("node-a", a, Actual{Owned: clone(t, b.Rows), Ports: portsOf(all.Rows)})
 	if len(fs) == 0 {
 		t.Error("node-b's members in node-a's NB: no finding")
 	}
@@ -204,7 +219,7 @@ func TestZoneMembersAreTheZonesPorts(t *testing.T) {
 
 func TestReportFormats(t *testing.T) {
 	want := Expect(input(t, "story1-tiers.yaml"), ZoneOf("node-a"), qos.ScopeAllNetworks, nil)
-	got := Actual{Owned: clone(t, want.Rows)}
+	got := held(t, want.Rows)
 	got.Owned.QoS[0].Action.DSCP = 1
 	rep := NewReport("test", []ZoneReport{NewZone("node-a", "unix:a", want, got), Failed("node-b", "unix:b", os.ErrNotExist)})
 	if rep.Clean() || rep.Summary.Findings != 1 || rep.Summary.Errors != 1 {
@@ -229,7 +244,7 @@ func TestReportFormats(t *testing.T) {
 	if suites.Failures != 1 || suites.Errors != 1 || len(suites.Suites) != 2 || suites.Tests < 3 {
 		t.Errorf("junit %+v\n%s", suites, junit.String())
 	}
-	clean := NewReport("test", []ZoneReport{NewZone("node-a", "unix:a", want, Actual{Owned: clone(t, want.Rows)})})
+	clean := NewReport("test", []ZoneReport{NewZone("node-a", "unix:a", want, held(t, want.Rows))})
 	if !clean.Clean() {
 		t.Errorf("clean report: %+v", clean.Summary)
 	}

@@ -54,7 +54,7 @@ func Expect(in qos.Input, zone Zone, scope qos.Scope, status map[string][]qos.Co
 		objs = append(objs, o)
 	}
 	slices.SortFunc(objs, func(a, b Object) int { return strings.Compare(a.Key, b.Key) })
-	return Expected{Rows: qos.Assemble(accepted), Objects: objs}
+	return Expected{Rows: qos.Assemble(accepted), Objects: objs, pod: podLookup(in.Pods)}
 }
 
 // appliedCondition is the first True readiness condition of the zone.

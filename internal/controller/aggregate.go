@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,11 @@ type AggregatorConfig struct {
 	Log *slog.Logger
 	// Metrics registers the aggregator's metrics; nil keeps them private.
 	Metrics prometheus.Registerer
+	// HeartbeatNamespace is where the zone controllers' heartbeat Leases
+	// are (Config.HeartbeatNamespace): a zone whose Lease expired is
+	// reported as not ready until it is renewed. Empty: no Lease is
+	// read, zones are judged by their conditions only.
+	HeartbeatNamespace string
 }
 
 // Aggregator writes the aggregate status.status of every NetworkQoS from
@@ -70,10 +76,13 @@ type Aggregator struct {
 	factory informers.SharedInformerFactory
 	nodes   cache.SharedIndexInformer
 	nqos    cache.SharedIndexInformer
+	leases  cache.SharedIndexInformer // nil without HeartbeatNamespace
+	beats   *zoneHeartbeats
 	live    atomic.Bool
 	first   firstPass
 
 	writes, removals prometheus.Counter
+	staleZones       prometheus.Gauge
 
 	readyMu  sync.Mutex
 	notReady error
@@ -110,12 +119,16 @@ func NewAggregator(cfg AggregatorConfig) (*Aggregator, error) {
 		removals: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "nqos_aggregate_stale_zone_removals_total", Help: "Conditions of vanished zones (deleted nodes) removed by the aggregator, one per object and zone.",
 		}),
+		staleZones: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "nqos_aggregate_expired_zone_heartbeats", Help: "Zones whose controller's heartbeat Lease expired (reported as not ready).",
+		}),
+		beats: newZoneHeartbeats(),
 	}
 	reg := cfg.Metrics
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	for _, col := range []prometheus.Collector{a.writes, a.removals} {
+	for _, col := range []prometheus.Collector{a.writes, a.removals, a.staleZones} {
 		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("aggregator: register metrics: %w", err)
 		}
@@ -126,6 +139,12 @@ func NewAggregator(cfg AggregatorConfig) (*Aggregator, error) {
 	}
 	if a.nqos, err = typedInformer(dyn, v1alpha1.GroupVersionResource(), convertTo[v1alpha1.NetworkQoS], cache.Indexers{}); err != nil {
 		return nil, err
+	}
+	if cfg.HeartbeatNamespace != "" {
+		a.leases = leaseInformer(kube, cfg.HeartbeatNamespace)
+		if _, err := a.leases.AddEventHandler(a.beats.handler()); err != nil {
+			return nil, fmt.Errorf("aggregator: Lease informer: add handler: %w", err)
+		}
 	}
 	if err := a.addHandlers(); err != nil {
 		return nil, err
@@ -202,7 +221,12 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	a.setNotReady(errors.New("waiting for the informer caches"))
 	a.factory.Start(ctx.Done())
 	go a.nqos.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), a.nodes.HasSynced, a.nqos.HasSynced) {
+	synced := []cache.InformerSynced{a.nodes.HasSynced, a.nqos.HasSynced}
+	if a.leases != nil {
+		go a.leases.RunWithContext(ctx)
+		synced = append(synced, a.leases.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		err := errors.New("aggregator: informer caches did not sync before shutdown")
 		a.setNotReady(err)
 		return err
@@ -222,6 +246,13 @@ func (a *Aggregator) Run(ctx context.Context) error {
 			defer wg.Done()
 			for a.processNext(ctx) {
 			}
+		}()
+	}
+	if a.leases != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a.beats.watch(ctx, a.heartbeatsChanged)
 		}()
 	}
 	<-ctx.Done()
@@ -267,7 +298,7 @@ func (a *Aggregator) sync(ctx context.Context, key string) error {
 		return nil
 	}
 	nq := obj.(*v1alpha1.NetworkQoS)
-	v := aggregateOf(nq, a.zones())
+	v := aggregateOf(nq, a.zones(), a.beats.staleZones())
 	var errs []error
 	for _, zone := range v.stale {
 		if err := a.applyStatus(ctx, nq, zoneFieldManager(zone), nil); err != nil {
@@ -334,15 +365,27 @@ type verdict struct {
 	stale  []string
 }
 
+// heartbeatsChanged requeues every object: the set of zones whose
+// heartbeat expired changed.
+func (a *Aggregator) heartbeatsChanged(stale []string) {
+	a.staleZones.Set(float64(len(stale)))
+	a.log.Info("zones with an expired heartbeat changed", "zones", stale)
+	for _, key := range a.nqos.GetIndexer().ListKeys() {
+		a.queue.Add(key)
+	}
+}
+
 // aggregateOf aggregates the per-zone readiness conditions of nq over
-// zones (sorted): a zone's NQOSReady-In-Zone-<zone>, else its
+// zones (sorted), a zone whose heartbeat expired (in expired, with its
+// Lease's last renewTime) failing whatever its condition says: a zone's
+// NQOSReady-In-Zone-<zone>, else its
 // Ready-In-Zone-<zone> (nqos writes both where ovnkube's NetworkQoS is
 // off, the only place an Aggregator runs). A zone is failed when its condition is False, pending when it
 // has none, one for an older generation, or one that is Unknown. Failed
 // zones are named with their reason and message (upstream's aggregation
 // only matched a fixed text no zone writes, so a zone's failure never
 // showed); without one, pending zones are named.
-func aggregateOf(nq *v1alpha1.NetworkQoS, zones []string) verdict {
+func aggregateOf(nq *v1alpha1.NetworkQoS, zones []string, expired map[string]time.Time) verdict {
 	byZone := map[string]*metav1.Condition{}
 	for i := range nq.Status.Conditions {
 		c := &nq.Status.Conditions[i]
@@ -362,6 +405,10 @@ func aggregateOf(nq *v1alpha1.NetworkQoS, zones []string) verdict {
 	for _, zone := range zones {
 		known[zone] = true
 		c := byZone[zone]
+		if since, ok := expired[zone]; ok {
+			failed = append(failed, fmt.Sprintf("zone %s: %s: %s", zone, reasonHeartbeatExpired, heartbeatMessage(since)))
+			continue
+		}
 		switch {
 		case c == nil || c.ObservedGeneration < nq.Generation || c.Status == metav1.ConditionUnknown:
 			pending = append(pending, zone)
@@ -386,6 +433,18 @@ func aggregateOf(nq *v1alpha1.NetworkQoS, zones []string) verdict {
 		v.status = StatusApplied
 	}
 	return v
+}
+
+// reasonHeartbeatExpired names, in status.status, a zone whose
+// controller's heartbeat Lease expired.
+const reasonHeartbeatExpired = "HeartbeatExpired"
+
+// heartbeatMessage says since when a zone's controller is silent.
+func heartbeatMessage(since time.Time) string {
+	if since.IsZero() {
+		return "its controller never renewed its heartbeat Lease"
+	}
+	return "no heartbeat from its controller since " + since.UTC().Format(time.RFC3339)
 }
 
 // listed joins at most maxListedZones items, counting the rest.

@@ -30,29 +30,36 @@ func TestAggregateOf(t *testing.T) {
 		zones     []string
 		want      string
 		wantStale []string
+		expired   map[string]time.Time
 	}{
-		{"every zone ready", []metav1.Condition{accepted, ready("a", "True", 2), ready("b", "True", 2)}, []string{"a", "b"}, StatusApplied, nil},
+		{"every zone ready", []metav1.Condition{accepted, ready("a", "True", 2), ready("b", "True", 2)}, []string{"a", "b"}, StatusApplied, nil, nil},
 		{"one zone failed is named", []metav1.Condition{ready("a", "True", 2), ready("b", "False", 2)}, []string{"a", "b"},
-			StatusNotApplied + ": zone b: R: m b", nil},
-		{"failure wins over pending", []metav1.Condition{ready("b", "False", 2)}, []string{"a", "b"}, StatusNotApplied + ": zone b: R: m b", nil},
-		{"zone without a condition is pending", []metav1.Condition{ready("a", "True", 2)}, []string{"a", "b"}, statusPendingPrefix + " in zones b", nil},
-		{"older generation is pending", []metav1.Condition{ready("a", "True", 1), ready("b", "True", 2)}, []string{"a", "b"}, statusPendingPrefix + " in zones a", nil},
-		{"unknown is pending", []metav1.Condition{ready("a", "Unknown", 2)}, []string{"a"}, statusPendingPrefix + " in zones a", nil},
+			StatusNotApplied + ": zone b: R: m b", nil, nil},
+		{"failure wins over pending", []metav1.Condition{ready("b", "False", 2)}, []string{"a", "b"}, StatusNotApplied + ": zone b: R: m b", nil, nil},
+		{"zone without a condition is pending", []metav1.Condition{ready("a", "True", 2)}, []string{"a", "b"}, statusPendingPrefix + " in zones b", nil, nil},
+		{"older generation is pending", []metav1.Condition{ready("a", "True", 1), ready("b", "True", 2)}, []string{"a", "b"}, statusPendingPrefix + " in zones a", nil, nil},
+		{"unknown is pending", []metav1.Condition{ready("a", "Unknown", 2)}, []string{"a"}, statusPendingPrefix + " in zones a", nil, nil},
 		{"vanished zone is stale and ignored", []metav1.Condition{ready("a", "True", 2), ready("gone", "False", 2), ready("global", "True", 2)},
-			[]string{"a"}, StatusApplied, []string{"global", "gone"}},
-		{"no nodes", nil, nil, statusPendingPrefix + ": no nodes", nil},
+			[]string{"a"}, StatusApplied, []string{"global", "gone"}, nil},
+		{"no nodes", nil, nil, statusPendingPrefix + ": no nodes", nil, nil},
+		{"expired heartbeat fails a ready zone, naming since when", []metav1.Condition{ready("a", "True", 2), ready("b", "True", 2)},
+			[]string{"a", "b"}, StatusNotApplied + ": zone b: HeartbeatExpired: no heartbeat from its controller since 2026-12-03T18:00:00Z", nil,
+			map[string]time.Time{"b": time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC), "gone": time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC)}},
+		{"expired heartbeat of a pending zone", []metav1.Condition{ready("a", "True", 2)},
+			[]string{"a", "b"}, StatusNotApplied + ": zone b: HeartbeatExpired: its controller never renewed its heartbeat Lease", nil,
+			map[string]time.Time{"b": {}}},
 		{"ovnkube's type read when nqos's is absent", []metav1.Condition{{Type: OVNKReadyType("a"), Status: "False", Reason: "R", Message: "m a", ObservedGeneration: 2},
 			ready("b", "True", 2), {Type: OVNKReadyType("b"), Status: "False", ObservedGeneration: 2}}, []string{"a", "b"},
-			StatusNotApplied + ": zone a: R: m a", nil},
+			StatusNotApplied + ": zone a: R: m a", nil, nil},
 		{"many failed zones are counted", []metav1.Condition{ready("1", "False", 2), ready("2", "False", 2), ready("3", "False", 2),
 			ready("4", "False", 2), ready("5", "False", 2), ready("6", "False", 2), ready("7", "False", 2)},
 			[]string{"1", "2", "3", "4", "5", "6", "7"},
-			StatusNotApplied + ": zone 1: R: m 1; zone 2: R: m 2; zone 3: R: m 3; zone 4: R: m 4; zone 5: R: m 5; and 2 more zones", nil},
+			StatusNotApplied + ": zone 1: R: m 1; zone 2: R: m 2; zone 3: R: m 3; zone 4: R: m 4; zone 5: R: m 5; and 2 more zones", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nq := &v1alpha1.NetworkQoS{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
 			nq.Status.Conditions = tc.conds
-			v := aggregateOf(nq, tc.zones)
+			v := aggregateOf(nq, tc.zones, tc.expired)
 			if v.status != tc.want {
 				t.Errorf("status = %q, want %q", v.status, tc.want)
 			}
@@ -112,8 +119,15 @@ func TestAggregatorNamesFailedZoneAndRemovesVanished(t *testing.T) {
 // the aggregator is ready.
 func (e *env) startAggregator() *Aggregator {
 	e.t.Helper()
-	a, err := NewAggregator(AggregatorConfig{Kube: e.cfg,
+	return e.runAggregator(AggregatorConfig{Kube: e.cfg,
 		Log: slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+}
+
+// runAggregator runs an Aggregator configured as cfg until the test
+// ends; it returns once the aggregator is ready.
+func (e *env) runAggregator(cfg AggregatorConfig) *Aggregator {
+	e.t.Helper()
+	a, err := NewAggregator(cfg)
 	if err != nil {
 		e.t.Fatalf("NewAggregator: %v", err)
 	}
@@ -185,7 +199,7 @@ func TestZoneControllerWatchesOwnNodesPodsInFull(t *testing.T) {
 	if keys := c.inf.pods.GetIndexer().ListKeys(); fmt.Sprint(sorted(keys)) != fmt.Sprint([]string{e.ns + "/db-a", e.ns + "/src"}) {
 		t.Errorf("own-node pod cache = %v, want node-a's pods only", sorted(keys))
 	}
-	obj, ok, err := c.inf.remotePods.GetIndexer().GetByKey(e.ns + "/db-b")
+	obj, ok, err := c.inf.remote.indexer().GetByKey(e.ns + "/db-b")
 	if err != nil || !ok {
 		t.Fatalf("remote pod cache lacks db-b: %v", err)
 	}

@@ -84,6 +84,15 @@ type Config struct {
 	// Northbound connection before it stops, releasing its lease; zero
 	// means DefaultNBLostTimeout.
 	NBLostTimeout time.Duration
+	// HeartbeatNamespace, for a zone controller (Node set), is the
+	// namespace of its zone's heartbeat Lease (ZoneLeaseName), renewed
+	// while it runs; empty: no heartbeat.
+	HeartbeatNamespace string
+	// HeartbeatDuration is the Lease's duration (renewed every quarter
+	// of it); zero means DefaultHeartbeatDuration.
+	HeartbeatDuration time.Duration
+	// Identity is the heartbeat Lease's holder; empty: the zone name.
+	Identity string
 	// ResyncPeriod is how often every object is reconciled and orphaned
 	// rows collected again; zero means DefaultResyncPeriod.
 	ResyncPeriod time.Duration
@@ -125,7 +134,8 @@ type Controller struct {
 	resyncEvery time.Duration
 	nbLostAfter time.Duration
 	nbHealth    nbHealth
-	first       firstPass // startup objects not reconciled yet (Ready)
+	first       firstPass  // startup objects not reconciled yet (Ready)
+	heartbeat   *heartbeat // nil: none (central, or no namespace)
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
@@ -173,6 +183,14 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	c.facts = &informerFacts{inf: c.inf}
+	if cfg.Node != "" && cfg.HeartbeatNamespace != "" {
+		holder := cfg.Identity
+		if holder == "" {
+			holder = c.zone
+		}
+		c.heartbeat = newHeartbeat(kube, cfg.HeartbeatNamespace, c.zone, holder, cfg.HeartbeatDuration, log)
+		c.heartbeat.onRenew = c.metrics.heartbeatRenewed
+	}
 	c.events = newEventSink(kube, log)
 	if err := c.inf.addHandlers(c); err != nil {
 		return nil, err
@@ -252,6 +270,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.close()
 	defer c.queue.ShutDown()
 	c.setNotReady(errors.New("waiting for the informer caches and the Northbound connection"))
+	if c.heartbeat != nil {
+		hbCtx, stopHeartbeat := context.WithCancel(ctx)
+		hbDone := make(chan struct{})
+		go func() {
+			defer close(hbDone)
+			c.heartbeat.run(hbCtx)
+		}()
+		defer func() { stopHeartbeat(); <-hbDone }()
+	}
 	nbDone := c.connectNB(ctx)
 	err := c.inf.start(ctx)
 	if nbErr := <-nbDone; err == nil {

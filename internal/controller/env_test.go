@@ -143,7 +143,9 @@ func (e *env) launchDialing(srv *nbtest.Server, node string) *running {
 
 func (e *env) launchWith(cfg Config, closeNB func()) *running {
 	e.t.Helper()
-	cfg.Kube = e.cfg
+	if cfg.Kube == nil {
+		cfg.Kube = e.cfg
+	}
 	cfg.Log = slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := New(cfg)
 	if err != nil {

@@ -50,9 +50,11 @@ func (s *informerSet) addHandlers(c *Controller) error {
 		},
 		DeleteFunc: func(obj any) { c.enqueuePod(nil, asPod(obj)) },
 	})
-	if s.remotePods != nil {
-		// Another node's pod can only be a destination.
-		add("remote pod", s.remotePods, cache.ResourceEventHandlerFuncs{
+	if s.remote != nil {
+		// Another node's pod can only be a destination. The informer
+		// starts when an object needs it; its initial list is covered by
+		// the queueing of the waiting objects once its cache synced.
+		s.remote.handler = cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) { c.enqueueDestinations(asPod(obj)) },
 			UpdateFunc: func(oldObj, newObj any) {
 				if o, n := asPod(oldObj), asPod(newObj); podChanged(o, n) {
@@ -60,7 +62,13 @@ func (s *informerSet) addHandlers(c *Controller) error {
 				}
 			},
 			DeleteFunc: func(obj any) { c.enqueueDestinations(asPod(obj)) },
-		})
+		}
+		s.remote.synced = func(keys []string) {
+			for _, k := range keys {
+				c.queue.Add(k)
+			}
+		}
+		s.remote.running = c.metrics.remotePodsRunning
 	}
 	add("namespace", s.namespaces, cache.ResourceEventHandlerFuncs{
 		AddFunc: func(any) { c.enqueueAll() },

@@ -48,9 +48,10 @@ func (f *firstPass) expect(keys []string, synced map[string]bool) {
 	}
 }
 
-// done records one reconcile of key; an error keeps key outstanding.
+// done records one reconcile of key; an error, or waiting for the
+// cache of other nodes' pods, keeps key outstanding.
 func (f *firstPass) done(key string, out outcome) {
-	if out.err != nil {
+	if out.err != nil || out.waiting {
 		return
 	}
 	f.mu.Lock()

@@ -34,17 +34,18 @@ const destSelectorIndex = "destSelector"
 // CRD is not installed. The dynamic informers store typed objects (a
 // transform converts them once), so readers never convert again.
 //
-// A zone controller (node set) watches its node's pods in full (they are
-// the only possible sources: port groups hold the zone's own ports) and
-// every other pod through remotePods, cut down to what a destination
+// A zone controller (node set) watches its node's pods in full (field
+// selector spec.nodeName=<node>: they are the only possible sources, port
+// groups hold the zone's own ports) and, only while some object needs
+// them (remotePods), every other pod, cut down to what a destination
 // address set needs (labels, the pod-networks annotation, node, phase,
 // deletion): destination address sets on networks with IPs hold selected
-// pods cluster-wide, as ovnkube's zone controllers do. remotePods is nil
-// for the central controller, whose pods informer holds every pod.
+// pods cluster-wide, as ovnkube's zone controllers do. remote is nil for
+// the central controller, whose pods informer holds every pod.
 type informerSet struct {
 	factory    informers.SharedInformerFactory
 	pods       cache.SharedIndexInformer
-	remotePods cache.SharedIndexInformer
+	remote     *remotePods
 	namespaces cache.SharedIndexInformer
 	nqos       cache.SharedIndexInformer
 	nads       cache.SharedIndexInformer
@@ -64,10 +65,7 @@ func newInformerSet(kube kubernetes.Interface, dyn dynamic.Interface, node strin
 		s.pods = s.factory.Core().V1().Pods().Informer()
 	} else {
 		s.pods = podInformer(kube, fields.OneTermEqualSelector(podNodeField, node))
-		s.remotePods = podInformer(kube, fields.OneTermNotEqualSelector(podNodeField, node))
-		if err := s.remotePods.SetTransform(stripRemotePod); err != nil {
-			return nil, fmt.Errorf("controller: remote pod informer: %w", err)
-		}
+		s.remote = newRemotePods(kube, node)
 	}
 	if err := s.pods.SetTransform(stripPod); err != nil {
 		return nil, fmt.Errorf("controller: pod informer: %w", err)
@@ -217,21 +215,23 @@ func hasDestSelector(nq *v1alpha1.NetworkQoS) bool {
 
 func (s *informerSet) all() []cache.SharedIndexInformer {
 	out := []cache.SharedIndexInformer{s.pods, s.namespaces, s.nqos, s.nads}
-	for _, inf := range []cache.SharedIndexInformer{s.remotePods, s.cudns} {
-		if inf != nil {
-			out = append(out, inf)
-		}
+	if s.cudns != nil {
+		out = append(out, s.cudns)
 	}
 	return out
 }
 
-// start runs every informer until ctx ends and waits for their caches.
+// start runs every informer until ctx ends and waits for their caches;
+// the informer of other nodes' pods starts later, when an object needs it.
 func (s *informerSet) start(ctx context.Context) error {
 	s.factory.Start(ctx.Done()) // starts the informers it made
+	if s.remote != nil {
+		s.remote.begin(ctx)
+	}
 	var synced []cache.InformerSynced
 	for _, inf := range s.all() {
 		synced = append(synced, inf.HasSynced)
-		if inf == s.namespaces || (inf == s.pods && s.remotePods == nil) {
+		if inf == s.namespaces || (inf == s.pods && s.remote == nil) {
 			continue
 		}
 		go inf.RunWithContext(ctx)
@@ -243,13 +243,18 @@ func (s *informerSet) start(ctx context.Context) error {
 }
 
 // podsInNamespace lists the cached pods of namespace: this node's and,
-// for a zone controller, the other nodes' (cut down).
+// for a zone controller while its informer of them runs, the other
+// nodes' (cut down).
 func (s *informerSet) podsInNamespace(namespace string) ([]any, error) {
 	objs, err := s.pods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
-	if err != nil || s.remotePods == nil {
+	if err != nil || s.remote == nil {
 		return objs, err
 	}
-	remote, err := s.remotePods.GetIndexer().ByIndex(cache.NamespaceIndex, namespace)
+	idx := s.remote.indexer()
+	if idx == nil {
+		return objs, nil
+	}
+	remote, err := idx.ByIndex(cache.NamespaceIndex, namespace)
 	return append(objs, remote...), err
 }
 

@@ -7,26 +7,22 @@ import (
 )
 
 // departed reports whether the pod a logical switch port was created for
-// is gone from the informers or terminating. Such a port keeps its QoS
-// (port-group membership, per-port rows) while its LSP exists: the guest
-// behind it may still send (a launcher pod replaced while the VM runs, a
-// pod in its grace period), and ovnkube deletes the LSP, which ends the
-// membership in the same NB transaction. A port whose pod is there and no
-// longer selected leaves at once. A name that encodes no pod, or a failed
-// read, never lingers.
+// is gone from the informers or terminating (qos.Departed): such a port
+// keeps its QoS while its LSP exists.
 func (c *Controller) departed(lsp string) bool {
-	ns, name, ok := qos.PodOfPort(lsp)
-	if !ok {
-		return false
-	}
-	objs, err := c.inf.podsInNamespace(ns)
+	return qos.Departed(lsp, c.cachedPod)
+}
+
+// cachedPod finds a pod in the informers' cache.
+func (c *Controller) cachedPod(namespace, name string) (*corev1.Pod, bool, error) {
+	objs, err := c.inf.podsInNamespace(namespace)
 	if err != nil {
-		return false
+		return nil, false, err
 	}
 	for _, o := range objs {
 		if p, ok := o.(*corev1.Pod); ok && p.Name == name {
-			return p.DeletionTimestamp != nil
+			return p, true, nil
 		}
 	}
-	return true
+	return nil, false, nil
 }

@@ -21,6 +21,11 @@ type metrics struct {
 	nbWrites   prometheus.Counter
 	nbErrors   *prometheus.CounterVec
 	repairs    prometheus.Counter
+	// remoteOn and remoteStarts follow a zone controller's informer of
+	// other nodes' pods (remotePods).
+	remoteOn     prometheus.Gauge
+	remoteStarts prometheus.Counter
+	heartbeats   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, q workqueue.TypedRateLimitingInterface[string]) (*metrics, error) {
@@ -49,18 +54,48 @@ func newMetrics(reg prometheus.Registerer, q workqueue.TypedRateLimitingInterfac
 		Name: "nqos_drift_repairs_total",
 		Help: "Reconciles that rewrote an object's NB rows changed by someone else (the wanted rows had not changed since they were last complete).",
 	})
+	m.remoteOn = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "nqos_remote_pod_informer_running",
+		Help: "1 while a zone controller watches other nodes' pods (some object has a selector destination on a network with pod IPs), else 0.",
+	})
+	m.remoteStarts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "nqos_remote_pod_informer_starts_total", Help: "Starts of a zone controller's informer of other nodes' pods.",
+	})
+	m.heartbeats = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "nqos_zone_heartbeat_renewals_total", Help: "Renewals of a zone controller's heartbeat Lease by result (ok, error).",
+	}, []string{"result"})
 	for _, k := range nbErrorKinds {
 		m.nbErrors.WithLabelValues(k)
 	}
 	depth := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "nqos_queue_depth", Help: "NetworkQoS keys waiting in the work queue.",
 	}, func() float64 { return float64(q.Len()) })
-	for _, col := range []prometheus.Collector{m.reconciles, m.errors, m.duration, m.nbWrites, m.nbErrors, m.repairs, depth} {
+	for _, col := range []prometheus.Collector{m.reconciles, m.errors, m.duration, m.nbWrites, m.nbErrors, m.repairs, m.remoteOn, m.remoteStarts, m.heartbeats, depth} {
 		if err := reg.Register(col); err != nil {
 			return nil, fmt.Errorf("controller: register metrics: %w", err)
 		}
 	}
 	return m, nil
+}
+
+// remotePodsRunning records a start (on) or stop of the informer of
+// other nodes' pods.
+func (m *metrics) remotePodsRunning(on bool) {
+	if on {
+		m.remoteOn.Set(1)
+		m.remoteStarts.Inc()
+		return
+	}
+	m.remoteOn.Set(0)
+}
+
+// heartbeatRenewed counts one renewal of the zone's heartbeat Lease.
+func (m *metrics) heartbeatRenewed(err error) {
+	if err != nil {
+		m.heartbeats.WithLabelValues("error").Inc()
+		return
+	}
+	m.heartbeats.WithLabelValues("ok").Inc()
 }
 
 func (m *metrics) observe(o outcome, d time.Duration) {

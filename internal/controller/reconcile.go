@@ -31,6 +31,9 @@ type outcome struct {
 	result  string
 	requeue bool
 	err     error
+	// waiting: the object waits for the cache of other nodes' pods and
+	// is queued again once it synced; it has not been reconciled.
+	waiting bool
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
@@ -76,7 +79,11 @@ func (c *Controller) reconcile(ctx context.Context, key string) outcome {
 	if !ok {
 		return c.remove(ctx, key, nbKey, resultDeleted)
 	}
+	view := c.remoteView()
 	r := qos.CompileObjectWith(nq, c.facts, c.compileOptions())
+	if c.awaitRemotePods(key, r, view) {
+		return outcome{result: resultPending, waiting: true}
+	}
 	if r.Err != nil || r.Accepted.Status != conditionTrue {
 		if seeded.Active == seeded.PartialRejected && r.Err == nil && len(r.QoS) > 0 {
 			return c.applyPartial(ctx, nq, nbKey, r) // seeded bug: the rejected object's partial rows are written
@@ -139,6 +146,7 @@ func (c *Controller) remove(ctx context.Context, key string, nbKey ovnnb.Key, re
 	c.ports.set(key, nil)
 	c.switches.set(key, nil)
 	c.results.delete(key)
+	c.awaitRemotePods(key, qos.Result{}, remoteView{}) // needs no other node's pods
 	c.applied.set(key, [32]byte{}, false)
 	if err := c.teardown(ctx, nbKey); err != nil { // names the object
 		c.metrics.nbFailed(err)

@@ -62,7 +62,11 @@ func (c *Controller) startupOnce(ctx context.Context) (map[string]bool, error) {
 	if err := c.collectOrphans(ctx); err != nil {
 		return nil, err
 	}
-	rs := c.compileAll()
+	view := c.remoteView()
+	rs, err := c.startupRemotePods(ctx, c.compileAll(), view)
+	if err != nil {
+		return nil, err
+	}
 	if err := c.migrateLegacy(ctx, rs); err != nil {
 		return nil, err
 	}

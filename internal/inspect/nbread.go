@@ -46,7 +46,11 @@ func ReadNB(ctx context.Context, addr string, opts ovnnb.Options) (audit.Actual,
 	if err != nil {
 		return audit.Actual{}, fmt.Errorf("NB %s: %w", addr, err)
 	}
-	got := audit.Actual{Owned: owned}
+	ports, err := nb.PortNames(ctx)
+	if err != nil {
+		return audit.Actual{}, fmt.Errorf("NB %s: %w", addr, err)
+	}
+	got := audit.Actual{Owned: owned, Ports: ports}
 	for _, f := range foreign {
 		got.Foreign = append(got.Foreign, audit.Foreign{UUID: f.UUID, Switch: f.Switch, Priority: f.Priority, Match: f.Match,
 			Owner: "NetworkQoS controller " + f.Controller + " (" + f.Object + ")", ID: f.ID})

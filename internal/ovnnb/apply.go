@@ -253,17 +253,20 @@ func (p *planner) withBridges(rows []qos.QoSRow, have []nbdb.QoS) []qos.QoSRow {
 	for _, h := range have {
 		haveIDs[h.ExternalIDs[qos.PrimaryIDKey]] = true
 	}
-	out := slices.Clone(rows)
-	for _, r := range rows {
-		for _, j := range p.joining[qos.SourceGroup(r)] {
-			b := qos.BridgeRow(r, j.name)
-			if j.missing || haveIDs[b.ExternalIDs[qos.PrimaryIDKey]] {
-				out = append(out, b)
-				p.bridged[j.name] = true
-			}
+	joining, missing := map[string][]string{}, map[string]bool{}
+	for pg, js := range p.joining {
+		for _, j := range js {
+			joining[pg] = append(joining[pg], j.name)
+			missing[j.name] = missing[j.name] || j.missing
 		}
 	}
-	return out
+	bridges := qos.BridgeRows(rows, joining, func(b qos.QoSRow) bool {
+		return missing[b.ExternalIDs[qos.PortKey]] || haveIDs[b.ExternalIDs[qos.PrimaryIDKey]]
+	})
+	for _, b := range bridges {
+		p.bridged[b.ExternalIDs[qos.PortKey]] = true
+	}
+	return append(slices.Clone(rows), bridges...)
 }
 
 // lingers reports whether a port the object no longer wants keeps what

@@ -47,6 +47,26 @@ func (c *Client) Tables(ctx context.Context) (Tables, error) {
 	return v, nil
 }
 
+// PortNames lists the names of the logical switch ports, sorted. A
+// failed read is an error.
+func (c *Client) PortNames(ctx context.Context) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	var lsps []nbdb.LogicalSwitchPort
+	if err := c.cli.List(ctx, &lsps); err != nil {
+		return nil, fmt.Errorf("list Logical_Switch_Port: %w", err)
+	}
+	if err := c.fresh(ctx); err != nil {
+		return nil, fmt.Errorf("list Logical_Switch_Port: %w", err)
+	}
+	out := make([]string, len(lsps))
+	for i, l := range lsps {
+		out[i] = l.Name
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 // MatchRef is one "@port_group" or "$address_set" reference in a match.
 type MatchRef struct{ Sigil, Name string }
 

@@ -42,10 +42,19 @@ type Options struct {
 	ResyncPeriod  time.Duration
 	NBLostTimeout time.Duration
 
+	// HeartbeatNamespace holds the zones' heartbeat Leases: a --node
+	// controller renews its zone's, the aggregator reads them.
+	HeartbeatNamespace string
+	HeartbeatDuration  time.Duration
+
 	MetricsAddr string
 	ProbeAddr   string
 	LogLevel    string
 }
+
+// DefaultHeartbeatNamespace is where config/deploy keeps the zones'
+// heartbeat Leases.
+const DefaultHeartbeatNamespace = "nqos-zones"
 
 // Defaults of the leader-election timings (those of kube-controller-manager).
 const (
@@ -84,6 +93,11 @@ func flagSet(o *Options, out io.Writer) *flag.FlagSet {
 		"(the backstop of drift repair, which follows every change of an owned NB row as it happens)")
 	fs.DurationVar(&o.NBLostTimeout, "nb-lost-timeout", controller.DefaultNBLostTimeout, "with --leader-elect: stop and release "+
 		"the lease after the Northbound connection has been down this long, so that a replica that can reach it leads")
+	fs.StringVar(&o.HeartbeatNamespace, "zone-heartbeat-namespace", DefaultHeartbeatNamespace, "`NAMESPACE` of the zones' heartbeat "+
+		"Leases (nqos-zone-<node>): a --node controller renews its zone's while it runs, --aggregate-only reports a zone whose Lease "+
+		"expired as not ready; empty: no heartbeat")
+	fs.DurationVar(&o.HeartbeatDuration, "zone-heartbeat-duration", controller.DefaultHeartbeatDuration, "with --node: the heartbeat "+
+		"Lease's duration, renewed every quarter of it (whole seconds)")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", "", "serve Prometheus metrics at `ADDR`/metrics (e.g. :9476); empty: off")
 	fs.StringVar(&o.MetricsAddr, "metrics-addr", "", "alias of --metrics-bind-address")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", "", "serve /healthz and /readyz at `ADDR` (e.g. :8081); empty: off")
@@ -107,6 +121,9 @@ func Parse(args []string, out io.Writer) (Options, error) {
 		return o, errors.New("--aggregate-only connects to no Northbound: --nb-address and --node must be empty")
 	case !o.AggregateOnly && o.NBAddress == "":
 		return o, errors.New("--nb-address is required")
+	}
+	if o.HeartbeatDuration < time.Second {
+		return o, fmt.Errorf("--zone-heartbeat-duration %v: want at least 1s", o.HeartbeatDuration)
 	}
 	if o.LeaderElect && (o.LeaseNamespace == "" || o.LeaseName == "") {
 		return o, errors.New("--leader-elect needs --leader-elect-lease-namespace and --leader-elect-lease-name")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/controller"
 )
 
 func TestParse(t *testing.T) {
@@ -39,6 +41,14 @@ func TestParse(t *testing.T) {
 		{name: "stray argument", args: []string{"--nb-address", "x", "extra"}, wantErr: "unexpected arguments"},
 		{name: "lease without name", args: []string{"--nb-address", "x", "--leader-elect", "--leader-elect-lease-name", ""},
 			wantErr: "--leader-elect needs"},
+		{name: "zone heartbeat defaults", args: []string{"--nb-address", "x", "--node", "n1"},
+			check: func(o Options) bool {
+				return o.HeartbeatNamespace == DefaultHeartbeatNamespace && o.HeartbeatDuration == controller.DefaultHeartbeatDuration
+			}},
+		{name: "zone heartbeat off and short", args: []string{"--nb-address", "x", "--zone-heartbeat-namespace", "", "--zone-heartbeat-duration", "2s"},
+			check: func(o Options) bool { return o.HeartbeatNamespace == "" && o.HeartbeatDuration == 2*time.Second }},
+		{name: "zone heartbeat under a second", args: []string{"--nb-address", "x", "--zone-heartbeat-duration", "500ms"},
+			wantErr: "--zone-heartbeat-duration 500ms: want at least 1s"},
 		{name: "unknown flag", args: []string{"--nb-adress", "x"}, wantErr: "flag provided but not defined: -nb-adress"},
 	}
 	for _, tc := range tests {

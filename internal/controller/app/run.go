@@ -88,7 +88,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	defer servers.stop(log)
 	run := func(ctx context.Context) error { return runLeading(ctx, o, kube, reg, st, log) }
 	if o.AggregateOnly {
-		run = func(ctx context.Context) error { return runAggregator(ctx, kube, reg, st, log) }
+		run = func(ctx context.Context) error { return runAggregator(ctx, o, kube, reg, st, log) }
 	}
 	if !o.LeaderElect {
 		return run(ctx)
@@ -126,7 +126,8 @@ func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheu
 		return c, nil
 	}
 	cfg := controller.Config{Kube: kube, DialNB: dial, Node: o.Node, OVNKubeNetworkQoS: o.OVNKubeNetworkQoS, ResyncPeriod: o.ResyncPeriod,
-		NBLostTimeout: o.NBLostTimeout, Log: log, Metrics: reg}
+		NBLostTimeout: o.NBLostTimeout, Log: log, Metrics: reg,
+		HeartbeatNamespace: o.HeartbeatNamespace, HeartbeatDuration: o.HeartbeatDuration, Identity: o.Identity}
 	if o.LeaderElect {
 		cfg.Fence = o.Identity // a deposed leader's transactions are refused by the NB
 	}
@@ -139,9 +140,10 @@ func runLeading(ctx context.Context, o Options, kube *rest.Config, reg prometheu
 }
 
 // runAggregator runs the status aggregator until ctx ends.
-func runAggregator(ctx context.Context, kube *rest.Config, reg prometheus.Registerer, st *state, log *slog.Logger) error {
+func runAggregator(ctx context.Context, o Options, kube *rest.Config, reg prometheus.Registerer, st *state, log *slog.Logger) error {
 	st.lead()
-	a, err := controller.NewAggregator(controller.AggregatorConfig{Kube: kube, Log: log.With("component", "aggregator"), Metrics: reg})
+	a, err := controller.NewAggregator(controller.AggregatorConfig{Kube: kube, Log: log.With("component", "aggregator"), Metrics: reg,
+		HeartbeatNamespace: o.HeartbeatNamespace})
 	if err != nil {
 		return err
 	}

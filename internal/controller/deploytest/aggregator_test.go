@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,14 @@ func TestAggregatorUnderShippedRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Zone A's heartbeat Lease (nqos-zones), renewed once, then left to
+	// expire: the aggregate names zone A; renewed again, it is applied.
+	hb := w.zoneLease(zones[0], time.Second)
+	w.waitStatusFunc("zone "+zones[0]+" named as HeartbeatExpired", func(s string) bool {
+		return strings.HasPrefix(s, controller.StatusNotApplied+": zone "+zones[0]+": HeartbeatExpired: no heartbeat from its controller since ")
+	})
+	w.renewLease(hb)
+	w.waitStatus(controller.StatusApplied)
 	denied, used, err := auditOf(srv, serviceAccountUser(name))
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +88,8 @@ func TestAggregatorUnderShippedRBAC(t *testing.T) {
 	if len(denied) > 0 {
 		t.Errorf("denied: %s", strings.Join(denied, ", "))
 	}
-	for _, g := range []string{"patch k8s.ovn.org/networkqoses/status", "get coordination.k8s.io/leases", "update coordination.k8s.io/leases"} {
+	for _, g := range []string{"patch k8s.ovn.org/networkqoses/status", "get coordination.k8s.io/leases", "update coordination.k8s.io/leases",
+		"watch coordination.k8s.io/leases"} {
 		if !used[g] {
 			t.Errorf("grant %q never used; used: %v", g, keys(used))
 		}
@@ -139,17 +149,57 @@ func (w *world) conditions(ctx context.Context) (map[string]bool, string, error)
 // waitStatus waits until gold's status.status is want.
 func (w *world) waitStatus(want string) {
 	w.t.Helper()
-	err := poll.Until(w.ctx, 30*time.Second, 50*time.Millisecond, fmt.Sprintf("status.status %q", want), func(ctx context.Context) (bool, error) {
+	w.waitStatusFunc(fmt.Sprintf("%q", want), func(s string) bool { return s == want })
+}
+
+// waitStatusFunc waits until gold's status.status satisfies ok.
+func (w *world) waitStatusFunc(what string, ok func(string) bool) {
+	w.t.Helper()
+	err := poll.Until(w.ctx, 30*time.Second, 50*time.Millisecond, "status.status "+what, func(ctx context.Context) (bool, error) {
 		_, got, err := w.conditions(ctx)
 		if err != nil {
 			return false, err
 		}
-		if got != want {
+		if !ok(got) {
 			return false, poll.Retry("status.status %q", got)
 		}
 		return true, nil
 	})
 	if err != nil {
 		w.t.Fatal(err)
+	}
+}
+
+// zoneLease creates zone's heartbeat Lease in nqos-zones as a zone
+// controller does (renewed now, lasting d), deleted at test end.
+func (w *world) zoneLease(zone string, d time.Duration) *coordinationv1.Lease {
+	w.t.Helper()
+	ensureNamespace(w.t, w, zonesNS)
+	now, secs, holder := metav1.NewMicroTime(time.Now()), int32(d/time.Second), "test"
+	l, err := w.kube.CoordinationV1().Leases(zonesNS).Create(w.ctx, &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: controller.ZoneLeaseName(zone), Labels: map[string]string{controller.ZoneLeaseLabel: zone}},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		w.t.Fatalf("zone %s Lease: %v", zone, err)
+	}
+	w.t.Cleanup(func() {
+		_ = w.kube.CoordinationV1().Leases(zonesNS).Delete(context.Background(), l.Name, metav1.DeleteOptions{})
+	})
+	return l
+}
+
+// renewLease sets l's renewTime to now, with a duration long enough to
+// outlast the test.
+func (w *world) renewLease(l *coordinationv1.Lease) {
+	w.t.Helper()
+	cur, err := w.kube.CoordinationV1().Leases(zonesNS).Get(w.ctx, l.Name, metav1.GetOptions{})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	now, secs := metav1.NewMicroTime(time.Now()), int32(3600)
+	cur.Spec.RenewTime, cur.Spec.LeaseDurationSeconds = &now, &secs
+	if _, err := w.kube.CoordinationV1().Leases(zonesNS).Update(w.ctx, cur, metav1.UpdateOptions{}); err != nil {
+		w.t.Fatalf("renew Lease %s: %v", l.Name, err)
 	}
 }

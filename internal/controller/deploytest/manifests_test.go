@@ -160,8 +160,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 		got[m.kind]++
 	}
 	// The controller's and the aggregator's.
-	want := map[string]int{"Namespace": 1, "ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2,
-		"Role": 2, "RoleBinding": 2, "DaemonSet": 1, "Deployment": 2, "NetworkPolicy": 1}
+	want := map[string]int{"Namespace": 2, "ServiceAccount": 2, "ClusterRole": 2, "ClusterRoleBinding": 2,
+		"Role": 4, "RoleBinding": 4, "DaemonSet": 1, "Deployment": 2, "NetworkPolicy": 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("config/deploy kinds = %v, want %v", got, want)
 	}

@@ -12,6 +12,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -19,18 +20,23 @@ import (
 	"github.com/nqos/nqos/internal/poll"
 )
 
-// deployNS is the namespace of config/deploy.
-const deployNS = "nqos-system"
+// deployNS is the namespace of config/deploy; zonesNS holds the zones'
+// heartbeat Leases.
+const (
+	deployNS = "nqos-system"
+	zonesNS  = "nqos-zones"
+)
 
 // controllerRole names the controller's ClusterRole (the aggregator has
 // its own).
 const controllerRole = "nqos-controller"
 
-// shippedRBAC is the rules of config/deploy's ClusterRole and Role of
-// one component, and the Lease name its Role grants.
+// shippedRBAC is the rules of config/deploy's ClusterRole and Roles of
+// one component (its leader-election Role, its zone-heartbeat Role in
+// nqos-zones), and the Lease name its leader-election Role grants.
 type shippedRBAC struct {
-	cluster, lease []rbacv1.PolicyRule
-	leaseName      string
+	cluster, lease, zone []rbacv1.PolicyRule
+	leaseName            string
 }
 
 // readRBAC reads the controller's rules.
@@ -55,6 +61,9 @@ func readRBACOf(t testing.TB, role, lease string) shippedRBAC {
 			if o.Name == role+"-leader-election" {
 				r.lease = o.Rules
 			}
+			if o.Name == role+"-zone-heartbeat" && o.Namespace == zonesNS {
+				r.zone = o.Rules
+			}
 		}
 	}
 	if len(r.cluster) == 0 || len(r.lease) == 0 {
@@ -66,7 +75,8 @@ func readRBACOf(t testing.TB, role, lease string) shippedRBAC {
 // grant is one resource and verb (and resource name, when the rule
 // names some) of a shipped rule.
 type grant struct {
-	lease    bool // in the Role (else the ClusterRole)
+	lease    bool // in the leader-election Role (else the ClusterRole)
+	zone     bool // in the zone-heartbeat Role (nqos-zones)
 	group    string
 	resource string // may be resource/subresource
 	verb     string
@@ -80,7 +90,7 @@ func (g grant) String() string {
 // grants lists every (resource, verb) the rules give, sorted.
 func (r shippedRBAC) grants() []grant {
 	var out []grant
-	for i, rules := range [][]rbacv1.PolicyRule{r.cluster, r.lease} {
+	for i, rules := range [][]rbacv1.PolicyRule{r.cluster, r.lease, r.zone} {
 		for _, rule := range rules {
 			names := rule.ResourceNames
 			if len(names) == 0 {
@@ -90,7 +100,7 @@ func (r shippedRBAC) grants() []grant {
 				for _, res := range rule.Resources {
 					for _, v := range rule.Verbs {
 						for _, n := range names {
-							out = append(out, grant{lease: i == 1, group: g, resource: res, verb: v, name: n})
+							out = append(out, grant{lease: i == 1, zone: i == 2, group: g, resource: res, verb: v, name: n})
 						}
 					}
 				}
@@ -112,9 +122,12 @@ func (r shippedRBAC) without(drop grant) shippedRBAC {
 		if g.name != "" {
 			rule.ResourceNames = []string{g.name}
 		}
-		if g.lease {
+		switch {
+		case g.lease:
 			out.lease = append(out.lease, rule)
-		} else {
+		case g.zone:
+			out.zone = append(out.zone, rule)
+		default:
 			out.cluster = append(out.cluster, rule)
 		}
 	}
@@ -131,7 +144,7 @@ func (r shippedRBAC) forLease(lease string) shippedRBAC {
 	if lease == "" {
 		return r
 	}
-	out := shippedRBAC{cluster: r.cluster, leaseName: lease}
+	out := shippedRBAC{cluster: r.cluster, zone: r.zone, leaseName: lease}
 	for _, rule := range r.lease {
 		rule = *rule.DeepCopy()
 		for i, n := range rule.ResourceNames {
@@ -169,15 +182,12 @@ func bindServiceAccount(t testing.TB, srv *kubeapi.Server, w *world, name string
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}}, metav1.CreateOptions{})
 			return err
 		},
-		func() error {
-			_, err := rb.Roles(deployNS).Create(ctx, &rbacv1.Role{ObjectMeta: nsMeta, Rules: r.lease}, metav1.CreateOptions{})
-			return err
-		},
-		func() error {
-			_, err := rb.RoleBindings(deployNS).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: nsMeta, Subjects: subj,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}}, metav1.CreateOptions{})
-			return err
-		},
+		roleStep(w, deployNS, name, r.lease, nil),
+		roleStep(w, deployNS, name, nil, subj),
+	}
+	if len(r.zone) > 0 {
+		ensureNamespace(t, w, zonesNS)
+		steps = append(steps, roleStep(w, zonesNS, name, r.zone, nil), roleStep(w, zonesNS, name, nil, subj))
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {
@@ -196,6 +206,23 @@ func bindServiceAccount(t testing.TB, srv *kubeapi.Server, w *world, name string
 	return cfg
 }
 
+// roleStep creates Role name in ns with rules, or (subj set) its
+// RoleBinding to subj.
+func roleStep(w *world, ns, name string, rules []rbacv1.PolicyRule, subj []rbacv1.Subject) func() error {
+	rb, m := w.kube.RbacV1(), metav1.ObjectMeta{Name: name, Namespace: ns}
+	if subj == nil {
+		return func() error {
+			_, err := rb.Roles(ns).Create(w.ctx, &rbacv1.Role{ObjectMeta: m, Rules: rules}, metav1.CreateOptions{})
+			return err
+		}
+	}
+	return func() error {
+		_, err := rb.RoleBindings(ns).Create(w.ctx, &rbacv1.RoleBinding{ObjectMeta: m, Subjects: subj,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}}, metav1.CreateOptions{})
+		return err
+	}
+}
+
 // waitEnforced polls SubjectAccessReviews until every grant of r is
 // allowed for the ServiceAccount (the authorizer's cache caught up).
 func waitEnforced(t testing.TB, w *world, name string, r shippedRBAC) {
@@ -207,6 +234,9 @@ func waitEnforced(t testing.TB, w *world, name string, r shippedRBAC) {
 			ra := &authorizationv1.ResourceAttributes{Group: g.group, Resource: res, Subresource: sub, Verb: g.verb, Name: g.name}
 			if g.lease {
 				ra.Namespace = deployNS
+			}
+			if g.zone {
+				ra.Namespace = zonesNS
 			}
 			sar, err := w.kube.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{
 				Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: ra}}, metav1.CreateOptions{})
@@ -226,14 +256,16 @@ func waitEnforced(t testing.TB, w *world, name string, r shippedRBAC) {
 
 func serviceAccountUser(name string) string { return "system:serviceaccount:" + deployNS + ":" + name }
 
-func ensureDeployNamespace(t testing.TB, w *world) {
+func ensureDeployNamespace(t testing.TB, w *world) { ensureNamespace(t, w, deployNS) }
+
+func ensureNamespace(t testing.TB, w *world, ns string) {
 	t.Helper()
-	_, err := w.kube.CoreV1().Namespaces().Get(w.ctx, deployNS, metav1.GetOptions{})
+	_, err := w.kube.CoreV1().Namespaces().Get(w.ctx, ns, metav1.GetOptions{})
 	if err == nil {
 		return
 	}
-	if _, err := w.kube.CoreV1().Namespaces().Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: deployNS}}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("namespace %s: %v", deployNS, err)
+	if _, err := w.kube.CoreV1().Namespaces().Create(w.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("namespace %s: %v", ns, err)
 	}
 }
 
@@ -371,11 +403,17 @@ func TestShippedRBAC(t *testing.T) {
 		})
 	}
 	for _, g := range rules.grants() {
+		if g.zone {
+			continue // the zone controllers' (TestZoneHeartbeatUnderShippedRBAC)
+		}
 		if !used[g.String()] {
 			t.Errorf("grant %q is never used by the controller (extra); used: %v", g, keys(used))
 		}
 	}
 	for _, g := range rules.grants() {
+		if g.zone {
+			continue
+		}
 		mode := watchListMode
 		if g.verb == "list" {
 			mode = listMode

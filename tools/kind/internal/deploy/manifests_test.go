@@ -33,10 +33,11 @@ func TestShippedManifests(t *testing.T) {
 		"CustomResourceDefinition network-attachment-definitions.k8s.cni.cncf.io",
 		"CustomResourceDefinition clusteruserdefinednetworks.k8s.ovn.org",
 		"CustomResourceDefinition networkqoses.k8s.ovn.org",
-		"Namespace nqos-system",
+		"Namespace nqos-system", "Namespace nqos-zones",
 		"ServiceAccount nqos-system/nqos-controller",
 		"ClusterRole nqos-controller", "ClusterRoleBinding nqos-controller",
 		"Role nqos-system/nqos-controller-leader-election", "RoleBinding nqos-system/nqos-controller-leader-election",
+		"Role nqos-zones/nqos-controller-zone-heartbeat", "RoleBinding nqos-zones/nqos-controller-zone-heartbeat",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("objects:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
