@@ -17,7 +17,8 @@ func hasV4(fams []scenarios.Family) bool { return slices.Contains(fams, scenario
 // spoofer's frames with the forged IP keep its own DSCP and meter (the
 // capture's token-bucket verdicts), frames with the forged MAC never leave
 // the node, the forged VM's own frames keep its class.
-func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
+func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error {
+	sp := st.Spoof
 	if !hasV4(ex.fams) {
 		return fmt.Errorf("spoof: the spoofed frames are IPv4 and this run has no IPv4")
 	}
@@ -47,7 +48,8 @@ func (ex *execution) spoof(ctx context.Context, sp *scenarios.Spoof) error {
 
 // ovnBaseline measures OVN's own port-group change time and keeps it
 // for later startVM probes.
-func (ex *execution) ovnBaseline(ctx context.Context, b *scenarios.OVNBaseline) error {
+func (ex *execution) ovnBaseline(ctx context.Context, _ int, st *scenarios.Step) error {
+	b := st.OVNBaseline
 	if !hasV4(ex.fams) {
 		return fmt.Errorf("ovnBaseline: the probe is IPv4 and this run has no IPv4")
 	}
@@ -83,16 +85,10 @@ func spreadOf(ds []time.Duration) spreadStats {
 	return spreadStats{min: s[0], median: s[len(s)/2], max: s[len(s)-1]}
 }
 
-// Spoof: the spoof kind.
 func (kindTable) Spoof() stepKind {
-	return stepKind{name: "spoof", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.spoof(ctx, st.Spoof)
-	}, needs: []Capability{CapAdversary}}
+	return stepKind{name: "spoof", run: (*execution).spoof, needs: []Capability{CapAdversary}}
 }
 
-// OVNBaseline: the ovnBaseline kind.
 func (kindTable) OVNBaseline() stepKind {
-	return stepKind{name: "ovnBaseline", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.ovnBaseline(ctx, st.OVNBaseline)
-	}, needs: []Capability{CapAdversary}}
+	return stepKind{name: "ovnBaseline", run: (*execution).ovnBaseline, needs: []Capability{CapAdversary}}
 }

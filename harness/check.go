@@ -282,14 +282,12 @@ func rowDiff(r qos.QoSRow, w scenarios.QoSCheck, pg string) string {
 	return strings.Join(d, ", ")
 }
 
-// Wait: the wait kind.
 func (kindTable) Wait() stepKind {
 	return stepKind{name: "wait", run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
 		return ex.wait(ctx, i, (*scenarios.Check)(st.Wait))
 	}}
 }
 
-// Expect: the expect kind.
 func (kindTable) Expect() stepKind {
 	return stepKind{name: "expect", run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
 		return ex.expect(ctx, i, (*scenarios.Check)(st.Expect))

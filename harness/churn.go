@@ -100,7 +100,8 @@ func (ch *churner) isRejected(k ObjectKey) bool {
 // watcher of its own; then it waits until the NB and the conditions
 // converge to the compiler's for the state the churn left (late VMs
 // running or not), puts everything back and waits again.
-func (ex *execution) churn(ctx context.Context, c *scenarios.Churn) error {
+func (ex *execution) churn(ctx context.Context, _ int, st *scenarios.Step) error {
+	c := st.Churn
 	adv, err := capable[Adversary](ex, CapAdversary)
 	if err != nil {
 		return err
@@ -221,9 +222,6 @@ func (ch *churner) report(sightings []Sighting, checks int) {
 		"lateVMs": ch.c.LateVMs, "vmCreateMaxNs": ch.res.vmCreateMax, "vmDeleteMaxNs": ch.res.vmDeleteMax}
 }
 
-// Churn: the churn kind.
 func (kindTable) Churn() stepKind {
-	return stepKind{name: "churn", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.churn(ctx, st.Churn)
-	}, needs: []Capability{CapAdversary}}
+	return stepKind{name: "churn", run: (*execution).churn, needs: []Capability{CapAdversary}}
 }

@@ -122,12 +122,10 @@ func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdic
 	return mism
 }
 
-// RestartController: the restartController kind.
 func (kindTable) RestartController() stepKind {
 	return stepKind{name: "restartController", run: runController, needs: []Capability{CapControllerProcess}}
 }
 
-// Upgrade: the upgrade kind.
 func (kindTable) Upgrade() stepKind {
 	return stepKind{name: "upgrade", run: runController, needs: []Capability{CapControllerProcess}}
 }

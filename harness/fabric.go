@@ -106,12 +106,10 @@ func classDeltas(before, after map[string]tc.ClassStats) ([]results.Measure, map
 	return out, delta
 }
 
-// Egress: the egress kind.
 func (kindTable) Egress() stepKind {
 	return stepKind{name: "egress", run: (*execution).egress, needs: []Capability{CapFabric}}
 }
 
-// TrustBoundary: the trustBoundary kind.
 func (kindTable) TrustBoundary() stepKind {
 	return stepKind{name: "trustBoundary", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 		fab, err := ex.fabric()

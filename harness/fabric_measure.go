@@ -157,7 +157,6 @@ func describeDelivered(x scenarios.DeliveredExpect) string {
 	return strings.Join(parts, " ")
 }
 
-// Measure: the measure kind.
 func (kindTable) Measure() stepKind {
 	return stepKind{name: "measure", run: (*execution).measure, needs: []Capability{CapFabric}}
 }

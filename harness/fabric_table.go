@@ -126,5 +126,4 @@ func (ex *execution) deliveredRow(st *scenarios.Step, up, at results.Flow, rate 
 	t.Rows = append(t.Rows, DeliveredRow(name, up, at, rate, upRate))
 }
 
-// LabTable: the labTable kind.
 func (kindTable) LabTable() stepKind { return stepKind{name: "labTable", run: (*execution).labTable} }

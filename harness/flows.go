@@ -301,14 +301,12 @@ func describeThroughput(t scenarios.Throughput) string {
 	return fmt.Sprintf("throughput %s..%s", t.Min, t.Max)
 }
 
-// Start: the start kind.
 func (kindTable) Start() stepKind {
 	return stepKind{name: "start", run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
 		return ex.start(ctx, i, st.Start)
 	}}
 }
 
-// Stop: the stop kind.
 func (kindTable) Stop() stepKind {
 	return stepKind{name: "stop", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 		return ex.stop(ctx, st.Stop)

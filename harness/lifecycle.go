@@ -240,22 +240,18 @@ func probeVerdicts(vm string, res LifeResult, p *scenarios.Probe) []verdict.Verd
 	return vs
 }
 
-// Migrate: the migrate kind.
 func (kindTable) Migrate() stepKind {
 	return stepKind{name: "migrate", run: lifecycleRun((*execution).migrateOps), needs: []Capability{CapMigration}}
 }
 
-// RestartLauncher: the restartLauncher kind.
 func (kindTable) RestartLauncher() stepKind {
 	return stepKind{name: "restartLauncher", run: lifecycleRun((*execution).restartLauncherOps), needs: []Capability{CapLauncherRestart}}
 }
 
-// GuestIP: the guestIP kind.
 func (kindTable) GuestIP() stepKind {
 	return stepKind{name: "guestIP", run: lifecycleRun((*execution).guestIPOps), needs: []Capability{CapGuestIP}}
 }
 
-// RestartDaemon: the restartDaemon kind.
 func (kindTable) RestartDaemon() stepKind {
 	return stepKind{name: "restartDaemon", run: lifecycleRun((*execution).restartDaemonOps), needs: []Capability{CapDaemonRestart}}
 }

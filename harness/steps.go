@@ -167,7 +167,8 @@ func (ex *execution) eachObject(st *scenarios.Step, fn func(*scenarios.Manifest)
 	return nil
 }
 
-func (ex *execution) label(ctx context.Context, l *scenarios.LabelChange) error {
+func (ex *execution) label(ctx context.Context, _ int, st *scenarios.Step) error {
+	l := st.Label
 	vm := ex.sc.VM(l.VM)
 	if vm == nil {
 		return fmt.Errorf("label: unknown VM %q", l.VM)
@@ -187,7 +188,6 @@ func joinProperties(ps []verdict.Property) string {
 	return strings.Join(s, ", ")
 }
 
-// Apply: the apply kind.
 func (kindTable) Apply() stepKind {
 	return stepKind{name: "apply", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.Apply, "apply")
@@ -197,16 +197,12 @@ func (kindTable) Apply() stepKind {
 // Edit: the edit kind (the new revision is applied).
 func (k kindTable) Edit() stepKind { e := k.Apply(); e.name = "edit"; return e }
 
-// Delete: the delete kind.
 func (kindTable) Delete() stepKind {
 	return stepKind{name: "delete", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Delete(ctx, m) }, ex.world.Remove, "delete")
 	}}
 }
 
-// Label: the label kind.
 func (kindTable) Label() stepKind {
-	return stepKind{name: "label", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.label(ctx, st.Label)
-	}}
+	return stepKind{name: "label", run: (*execution).label}
 }

@@ -37,7 +37,8 @@ type ZoneStart struct {
 	Missing, Extra, Problems []string
 }
 
-func (ex *execution) stopZoneController(ctx context.Context, s *scenarios.StopZoneController) error {
+func (ex *execution) stopZoneController(ctx context.Context, _ int, st *scenarios.Step) error {
+	s := st.StopZoneController
 	zc, err := capable[ZoneControl](ex, CapZones)
 	if err != nil {
 		return err
@@ -50,7 +51,8 @@ func (ex *execution) stopZoneController(ctx context.Context, s *scenarios.StopZo
 	return nil
 }
 
-func (ex *execution) startZoneController(ctx context.Context, s *scenarios.StartZoneController) error {
+func (ex *execution) startZoneController(ctx context.Context, _ int, st *scenarios.Step) error {
+	s := st.StartZoneController
 	zc, err := capable[ZoneControl](ex, CapZones)
 	if err != nil {
 		return err
@@ -95,16 +97,10 @@ func (ex *execution) aggregate(ctx context.Context, oc *scenarios.ObjectCheck) (
 	return out, nil
 }
 
-// StopZoneController: the stopZoneController kind.
 func (kindTable) StopZoneController() stepKind {
-	return stepKind{name: "stopZoneController", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.stopZoneController(ctx, st.StopZoneController)
-	}, needs: []Capability{CapZones}}
+	return stepKind{name: "stopZoneController", run: (*execution).stopZoneController, needs: []Capability{CapZones}}
 }
 
-// StartZoneController: the startZoneController kind.
 func (kindTable) StartZoneController() stepKind {
-	return stepKind{name: "startZoneController", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.startZoneController(ctx, st.StartZoneController)
-	}, needs: []Capability{CapZones}}
+	return stepKind{name: "startZoneController", run: (*execution).startZoneController, needs: []Capability{CapZones}}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
@@ -154,10 +155,17 @@ func (r *remotePods) waitSynced(ctx context.Context) (remoteView, error) {
 
 func (r *remotePods) startLocked() {
 	inf := podInformer(r.kube, r.sel)
-	// Neither call fails on an informer that has not started.
+	// Neither call fails on an informer that has not started. Events
+	// reach the handler only once the cache synced: the initial list
+	// (thousands of pods, each queueing every object with a destination
+	// selector) is covered by queueing the waiting objects after it.
 	_ = inf.SetTransform(stripRemotePod)
+	var live atomic.Bool
 	if r.handler != nil {
-		_, _ = inf.AddEventHandler(r.handler)
+		_, _ = inf.AddEventHandler(cache.FilteringResourceEventHandler{
+			FilterFunc: func(any) bool { return live.Load() },
+			Handler:    r.handler,
+		})
 	}
 	ctx, stop := context.WithCancel(r.parent)
 	r.gen++
@@ -168,6 +176,7 @@ func (r *remotePods) startLocked() {
 		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			return
 		}
+		live.Store(true)
 		r.mu.Lock()
 		if r.gen != gen {
 			r.mu.Unlock()

@@ -38,22 +38,24 @@ func (c kindBackend) close(ctx context.Context) error { return c.t.closeKind(ctx
 
 func (c kindBackend) waitChassis(ctx context.Context) error { return c.t.waitKindChassis(ctx) }
 
-// zones are the cluster's: on interconnect one per node of the run, its
-// NB and SB on TCP at the node's InternalIP (the zone is named after the
-// node, as ovnkube's zone controller and `nqos-kind up` name it); on
+// zones are the cluster's: on interconnect one per node of the cluster
+// (control plane first, the order the run takes its nodes in), its NB and
+// SB on TCP at the node's InternalIP, named after the node as ovnkube's
+// zone controller and `nqos-kind up` name it; a node the run does not use
+// still runs a controller of the DaemonSet, so its NB is checked too. On
 // central the one in the control plane.
 func (c kindBackend) zones() []Zone {
-	var nodes []string
-	for _, n := range c.t.st.Nodes {
-		nodes = append(nodes, n.Name)
-	}
 	if c.k.topology() != Interconnect {
+		var nodes []string
+		for _, n := range c.t.st.Nodes {
+			nodes = append(nodes, n.Name)
+		}
 		return []Zone{{Name: GlobalZone, Nodes: nodes, NB: c.k.NB(), SB: c.k.SB()}}
 	}
-	zs := make([]Zone, 0, len(c.t.st.Nodes))
-	for _, n := range c.t.st.Nodes {
+	zs := make([]Zone, 0, len(c.k.Nodes))
+	for _, n := range c.k.Nodes {
 		zs = append(zs, Zone{Name: n.Name, Nodes: []string{n.Name}, Owner: n.Name,
-			NB: nodeAddr(n.EncapIP, kindNBPort), SB: nodeAddr(n.EncapIP, kindSBPort)})
+			NB: nodeAddr(n.InternalIP, kindNBPort), SB: nodeAddr(n.InternalIP, kindSBPort)})
 	}
 	return zs
 }

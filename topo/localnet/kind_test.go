@@ -3,6 +3,7 @@ package localnet
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -77,5 +78,27 @@ func TestInContainer(t *testing.T) {
 		if got := inContainer(in); got != want {
 			t.Errorf("inContainer(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestKindZones: an interconnect cluster is a zone per cluster node on
+// that node's TCP NB and SB, also for a run on fewer nodes; a central one
+// is the control plane's one zone; the spec's topology must match.
+func TestKindZones(t *testing.T) {
+	k := &KindCluster{Name: "nqos-z", Topology: Interconnect,
+		Nodes: []KindNode{{Name: "cp", InternalIP: "172.31.254.2"}, {Name: "w", InternalIP: "172.31.254.3"}}}
+	tb := &Testbed{st: &state{RunID: "z1", Spec: Spec{Kind: k, Topology: Interconnect}, Nodes: []Node{{Name: "cp"}}}}
+	zs := tb.Zones()
+	if len(zs) != 2 || zs[0].Name != "cp" || zs[0].NB != "tcp:172.31.254.2:6641" || zs[1].Name != "w" ||
+		zs[1].SB != "tcp:172.31.254.3:6642" || !zs[1].Has("w") || zs[1].Has("cp") {
+		t.Errorf("interconnect zones %+v", zs)
+	}
+	if _, err := (Spec{RunID: "z1", Nodes: 2, Topology: Central, Kind: k}).withDefaults(); err == nil {
+		t.Error("a central spec on an interconnect cluster: no error")
+	}
+	k.Topology = Central
+	zs = tb.Zones()
+	if len(zs) != 1 || zs[0].Name != GlobalZone || zs[0].NB != "tcp:172.31.254.2:6641" || !slices.Equal(zs[0].Nodes, []string{"cp"}) {
+		t.Errorf("central zones %+v", zs)
 	}
 }

@@ -39,6 +39,13 @@ import (
 // full size does not fit the time or the machine.
 const zoneBenchScaleEnv = "NQOS_ZONEBENCH_SCALE"
 
+// zoneBenchDestEnv=1 gives the networks subnets (pod IPs in each pod's
+// pod-networks annotation) and each object a podSelector destination
+// selecting its own 10 pods, spread over 10 nodes: every zone then needs
+// the other nodes' pods (its informer of them runs), and a zone holds its
+// rows only once each object's address set holds all 10 addresses.
+const zoneBenchDestEnv = "NQOS_ZONEBENCH_DESTINATIONS"
+
 // The full size: 20 zones (one node each), 100 namespaces x 10 networks
 // = 1000 NetworkQoS, 100 pods per namespace = 10 000 pods, 500 per node.
 const (
@@ -61,6 +68,7 @@ type zoneBench struct {
 	nadNS  string
 	lsps   [][]string // per zone: "<switch> <port>" of its node's pods
 	nodeOf func(ns, k int) int
+	dest   bool // zoneBenchDestEnv: subnets and podSelector destinations
 }
 
 // BenchmarkZones measures the interconnect layout at scale: one real
@@ -89,15 +97,16 @@ func BenchmarkZones(b *testing.B) {
 		}
 	}
 	nss := max(int(zbNamespaces*scale), 2)
-	zb := newZoneBench(b, nss)
-	b.Logf("%d zones, %d NetworkQoS, %d pods (%d per zone)", zbZones, nss*zbNetworks, nss*zbPodsPerNS, nss*zbPodsPerNS/zbZones)
+	zb := newZoneBench(b, nss, os.Getenv(zoneBenchDestEnv) == "1")
+	b.Logf("%d zones, %d NetworkQoS, %d pods (%d per zone), podSelector destinations on subnets networks: %v",
+		zbZones, nss*zbNetworks, nss*zbPodsPerNS, nss*zbPodsPerNS/zbZones, zb.dest)
 	for range b.N {
 		zb.run()
 	}
 }
 
-func newZoneBench(b *testing.B, namespaces int) *zoneBench {
-	zb := &zoneBench{b: b, ctx: context.Background(), nadNS: "nads"}
+func newZoneBench(b *testing.B, namespaces int, dest bool) *zoneBench {
+	zb := &zoneBench{b: b, ctx: context.Background(), nadNS: "nads", dest: dest}
 	var files []string
 	for _, f := range []string{"k8s.ovn.org_networkqoses.yaml", "k8s.cni.cncf.io_network-attachment-definitions.yaml", "k8s.ovn.org_clusteruserdefinednetworks.yaml"} {
 		files = append(files, filepath.Join("..", "..", "..", "config", "crd", f))
@@ -140,8 +149,12 @@ func (zb *zoneBench) createWorld(namespaces int) {
 	for j := range zbNetworks {
 		net := fmt.Sprintf("bench-%d", j)
 		zb.nets = append(zb.nets, net)
-		conf, _ := json.Marshal(map[string]string{"cniVersion": "1.0.0", "name": net, "type": "ovn-k8s-cni-overlay", "topology": "localnet",
-			"physicalNetworkName": "physnet", "netAttachDefName": fmt.Sprintf("%s/nad-%d", zb.nadNS, j)})
+		cni := map[string]string{"cniVersion": "1.0.0", "name": net, "type": "ovn-k8s-cni-overlay", "topology": "localnet",
+			"physicalNetworkName": "physnet", "netAttachDefName": fmt.Sprintf("%s/nad-%d", zb.nadNS, j)}
+		if zb.dest {
+			cni["subnets"] = fmt.Sprintf("10.%d.0.0/16", j)
+		}
+		conf, _ := json.Marshal(cni)
 		must(b, zb.create(nadv1.GroupVersionResource(), &nadv1.NetworkAttachmentDefinition{
 			TypeMeta:   metav1.TypeMeta{APIVersion: nadv1.GroupName + "/" + nadv1.Version, Kind: nadv1.Kind},
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nad-%d", j), Namespace: zb.nadNS, Labels: map[string]string{"nqos-network": net}},
@@ -167,6 +180,11 @@ func (zb *zoneBench) createWorld(namespaces int) {
 	})
 	parallel(b, namespaces*zbNetworks, 16, func(i int) error {
 		ns, j := i/zbNetworks, i%zbNetworks
+		group := map[string]string{"group": strconv.Itoa(j)}
+		rule := v1alpha1.Rule{DSCP: 10 + j}
+		if zb.dest {
+			rule.Classifier = &v1alpha1.Classifier{To: []v1alpha1.Destination{{PodSelector: &metav1.LabelSelector{MatchLabels: group}}}}
+		}
 		return zb.create(v1alpha1.GroupVersionResource(), &v1alpha1.NetworkQoS{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.GroupName + "/" + v1alpha1.Version, Kind: v1alpha1.Kind},
 			ObjectMeta: metav1.ObjectMeta{Name: "q" + strconv.Itoa(j), Namespace: zb.nss[ns]},
@@ -177,9 +195,9 @@ func (zb *zoneBench) createWorld(namespaces int) {
 						NetworkSelector: metav1.LabelSelector{MatchLabels: map[string]string{"nqos-network": zb.nets[j]}},
 					},
 				}},
-				PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"group": strconv.Itoa(j)}},
+				PodSelector: metav1.LabelSelector{MatchLabels: group},
 				Priority:    ns,
-				Egress:      []v1alpha1.Rule{{DSCP: 10 + j}},
+				Egress:      []v1alpha1.Rule{rule},
 			},
 		})
 	})
@@ -194,15 +212,21 @@ func (zb *zoneBench) createNS(name string) error {
 }
 
 // createPod creates pod k of namespace ns on its node, attached to
-// network k%10 (ipamless: a MAC only), and returns its LSP.
+// network k%10 (ipamless: a MAC only; with destinations also the address
+// 10.<network>.<ns>.<k>), and returns its LSP.
 func (zb *zoneBench) createPod(ns, k int) (string, error) {
 	j := k % zbNetworks
 	nad, name := fmt.Sprintf("nad-%d", j), "vm-"+strconv.Itoa(k)
+	ips := ""
+	if zb.dest {
+		ips = fmt.Sprintf(`"ip_addresses":["10.%d.%d.%d/16"],`, j, ns, k)
+	}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: zb.nss[ns], Labels: map[string]string{"group": strconv.Itoa(j)},
 			Annotations: map[string]string{
-				nadv1.NetworksAnnotation:   zb.nadNS + "/" + nad,
-				"k8s.ovn.org/pod-networks": fmt.Sprintf(`{"%s/%s":{"mac_address":"0a:58:0a:%02x:%02x:%02x","role":"secondary"}}`, zb.nadNS, nad, ns%256, k/256, k%256),
+				nadv1.NetworksAnnotation: zb.nadNS + "/" + nad,
+				"k8s.ovn.org/pod-networks": fmt.Sprintf(`{"%s/%s":{%s"mac_address":"0a:58:0a:%02x:%02x:%02x","role":"secondary"}}`,
+					zb.nadNS, nad, ips, ns%256, k/256, k%256),
 			}},
 		Spec: corev1.PodSpec{NodeName: nodeName(zb.nodeOf(ns, k)), Containers: []corev1.Container{{Name: "c", Image: "none"}}},
 	}
@@ -319,7 +343,8 @@ func (zb *zoneBench) run() {
 
 // holdsRows reports whether zone z's NB holds exactly the zone's rows:
 // one QoS row and one port group per object, the groups together holding
-// exactly the zone's pods' LSPs.
+// exactly the zone's pods' LSPs, and with destinations one address set
+// per object holding its 10 pods' addresses.
 func (zb *zoneBench) holdsRows(c *ovnnb.Client, z int) (bool, error) {
 	d, err := c.Rows(zb.ctx)
 	if err != nil {
@@ -328,6 +353,15 @@ func (zb *zoneBench) holdsRows(c *ovnnb.Client, z int) (bool, error) {
 	objects := len(zb.nss) * zbNetworks
 	if len(d.QoS) != objects || len(d.PortGroups) != objects {
 		return false, nil
+	}
+	if zb.dest {
+		addrs := 0
+		for _, as := range d.AddressSets {
+			addrs += len(as.Addresses)
+		}
+		if len(d.AddressSets) != objects || addrs != objects*zbPodsPerNS/zbNetworks {
+			return false, nil
+		}
 	}
 	var members []string
 	for _, pg := range d.PortGroups {
