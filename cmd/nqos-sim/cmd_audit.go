@@ -3,6 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nqos/nqos/internal/inspect"
 	"github.com/nqos/nqos/topo/localnet"
@@ -13,6 +18,7 @@ import (
 func runAudit(ctx context.Context, args []string) error {
 	env := inspectEnv()
 	env.Discover = func(runID string) (string, []string, error) { return discoverTestbed(ctx, runID) }
+	env.DiscoverServed = func(server string) (string, []string, error) { return discoverServed(ctx, server) }
 	return inspect.Audit(ctx, args, env)
 }
 
@@ -34,4 +40,36 @@ func discoverTestbed(ctx context.Context, runID string) (string, []string, error
 		nbs = []string{st.NB}
 	}
 	return st.Kubeconfig, nbs, nil
+}
+
+// discoverServed finds the running testbed whose API server is server
+// (its kubeconfig's) among the runs under /tmp, and its Northbounds.
+func discoverServed(ctx context.Context, server string) (string, []string, error) {
+	states, err := filepath.Glob(filepath.Join(localnet.RunDir("*"), "state.json"))
+	if err != nil {
+		return "", nil, err
+	}
+	var seen []string
+	for _, st := range states {
+		runID := strings.TrimPrefix(filepath.Base(filepath.Dir(st)), "nqos-")
+		if localnet.ValidateRunID(runID) != nil {
+			continue
+		}
+		kc, nbs, err := discoverTestbed(ctx, runID)
+		if err != nil {
+			continue // not a testbed with an API server
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", kc)
+		if err != nil {
+			continue
+		}
+		seen = append(seen, runID+" ("+cfg.Host+")")
+		if cfg.Host == server {
+			return runID, nbs, nil
+		}
+	}
+	if len(seen) == 0 {
+		return "", nil, fmt.Errorf("API server %s: no running nqos-sim testbed with an API server", server)
+	}
+	return "", nil, fmt.Errorf("API server %s is no running testbed's (running: %s)", server, strings.Join(seen, ", "))
 }

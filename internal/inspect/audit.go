@@ -47,7 +47,7 @@ func (o *auditOptions) register(fs *flag.FlagSet, env Env) {
 // several need ZONE=ADDR each.
 func (o *auditOptions) zones() ([]NBZone, error) {
 	if len(o.nbs) == 0 {
-		return nil, errors.New("--nb ADDR[,ZONE=ADDR...] is required")
+		return nil, errors.New(noNBHelp)
 	}
 	var out []NBZone
 	seen := map[string]bool{}
@@ -136,6 +136,34 @@ func (o *auditOptions) check(fs *flag.FlagSet, env Env) error {
 	if o.cluster.Namespace == "" {
 		o.cluster.All = true // the Northbound holds every namespace's rows
 	}
+	if len(o.nbs) == 0 && env.DiscoverServed != nil {
+		return o.discoverServed(env)
+	}
+	return nil
+}
+
+// noNBHelp says how to name the Northbounds when none is given and none
+// can be discovered.
+const noNBHelp = `no Northbound given: pass --nb ADDR for one central NB (ssl:HOST:PORT with --nb-client-cert, ` +
+	`--nb-client-privkey and --nb-client-cacert; e.g. through "kubectl -n ovn-kubernetes port-forward svc/ovnkube-db 6641" ` +
+	`and --nb ssl:127.0.0.1:6641 --nb-cert-common-name ovnnb), or --nb ZONE=ADDR,... with one NB per zone (interconnect: ` +
+	`the zone is the node name, its NB the unix:/var/run/ovn/ovnnb_db.sock the node's nqos-controller uses). ` +
+	`The cluster publishes no reachable NB address: nqos's controllers take theirs from their --nb-address flag ` +
+	`(Deployment nqos-system/nqos-controller, DaemonSet nqos-system/nqos-controller-node), an address inside the cluster`
+
+// discoverServed fills the Northbounds of the testbed serving the
+// kubeconfig's API server.
+func (o *auditOptions) discoverServed(env Env) error {
+	cfg, _, err := o.cluster.config()
+	if err != nil {
+		return err
+	}
+	runID, nbs, err := env.DiscoverServed(cfg.Host)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, noNBHelp)
+	}
+	fmt.Fprintf(env.Stderr, "note: API server %s is testbed %s's: its Northbounds %s\n", cfg.Host, runID, strings.Join(nbs, ","))
+	o.nbs = nbs
 	return nil
 }
 

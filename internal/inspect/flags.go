@@ -44,6 +44,10 @@ type Env struct {
 	// Discover, when set, finds a running testbed's kubeconfig and its
 	// zones' Northbounds ("ZONE=ADDR") by run ID (audit --run-id).
 	Discover func(runID string) (kubeconfig string, nbs []string, err error)
+	// DiscoverServed, when set, finds the zones' Northbounds ("ZONE=ADDR")
+	// of the running testbed whose API server is server (audit without
+	// --nb); the run ID names the testbed found.
+	DiscoverServed func(server string) (runID string, nbs []string, err error)
 }
 
 // common are the flags every read-only command takes.
