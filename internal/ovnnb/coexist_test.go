@@ -86,22 +86,19 @@ func TestCoexistWithOvnkubeRows(t *testing.T) {
 	}
 
 	// Same object, same switch, same priorities as OVN-Kubernetes's rows.
-	v1 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 46, Rate: 1000}, rule{DSCP: 10})
-	destSet(key, &v1, 1, "198.51.100.1")
-	v2 := object(key, 60, []string{"p2"}, rule{DSCP: 40})
-	steps := []struct {
-		name string
-		do   func() error
-	}{
-		{"apply", func() error { _, err := f.c.Apply(f.ctx, key, v1); return err }},
-		{"adopt while OVN-Kubernetes's NetworkQoS runs", func() error {
+	f.objectLife(t, key, func(step string) {
+		if got := foreignOf(f.state()); !reflect.DeepEqual(got, theirs) {
+			t.Fatalf("%s changed OVN-Kubernetes's rows:\n got %+v\nwant %+v", step, got, theirs)
+		}
+	},
+		namedStep{"adopt while OVN-Kubernetes's NetworkQoS runs", func() error {
 			res, err := f.c.AdoptEarlierRows(f.ctx, false)
 			if err == nil && res.Total() != 0 {
 				err = fmt.Errorf("adopted %+v of OVN-Kubernetes's rows", res)
 			}
 			return err
 		}},
-		{"startup GC", func() error {
+		namedStep{"startup GC", func() error {
 			keys, err := f.c.OwnedKeys(f.ctx)
 			if err != nil {
 				return err
@@ -112,24 +109,14 @@ func TestCoexistWithOvnkubeRows(t *testing.T) {
 			_, err = f.c.TeardownBatch(f.ctx, slices.DeleteFunc(keys, func(k ovnnb.Key) bool { return k == key }))
 			return err
 		}},
-		{"legacy rows", func() error {
+		namedStep{"legacy rows", func() error {
 			rows, err := f.c.LegacyRows(f.ctx)
 			if err == nil && len(rows) != 0 {
 				err = fmt.Errorf("LegacyRows = %+v, want none (the address-set rows are OVN-Kubernetes's)", rows)
 			}
 			return err
 		}},
-		{"change", func() error { _, err := f.c.Apply(f.ctx, key, v2); return err }},
-		{"teardown", func() error { return f.c.Teardown(f.ctx, key) }},
-	}
-	for _, st := range steps {
-		if err := st.do(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if got := foreignOf(f.state()); !reflect.DeepEqual(got, theirs) {
-			t.Fatalf("%s changed OVN-Kubernetes's rows:\n got %+v\nwant %+v", st.name, got, theirs)
-		}
-	}
+	)
 	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
 		t.Fatalf("teardown left nqos rows: %v", d)
 	}

@@ -213,3 +213,28 @@ func (s nbState) portNamesOf(pg nbtest.PortGroup) string {
 	}
 	return strings.Join(sortedCopy(names), ",")
 }
+
+// namedStep is one step of a test's object life.
+type namedStep struct {
+	name string
+	do   func() error
+}
+
+// objectLife is the life of NetworkQoS key beside rows it must not
+// touch: apply (two rules, a destination set), the middle steps, a
+// change to one rule, teardown. After each step check(name) runs.
+func (f *fixture) objectLife(t *testing.T, key ovnnb.Key, check func(step string), middle ...namedStep) {
+	t.Helper()
+	v1 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 46, Rate: 1000}, rule{DSCP: 10})
+	destSet(key, &v1, 1, "198.51.100.1")
+	v2 := object(key, 60, []string{"p2"}, rule{DSCP: 40})
+	steps := append([]namedStep{{"apply", func() error { _, err := f.c.Apply(f.ctx, key, v1); return err }}}, middle...)
+	steps = append(steps, namedStep{"change", func() error { _, err := f.c.Apply(f.ctx, key, v2); return err }},
+		namedStep{"teardown", func() error { return f.c.Teardown(f.ctx, key) }})
+	for _, st := range steps {
+		if err := st.do(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		check(st.name)
+	}
+}

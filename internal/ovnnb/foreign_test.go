@@ -76,29 +76,15 @@ func TestOnlyOwnedRowsTouched(t *testing.T) {
 	f.apply(other, otherRows)
 
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	v1 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 46, Rate: 1000}, rule{DSCP: 10})
-	destSet(key, &v1, 1, "198.51.100.1")
-	v2 := object(key, 60, []string{"p2"}, rule{DSCP: 40})
-	steps := []struct {
-		name string
-		do   func() error
-	}{
-		{"apply", func() error { _, err := f.c.Apply(f.ctx, key, v1); return err }},
-		{"change", func() error { _, err := f.c.Apply(f.ctx, key, v2); return err }},
-		{"teardown", func() error { return f.c.Teardown(f.ctx, key) }},
-	}
-	for _, st := range steps {
-		if err := st.do(); err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
+	f.objectLife(t, key, func(step string) {
 		now := f.state()
 		if got := foreignOf(now); !reflect.DeepEqual(got, foreign) {
-			t.Fatalf("%s changed foreign rows:\n got %+v\nwant %+v", st.name, got, foreign)
+			t.Fatalf("%s changed foreign rows:\n got %+v\nwant %+v", step, got, foreign)
 		}
 		if d := diffApplied(now, other, otherRows); len(d) > 0 {
-			t.Fatalf("%s changed NetworkQoS %s: %v", st.name, other, d)
+			t.Fatalf("%s changed NetworkQoS %s: %v", step, other, d)
 		}
-	}
+	})
 	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
 		t.Fatalf("teardown left rows: %v", d)
 	}
