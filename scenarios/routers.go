@@ -165,29 +165,87 @@ func onLink(a Addresses, dhcp bool, gw netip.Addr) bool {
 	return gw.Is4() && dhcp
 }
 
-// routedPeer checks that a flow to a host behind a router has a route
-// there in every family it runs in: one of the sending NIC's routes
-// covers the host's address through the router's gateway address.
-func (v *validator) routedPeer(f *Flow, path string, nic NIC, fams []Family) error {
-	h := v.hosts[f.To]
-	if h == nil || h.Router == "" {
-		return nil
+// reach checks that an iperf3 flow (which needs answers) has a path
+// both ways in every family it runs in: the destination is on-link for
+// the sending NIC (its prefix holds the address) or covered by one of
+// its routes, and the sender is on-link or routed for the destination.
+// A host behind a router is reached through the most specific route,
+// which must go through the router's gateway address, and answers
+// through the router, whose gateway prefix must hold the sender. DHCP
+// addresses, known only at run time, are not checked.
+func (v *validator) reach(f *Flow, path, network string, from NIC, fams []Family) error {
+	if f.Tool == ToolPackets {
+		return nil // raw frames need no answer and no route
 	}
-	r := v.sc.Router(h.Router)
+	var to NIC
+	var r *Router
+	if h := v.hosts[f.To]; h != nil {
+		to, r = NIC{Addresses: h.Addresses}, v.sc.Router(h.Router)
+	} else {
+		_, to, _ = v.vms[f.To].NIC(network)
+	}
 	for _, fam := range fams {
-		dst, gw := h.Addresses.Address(fam), r.Gateway.Address(fam)
-		if dst == "" {
+		src, dst := from.Addresses.Address(fam), to.Addresses.Address(fam)
+		if src == "" || dst == "" {
 			continue
 		}
-		if gw == "" {
-			return v.d.errAt(path+".to", "host %q is behind router %q, which has no %s gateway address", h.Name, r.Name, fam)
+		s, d := netip.MustParseAddr(src), netip.MustParseAddr(dst)
+		if r != nil {
+			if err := v.routedReach(f, path, r, from, s, d, fam); err != nil {
+				return err
+			}
+			continue
 		}
-		if via := netip.MustParseAddr(gw); !routes(nic.Routes, netip.MustParseAddr(dst), via) {
-			return v.d.errAt(path+".from", "VM %q has no %s route to %s (host %q behind router %q): give it a gateway or a route covering the host via %s",
-				f.From, fam, dst, h.Name, r.Name, via)
+		if !reaches(from, d) {
+			return v.d.errAt(path+".to", "%s of %q is neither on-link for %q (%s) nor covered by one of its routes: iperf3 needs a path both ways",
+				dst, f.To, f.From, from.Addresses.cidr(fam))
+		}
+		if !reaches(to, s) {
+			return v.d.errAt(path+".from", "%s of %q is neither on-link for %q (%s) nor covered by one of its routes: the answers would not come back",
+				src, f.From, f.To, to.Addresses.cidr(fam))
 		}
 	}
 	return nil
+}
+
+// routedReach checks the path to a host behind router r.
+func (v *validator) routedReach(f *Flow, path string, r *Router, from NIC, s, d netip.Addr, fam Family) error {
+	gw := r.Gateway.Address(fam)
+	if gw == "" {
+		return v.d.errAt(path+".to", "host %q is behind router %q, which has no %s gateway address", f.To, r.Name, fam)
+	}
+	via := netip.MustParseAddr(gw)
+	if !routes(from.Routes, d, via) {
+		return v.d.errAt(path+".from", "VM %q has no %s route to %s (host %q behind router %q): give it a gateway or a route covering the host via %s",
+			f.From, fam, d, f.To, r.Name, via)
+	}
+	if !reaches(NIC{Addresses: r.Gateway}, s) {
+		return v.d.errAt(path+".from", "%s of %q is not in router %q's gateway prefix %s: the answers would not come back", s, f.From, r.Name, r.Gateway.cidr(fam))
+	}
+	return nil
+}
+
+// reaches reports whether a NIC has a path to a: on-link or routed.
+func reaches(n NIC, a netip.Addr) bool {
+	for _, c := range []string{n.Addresses.V4, n.Addresses.V6} {
+		if p, err := netip.ParsePrefix(c); err == nil && p.Masked().Contains(a) {
+			return true
+		}
+	}
+	for _, r := range n.Routes {
+		if p, _, err := r.Parse(); err == nil && p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// cidr is the address of family f with its prefix length.
+func (a Addresses) cidr(f Family) string {
+	if f == V6 {
+		return a.V6
+	}
+	return a.V4
 }
 
 // routes reports whether the most specific route covering dst goes

@@ -60,3 +60,38 @@ func TestRoutedHost(t *testing.T) {
 		}
 	}
 }
+
+// TestFlowNeedsPath: an iperf3 flow needs a path both ways; an address
+// outside the other end's prefix (a /48 neighbour that is not in the
+// /48) is refused at parse time, raw packets flows are not.
+func TestFlowNeedsPath(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "base.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := string(raw)
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"dst-offlink", "addresses: {v4: 10.10.0.100/16}", "addresses: {v4: 10.30.0.100/16}",
+			`flows[0].to: 10.30.0.100 of "host-a" is neither on-link for "vm-a" (10.10.0.11/16) nor covered by one of its routes`},
+		{"src-offlink", "addresses: {v4: 10.10.0.100/16}", "addresses: {v4: 10.10.0.100/30}",
+			`flows[0].from: 10.10.0.11 of "vm-a" is neither on-link for "host-a" (10.10.0.100/30) nor covered by one of its routes: the answers would not come back`},
+		{"v6-outside-48", "ipFamilies: [v4]\n", "ipFamilies: [v6]\n",
+			`flows[0].to: fd00:48:2::5 of "host-a" is neither on-link for "vm-a" (fd00:48::11/48)`},
+	} {
+		src := strings.Replace(base, tc.old, tc.new, 1)
+		if tc.name == "v6-outside-48" {
+			src = strings.NewReplacer("addresses: {v4: 10.10.0.11/16}", `addresses: {v6: "fd00:48::11/48"}`,
+				"addresses: {v4: 10.10.0.100/16}", `addresses: {v6: "fd00:48:2::5/48"}`).Replace(src)
+		}
+		_, err := Parse([]byte(src), tc.name+".yaml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	packets := strings.Replace(strings.Replace(base, "addresses: {v4: 10.10.0.100/16}", "addresses: {v4: 10.30.0.100/16}", 1),
+		"    protocol: udp\n    rate: 300M", "    protocol: udp\n    tool: packets\n    rate: 300M", 1)
+	packets = strings.Replace(packets, "    protocol: udp\n    rate: 10M", "    protocol: udp\n    tool: packets\n    rate: 10M", 1)
+	if _, err := Parse([]byte(packets), "packets.yaml"); err != nil && strings.Contains(err.Error(), "on-link") {
+		t.Errorf("packets flows need no path back: %v", err)
+	}
+}

@@ -100,7 +100,7 @@ func (v *validator) flowEnds(f *Flow, path string) error {
 			return v.d.errAt(path, "flow runs in %s but %q or %q has no %s address", fam, f.From, f.To, fam)
 		}
 	}
-	return v.routedPeer(f, path, fromNIC, fams)
+	return v.reach(f, path, network, fromNIC, fams)
 }
 
 func (v *validator) peer(name string) (network string, addrs Addresses, ok bool) {

@@ -174,14 +174,25 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 	if err := h.Start(cmd); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var runErr error
 	if watch {
-		if err := awaitHandshake(ctx, h, base, spec.Duration+opts.Grace, opts.Handshake); err != nil {
+		err := awaitHandshake(ctx, h, base, spec.Duration+opts.Grace, opts.Handshake, exited)
+		var ex clientExited
+		switch {
+		case errors.As(err, &ex):
+			runErr = ex.err // the client ended before its handshake: its own error says why
+		case err != nil:
 			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
+			<-exited
 			return nil, fmt.Errorf("%s: %w", name, err)
+		default:
+			runErr = <-exited
 		}
+	} else {
+		runErr = <-exited
 	}
-	runErr := cmd.Wait()
 	rep, err := decodeReport(name, stdout.Bytes(), stderr.String(), runErr)
 	if err != nil {
 		return nil, err
@@ -189,13 +200,25 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 	return &IperfResult{Report: rep, Sender: rep.End.SumSent, Receiver: rep.End.SumReceived}, nil
 }
 
+// clientExited is awaitHandshake's error when the client process ended
+// first (err is its exit status).
+type clientExited struct{ err error }
+
+func (e clientExited) Error() string { return fmt.Sprintf("iperf3 client exited: %v", e.err) }
+
 // awaitHandshake returns once the client's namespace has read a UDP
 // datagram (the server's answer) or sent two (the handshake's and the
 // test's first) more than base; with ErrHandshake when one was sent and
-// none read for stall; after timeout with poll's error.
-func awaitHandshake(ctx context.Context, h netns.NS, base netns.UDPCounters, timeout, stall time.Duration) error {
+// none read for stall; with clientExited when the client ended first
+// (exited delivers its exit status); after timeout with poll's error.
+func awaitHandshake(ctx context.Context, h netns.NS, base netns.UDPCounters, timeout, stall time.Duration, exited <-chan error) error {
 	var sentAt time.Time
 	return poll.Until(ctx, timeout, 20*time.Millisecond, "the iperf3 client's UDP handshake", func(context.Context) (bool, error) {
+		select {
+		case err := <-exited:
+			return false, clientExited{err}
+		default:
+		}
 		c, err := h.UDP()
 		switch {
 		case err != nil:
