@@ -175,7 +175,12 @@ func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, erro
 		}
 	}
 	if want.QoS != nil {
-		for _, s := range qosMismatches(got, want.QoS) {
+		for _, s := range qosMismatches(got, want.QoS, true) {
+			bad("%s", s)
+		}
+	}
+	if want.RowsInclude != nil {
+		for _, s := range qosMismatches(got, want.RowsInclude, false) {
 			bad("%s", s)
 		}
 	}
@@ -221,8 +226,9 @@ func (ex *execution) members(got qos.Desired, vms []string, zonePorts []string) 
 	return out, nil
 }
 
-// qosMismatches compares the object's QoS rows with the exact expected set.
-func qosMismatches(got qos.Desired, want []scenarios.QoSCheck) []string {
+// qosMismatches compares the object's QoS rows with the expected ones:
+// the exact set, or (exact false) a subset of them.
+func qosMismatches(got qos.Desired, want []scenarios.QoSCheck, exact bool) []string {
 	var out []string
 	used := make([]bool, len(got.QoS))
 	for _, w := range want {
@@ -239,7 +245,7 @@ func qosMismatches(got qos.Desired, want []scenarios.QoSCheck) []string {
 		}
 	}
 	for i, r := range got.QoS {
-		if !used[i] {
+		if exact && !used[i] {
 			out = append(out, fmt.Sprintf("unexpected QoS row rule-index=%s network=%s match %q", r.ExternalIDs[qos.RuleIndexKey], r.ExternalIDs[qos.NetworkKey], r.Match))
 		}
 	}

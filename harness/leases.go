@@ -13,11 +13,16 @@ type Leaser interface {
 	Lease(vm *scenarios.VM) (netip.Prefix, error)
 }
 
-// addresses are a VM's or host's addresses now: a DHCP VM's IPv4 address
-// is its lease, read from the environment (and recorded in the world, so
+// addresses are a VM's or host's addresses now: the IPv4 address a
+// guestIP step gave the VM, or a DHCP VM's lease, read from the environment (and recorded in the world, so
 // the intent sees it in the pod's pod-networks entry as the cluster does).
 func (ex *execution) addresses(name string) (scenarios.Addresses, error) {
 	vm := ex.sc.VM(name)
+	if v4, ok := ex.guestV4[name]; ok { // a guestIP step changed it
+		a := ex.peer(name)
+		a.V4 = v4
+		return a, nil
+	}
 	if vm == nil || !vm.DHCP {
 		return ex.peer(name), nil
 	}

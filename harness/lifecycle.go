@@ -206,7 +206,14 @@ func (ex *execution) guestIPOps(st *scenarios.Step) []operation {
 		if err != nil {
 			return LifeResult{}, err
 		}
-		return l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
+		res, err := l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
+		if err == nil {
+			if ex.guestV4 == nil {
+				ex.guestV4 = map[string]string{}
+			}
+			ex.guestV4[vm.Name] = st.GuestIP.V4
+		}
+		return res, err
 	}}}
 }
 

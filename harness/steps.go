@@ -32,6 +32,9 @@ type execution struct {
 	adv      advState    // adversarial.go
 	fab      fabricState // fabric.go
 	kinds    map[string]stepKind
+	// guestV4 are the IPv4 addresses guestIP steps gave VMs (CIDR): the
+	// flows after such a step use them.
+	guestV4 map[string]string
 }
 
 func (ex *execution) run(ctx context.Context) {

@@ -39,8 +39,11 @@ type ConditionCheck struct {
 
 // RowsCheck asserts on the NB rows one NetworkQoS owns.
 type RowsCheck struct {
-	None             bool       `yaml:"none"`
-	QoS              []QoSCheck `yaml:"qos"`              // the exact set of QoS rows
+	None bool       `yaml:"none"`
+	QoS  []QoSCheck `yaml:"qos"` // the exact set of QoS rows
+	// RowsInclude are QoS rows the object must own among others (a
+	// subset; excludes qos).
+	RowsInclude      []QoSCheck `yaml:"rowsInclude"`
 	PortGroupMembers []string   `yaml:"portGroupMembers"` // VMs whose ports are in its port group
 	AddressSets      *int       `yaml:"addressSets"`
 }
@@ -106,11 +109,19 @@ func (oc *ObjectCheck) validate(v *validator, path string, st *stepState) error 
 }
 
 func (r *RowsCheck) validate(v *validator, m *Manifest, path string, st *stepState) error {
-	if r.None && (r.QoS != nil || r.PortGroupMembers != nil || r.AddressSets != nil) {
-		return v.d.errAt(path+".none", "none excludes qos, portGroupMembers and addressSets")
+	if r.None && (r.QoS != nil || r.RowsInclude != nil || r.PortGroupMembers != nil || r.AddressSets != nil) {
+		return v.d.errAt(path+".none", "none excludes qos, rowsInclude, portGroupMembers and addressSets")
 	}
-	if !r.None && r.QoS == nil && r.PortGroupMembers == nil && r.AddressSets == nil {
-		return v.d.errAt(path, "checks nothing (set none, qos, portGroupMembers or addressSets)")
+	if r.QoS != nil && r.RowsInclude != nil {
+		return v.d.errAt(path+".rowsInclude", "rowsInclude (a subset of the QoS rows) excludes qos (the exact set)")
+	}
+	if !r.None && r.QoS == nil && r.RowsInclude == nil && r.PortGroupMembers == nil && r.AddressSets == nil {
+		return v.d.errAt(path, "checks nothing (set none, qos, rowsInclude, portGroupMembers or addressSets)")
+	}
+	for i := range r.RowsInclude {
+		if err := r.RowsInclude[i].validate(v, m, fmt.Sprintf("%s.rowsInclude[%d]", path, i)); err != nil {
+			return err
+		}
 	}
 	for i, vm := range r.PortGroupMembers {
 		if err := v.runningVM(vm, fmt.Sprintf("%s.portGroupMembers[%d]", path, i), st); err != nil {

@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,11 +9,7 @@ import (
 // through it and flow "other" going to a host behind it.
 func routedBase(t *testing.T) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "base.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(raw)
+	s := readBase(t)
 	for _, r := range [][2]string{
 		{"      addresses: {v4: 10.10.0.11/16}", "      addresses: {v4: 10.10.0.11/16}\n      routes: [{to: default, via: 10.10.0.1}]"},
 		{"  hosts:\n", "  routers:\n    - {name: gw, network: blue, gateway: {v4: 10.10.0.1/16}, site: {v4: 10.20.0.1/16}}\n  hosts:\n    - {name: site-a, router: gw, addresses: {v4: 10.20.0.5/16}}\n"},
@@ -65,11 +59,7 @@ func TestRoutedHost(t *testing.T) {
 // outside the other end's prefix (a /48 neighbour that is not in the
 // /48) is refused at parse time, raw packets flows are not.
 func TestFlowNeedsPath(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "base.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := string(raw)
+	base := readBase(t)
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"dst-offlink", "addresses: {v4: 10.10.0.100/16}", "addresses: {v4: 10.30.0.100/16}",
 			`flows[0].to: 10.30.0.100 of "host-a" is neither on-link for "vm-a" (10.10.0.11/16) nor covered by one of its routes`},

@@ -147,8 +147,6 @@ func (v *validator) traffic(names []string, start bool, idx int, path string, st
 			return v.d.errAt(p, "flow %q is started twice (define a second flow)", name)
 		case start && !st.running[f.From]:
 			return v.d.errAt(p, "flow %q is sent by VM %q, which is late and not started at this step", name, f.From)
-		case start && st.readdr[f.From]:
-			return v.d.errAt(p, "flow %q is sent by VM %q, whose guest address a guestIP step changed (flows use the topology address)", name, f.From)
 		case start && v.vms[f.To] != nil && !st.running[f.To]:
 			return v.d.errAt(p, "flow %q goes to VM %q, which is late and not started at this step", name, f.To)
 		case !start && (!st.started[name] || st.stopped[name]):
@@ -157,7 +155,7 @@ func (v *validator) traffic(names []string, start bool, idx int, path string, st
 		if start {
 			st.started[name] = true
 			st.group[name] = idx
-			if err := v.resolvePolicing(f, func(id string) *Manifest { return st.current[id] }, p); err != nil {
+			if err := v.resolvePolicing(f, func(id string) *Manifest { return st.current[id] }, p, names); err != nil {
 				return err
 			}
 		} else {

@@ -199,7 +199,9 @@ func (v *validator) policedShape(f *Flow, e *FlowExpect, path string) error {
 
 // resolvePolicing fills the rate and burst of a flow's policedBy
 // expectations from the manifest revisions in force when it starts.
-func (v *validator) resolvePolicing(f *Flow, rev func(id string) *Manifest, path string) error {
+// group are the flows started in the same step: UDP flows sharing the
+// meter count towards the offered rate that must exceed the policed one.
+func (v *validator) resolvePolicing(f *Flow, rev func(id string) *Manifest, path string, group []string) error {
 	for j := range f.Expect {
 		e := &f.Expect[j]
 		p := e.PolicedBy
@@ -218,8 +220,9 @@ func (v *validator) resolvePolicing(f *Flow, rev func(id string) *Manifest, path
 		p.RateKbps, p.BurstKbit = bw.Rate, bw.Burst
 		p.PerPort = m.QoS.Annotations[qos.BandwidthScopeAnnotation] == qos.BandwidthScopePerPort
 		rate := Bitrate(float64(bw.Rate) * 1000)
-		if f.Protocol == "udp" && f.Rate <= rate {
-			return v.d.errAt(epath, "offered rate %s does not exceed the policed rate %s, so the bound cannot be observed", f.Rate, rate)
+		if offered := v.meterOffered(f, p, group); f.Protocol == "udp" && offered <= rate {
+			return v.d.errAt(epath, "offered rate %s (%s with the UDP flows started with it that share its meter) does not exceed the policed rate %s, so the bound cannot be observed",
+				f.Rate, offered, rate)
 		}
 		if p.belowSet && !p.FloorJudged(f) {
 			return v.d.errAt(epath+".below", "below has no effect: the policing floor is judged only for UDP flows offered at least twice the policed rate %s", rate)
@@ -238,4 +241,30 @@ func (v *validator) flowPath(f *Flow) string {
 		}
 	}
 	return "flows"
+}
+
+// meterOffered is the offered rate of the UDP flows of group (f among
+// them) that share f's meter for p: policed by the same rule, sent from
+// the same node (from the same VM with a per-port scope), in a common IP
+// family. They are judged together, on their sum.
+func (v *validator) meterOffered(f *Flow, p *Policed, group []string) Bitrate {
+	sum := f.Rate
+	for _, name := range group {
+		g := v.flows[name]
+		if g == nil || g == f || g.Protocol != "udp" || !sharesMeter(g, p) {
+			continue
+		}
+		sameSender := g.From == f.From || (!p.PerPort && v.vms[g.From].Node == v.vms[f.From].Node)
+		common := slices.ContainsFunc(v.sc.RunFamilies(g), func(fam Family) bool { return slices.Contains(v.sc.RunFamilies(f), fam) })
+		if sameSender && common {
+			sum += g.Rate
+		}
+	}
+	return sum
+}
+
+func sharesMeter(g *Flow, p *Policed) bool {
+	return slices.ContainsFunc(g.Expect, func(e FlowExpect) bool {
+		return e.PolicedBy != nil && e.PolicedBy.Manifest == p.Manifest && e.PolicedBy.Rule == p.Rule
+	})
 }

@@ -84,7 +84,8 @@ func (t *Testbed) startRouter(ctx context.Context, i int, rs RouterSpec) (Router
 }
 
 // attachRouted links a host's NIC to its router's site LAN and routes
-// everything else through the router's site address of each family.
+// everything else through the router's site address of each family the
+// host has an address of.
 func (t *Testbed) attachRouted(h Host, hostIf, routerIf string, rs RouterSpec) error {
 	v := veth{a: hostIf, aNetns: h.Netns, b: routerIf, bNetns: routerNetns(t.st.RunID, rs.Name), mtu: t.st.Spec.FabricMTU}
 	if err := t.addVethPair(v); err != nil {
@@ -95,10 +96,11 @@ func (t *Testbed) attachRouted(h Host, hostIf, routerIf string, rs RouterSpec) e
 		err = addAddrs(h.Netns, hostIf, h.Addrs)
 	}
 	for _, gw := range t.st.Spec.familyAddrs(rs.SiteIPv4, rs.SiteIPv6) {
-		if err != nil {
-			break
+		via := netip.MustParsePrefix(gw).Addr()
+		if err != nil || (via.Is4() && h.IPv4 == "") || (via.Is6() && h.IPv6 == "") {
+			continue // a family the host has no address of gets no route
 		}
-		err = defaultRoute(h.Netns, hostIf, netip.MustParsePrefix(gw).Addr())
+		err = defaultRoute(h.Netns, hostIf, via)
 	}
 	if err != nil {
 		return fmt.Errorf("testbed %s: host %s behind router %s: %w", t.st.RunID, h.Name, rs.Name, err)
