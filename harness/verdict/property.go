@@ -37,6 +37,7 @@ const (
 	Churn      Property = "churn"           // the churn did not exercise what it must
 	Writers    Property = "nb-writers"      // more than one controller wrote the NB at a time
 	Migration  Property = "migration-order" // a legacy migration step out of order
+	StartFails Property = "start-fails"     // a VM expected not to start started, or for another reason
 )
 
 // Normal is p with every run of whitespace replaced by "-", as the
