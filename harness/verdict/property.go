@@ -37,6 +37,9 @@ const (
 	Churn      Property = "churn"           // the churn did not exercise what it must
 	Writers    Property = "nb-writers"      // more than one controller wrote the NB at a time
 	Migration  Property = "migration-order" // a legacy migration step out of order
+	// MigrationOutcome: a VirtualMachineInstanceMigration refused or run
+	// other than its step expects.
+	MigrationOutcome Property = "vm-migration"
 )
 
 // Normal is p with every run of whitespace replaced by "-", as the
