@@ -3,9 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"time"
+
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
@@ -30,7 +31,7 @@ func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error
 	if err != nil {
 		return fmt.Errorf("spoof by VM %s as VM %s: %w", sp.VM, sp.As, err)
 	}
-	ex.detail = res.Detail
+	ex.detail = res
 	for _, f := range res.Flows {
 		ex.measures = append(ex.measures, results.Measure{Name: f.Name + ": frames seen on the uplink / sent", Count: int(f.Seen), Unit: "frames",
 			Note: fmt.Sprintf("sent %d, dropped %d, DSCP %v, offered %.0f kbit/s, delivered %.0f kbit/s", f.Sent, f.Sent-min(f.Seen, f.Sent), verdict.DSCPList(f.DSCP), f.OfferedKbps, f.DeliveredKbps)})

@@ -2,13 +2,14 @@ package harness
 
 import (
 	"fmt"
-	"github.com/nqos/nqos/harness/lifeprobe"
-	"github.com/nqos/nqos/harness/marks"
-	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
@@ -41,8 +42,8 @@ func stepOf(t *testing.T, res results.Scenario, kind string, nth int) results.St
 // betray the port-based match, naming the property, and passes (with
 // the per-flow figures) when the spoofer keeps its class.
 func TestSpoofJudged(t *testing.T) {
-	mutate := func(name string, f func(*verdict.SpoofFlow)) func(*scenarios.Spoof) SpoofResult {
-		return func(sp *scenarios.Spoof) SpoofResult {
+	mutate := func(name string, f func(*lifeprobe.SpoofedFlow)) func(*scenarios.Spoof) lifeprobe.Spoofing {
+		return func(sp *scenarios.Spoof) lifeprobe.Spoofing {
 			r := passingSpoof(sp)
 			for i := range r.Flows {
 				if r.Flows[i].Name == name {
@@ -54,21 +55,21 @@ func TestSpoofJudged(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		res   func(*scenarios.Spoof) SpoofResult
+		res   func(*scenarios.Spoof) lifeprobe.Spoofing
 		props []verdict.Property
 	}{
 		{"keeps its class", nil, nil},
-		{"forged IP marked as the victim", mutate(verdict.SpoofForgedIP, func(f *verdict.SpoofFlow) { f.DSCP = map[int]uint64{46: 1500} }), []verdict.Property{verdict.DSCP}},
-		{"forged IP never seen", mutate(verdict.SpoofForgedIP, func(f *verdict.SpoofFlow) { f.Seen, f.DSCP = 0, nil }), []verdict.Property{verdict.DSCP}},
-		{"forged MAC leaves the node", mutate(verdict.SpoofForgedMAC, func(f *verdict.SpoofFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []verdict.Property{verdict.PortSecurity}},
-		{"forged MAC never sent", mutate(verdict.SpoofForgedMAC, func(f *verdict.SpoofFlow) { f.Sent = 0 }), []verdict.Property{verdict.PortSecurity}},
-		{"control frames lost", mutate(verdict.SpoofControl, func(f *verdict.SpoofFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []verdict.Property{verdict.DSCP}},
-		{"meter bound broken", func(sp *scenarios.Spoof) SpoofResult {
+		{"forged IP marked as the victim", mutate(verdict.SpoofForgedIP, func(f *lifeprobe.SpoofedFlow) { f.DSCP = map[int]uint64{46: 1500} }), []verdict.Property{verdict.DSCP}},
+		{"forged IP never seen", mutate(verdict.SpoofForgedIP, func(f *lifeprobe.SpoofedFlow) { f.Seen, f.DSCP = 0, nil }), []verdict.Property{verdict.DSCP}},
+		{"forged MAC leaves the node", mutate(verdict.SpoofForgedMAC, func(f *lifeprobe.SpoofedFlow) { f.Seen, f.DSCP = 3, map[int]uint64{10: 3} }), []verdict.Property{verdict.PortSecurity}},
+		{"forged MAC never sent", mutate(verdict.SpoofForgedMAC, func(f *lifeprobe.SpoofedFlow) { f.Sent = 0 }), []verdict.Property{verdict.PortSecurity}},
+		{"control frames lost", mutate(verdict.SpoofControl, func(f *lifeprobe.SpoofedFlow) { f.Seen, f.DSCP = 299, map[int]uint64{46: 299} }), []verdict.Property{verdict.DSCP}},
+		{"meter bound broken", func(sp *scenarios.Spoof) lifeprobe.Spoofing {
 			r := passingSpoof(sp)
 			r.Verdicts = []verdict.Verdict{{Property: verdict.PolicingBound, Message: "FAIL bound"}}
 			return r
 		}, []verdict.Property{verdict.PolicingBound}},
-		{"meter not judged", func(sp *scenarios.Spoof) SpoofResult {
+		{"meter not judged", func(sp *scenarios.Spoof) lifeprobe.Spoofing {
 			r := passingSpoof(sp)
 			r.Verdicts = nil
 			return r

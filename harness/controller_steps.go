@@ -3,8 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
 	"strings"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/scenarios"
 )
@@ -28,7 +30,7 @@ type ControllerRestart struct {
 
 // ControllerResult is what a controller step measured.
 type ControllerResult struct {
-	LifeResult
+	lifeprobe.Outcome
 	// Missing and Extra are the NB rows that differ from the compiler's
 	// rows for the cluster's objects once the controller is back (Extra
 	// holds orphans and duplicates); Problems are the NB audit's findings
@@ -69,7 +71,7 @@ func (ex *execution) controllerStep(ctx context.Context, st *scenarios.Step) err
 		return fmt.Errorf("%s (probe VM %s): %w", st.Kind(), vm.Name, err)
 	}
 	ex.measures, ex.detail = res.Measures, res.Detail
-	ex.verdicts = probeVerdicts(vm.Name, res.LifeResult, st.Probe)
+	ex.verdicts = probeVerdicts(vm.Name, res.Outcome, st.Probe)
 	if m := judgeController(vm.Name, st, res); len(m) > 0 {
 		return m.Failure("")
 	}
@@ -101,7 +103,7 @@ func (ex *execution) burst(r *scenarios.RestartController) func(context.Context)
 // migration order.
 func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdict.Mismatches {
 	var mism verdict.Mismatches
-	mism.Judge(probeVerdicts(vm, res.LifeResult, st.Probe)...)
+	mism.Judge(probeVerdicts(vm, res.Outcome, st.Probe)...)
 	if len(res.Missing)+len(res.Extra) > 0 {
 		mism.Add(verdict.Rows, fmt.Sprintf("after the controller came back the NB differs from the compiler's rows: %d missing %v, %d extra (orphans, duplicates) %v",
 			len(res.Missing), res.Missing, len(res.Extra), res.Extra))

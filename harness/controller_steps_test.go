@@ -1,11 +1,13 @@
 package harness
 
 import (
-	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
@@ -66,22 +68,22 @@ func TestUpgradeStartsController(t *testing.T) {
 // TestControllerStepJudged: a controller step fails on each bound its
 // result exceeds, with the property named, and keeps its measures.
 func TestControllerStepJudged(t *testing.T) {
-	ok := LifeResult{Packets: 500, Lost: map[string]int{"out": 375}, Gap: 750 * time.Millisecond}
+	ok := lifeprobe.Outcome{Packets: 500, Lost: map[string]int{"out": 375}, Gap: 750 * time.Millisecond}
 	cases := []struct {
 		scenario string
 		res      ControllerResult
 		props    []verdict.Property
 	}{
-		{"controller-restart", ControllerResult{LifeResult: ok}, nil},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Unmarked: 1}}, []verdict.Property{verdict.Unmarked}},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Gap: 751 * time.Millisecond}}, []verdict.Property{verdict.Gap}},
-		{"controller-restart", ControllerResult{LifeResult: LifeResult{Packets: 500, Lost: map[string]int{"out": 376}}}, []verdict.Property{verdict.Loss}},
-		{"controller-restart", ControllerResult{LifeResult: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []verdict.Property{verdict.Rows}},
-		{"controller-restart", ControllerResult{LifeResult: ok, Problems: []string{"QoS x: dangling"}}, []verdict.Property{verdict.Rows}},
-		{"controller-restart", ControllerResult{LifeResult: ok, TxWhileDown: 1}, []verdict.Property{verdict.Writers}}, // the first restart is graceful
-		{"upgrade", ControllerResult{LifeResult: ok}, nil},
-		{"upgrade", ControllerResult{LifeResult: ok, OrderErrors: []string{"set deleted first"}}, []verdict.Property{verdict.Migration}},
-		{"upgrade", ControllerResult{LifeResult: LifeResult{Packets: 0}}, []verdict.Property{verdict.Unmarked}},
+		{"controller-restart", ControllerResult{Outcome: ok}, nil},
+		{"controller-restart", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 500, Unmarked: 1}}, []verdict.Property{verdict.Unmarked}},
+		{"controller-restart", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 500, Gap: 751 * time.Millisecond}}, []verdict.Property{verdict.Gap}},
+		{"controller-restart", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 500, Lost: map[string]int{"out": 376}}}, []verdict.Property{verdict.Loss}},
+		{"controller-restart", ControllerResult{Outcome: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{Outcome: ok, Problems: []string{"QoS x: dangling"}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{Outcome: ok, TxWhileDown: 1}, []verdict.Property{verdict.Writers}}, // the first restart is graceful
+		{"upgrade", ControllerResult{Outcome: ok}, nil},
+		{"upgrade", ControllerResult{Outcome: ok, OrderErrors: []string{"set deleted first"}}, []verdict.Property{verdict.Migration}},
+		{"upgrade", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 0}}, []verdict.Property{verdict.Unmarked}},
 	}
 	for _, c := range cases {
 		sim := newSim(builtin(t, c.scenario), "23.03.1")
@@ -105,7 +107,7 @@ func TestControllerStepJudged(t *testing.T) {
 // reconcile worker may still commit; after a graceful stop none.
 func TestKillInFlightAllowance(t *testing.T) {
 	probe := &scenarios.Probe{MaxGap: time.Second}
-	base := LifeResult{Packets: 1}
+	base := lifeprobe.Outcome{Packets: 1}
 	for _, c := range []struct {
 		mode string
 		down int
@@ -115,7 +117,7 @@ func TestKillInFlightAllowance(t *testing.T) {
 		{scenarios.ControllerGraceful, 0, false}, {scenarios.ControllerGraceful, 1, true},
 	} {
 		st := &scenarios.Step{ControllerSteps: scenarios.ControllerSteps{RestartController: &scenarios.RestartController{Mode: c.mode}}, Probe: probe}
-		m := judgeController("vm", st, ControllerResult{LifeResult: base, TxWhileDown: c.down})
+		m := judgeController("vm", st, ControllerResult{Outcome: base, TxWhileDown: c.down})
 		if got := len(m) > 0; got != c.fail {
 			t.Errorf("%s with %d transactions while down: mismatches %v, want failure %v", c.mode, c.down, m, c.fail)
 		}

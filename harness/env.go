@@ -209,19 +209,19 @@ var ErrNoSimulation = errors.New("no OVN to simulate with")
 type Lifecycle interface {
 	// Migrate live-migrates the VM to node index to in a mode of
 	// scenarios.Migrate.
-	Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (LifeResult, error)
+	Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (lifeprobe.Outcome, error)
 	// RestartLauncher recreates the VM's launcher pod (new pod, new LSP).
-	RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
+	RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Outcome, error)
 	// ChangeGuestIP changes the guest's IPv4 address (CIDR) between two
 	// probe streams; OVN never sees it.
-	ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (LifeResult, error)
+	ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (lifeprobe.Outcome, error)
 }
 
 // Daemons restarts the testbed's OVS and OVN daemons.
 type Daemons interface {
 	// RestartDaemon restarts a daemon while the VM's marked probe stream
 	// to the peer runs, and measures the marking gap.
-	RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (LifeResult, error)
+	RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Outcome, error)
 }
 
 // ControllerProcess runs the NetworkQoS controller as a process the steps can
@@ -247,7 +247,7 @@ type Adversary interface {
 	// frames, with the other VM's IP, with its IP and MAC, the other VM's
 	// own frames) and returns what the uplink captures saw of each, with
 	// the capture's verdicts (DSCP, token-bucket bound, floor).
-	Spoof(ctx context.Context, sp *scenarios.Spoof) (SpoofResult, error)
+	Spoof(ctx context.Context, sp *scenarios.Spoof) (lifeprobe.Spoofing, error)
 	// PortGroupBaseline times OVN's own port-group change: the VM's
 	// bound port added to a harness-owned port group with a QoS row of
 	// its own, to the first marked probe packet on the uplink.
@@ -283,29 +283,6 @@ type Fabric interface {
 	// ClearFabric removes every hierarchy and trust boundary still
 	// installed.
 	ClearFabric(ctx context.Context) error
-}
-
-// Directions of a lifecycle probe, the keys of LifeResult.Lost and Sent.
-const (
-	Out = "out" // guest to peer
-	In  = "in"  // peer to guest
-)
-
-// LifeResult is what a lifecycle operation's probe measured.
-type LifeResult struct {
-	// Packets are the guest's probe packets to the peer seen on the
-	// uplinks, Unmarked those without the object's DSCP.
-	Packets, Unmarked int
-	// Lost are the probe datagrams lost per direction ("out": guest to
-	// peer, "in": peer to guest), Sent those sent (0: not known).
-	Lost, Sent map[string]int
-	// Gap is the longest time without a marked probe packet on the
-	// uplink (restartDaemon only).
-	Gap time.Duration
-	// Measures are the figures for the report.
-	Measures []results.Measure
-	// Detail is the operation's own result, for results.json.
-	Detail any
 }
 
 // Env is one provisioned testbed for one scenario: the core every

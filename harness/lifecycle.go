@@ -3,10 +3,12 @@ package harness
 import (
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/qos"
@@ -170,7 +172,7 @@ func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step, ops []op
 // records its effect in the world once it succeeded.
 type operation struct {
 	vm    *scenarios.VM
-	run   func(context.Context) (LifeResult, error)
+	run   func(context.Context) (lifeprobe.Outcome, error)
 	after func()
 }
 
@@ -178,10 +180,10 @@ func (ex *execution) migrateOps(st *scenarios.Step) []operation {
 	m := st.Migrate
 	vm := ex.sc.VM(m.VM)
 	return []operation{{vm: vm,
-		run: func(ctx context.Context) (LifeResult, error) {
+		run: func(ctx context.Context) (lifeprobe.Outcome, error) {
 			l, err := capable[Lifecycle](ex, CapMigration)
 			if err != nil {
-				return LifeResult{}, err
+				return lifeprobe.Outcome{}, err
 			}
 			return l.Migrate(ctx, vm, m, st.Probe)
 		},
@@ -190,10 +192,10 @@ func (ex *execution) migrateOps(st *scenarios.Step) []operation {
 
 func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(st.RestartDaemon.VM)
-	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+	return []operation{{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
 		d, err := capable[Daemons](ex, CapDaemonRestart)
 		if err != nil {
-			return LifeResult{}, err
+			return lifeprobe.Outcome{}, err
 		}
 		return d.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
 	}}}
@@ -201,10 +203,10 @@ func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {
 
 func (ex *execution) guestIPOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(st.GuestIP.VM)
-	return []operation{{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+	return []operation{{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
 		l, err := capable[Lifecycle](ex, CapGuestIP)
 		if err != nil {
-			return LifeResult{}, err
+			return lifeprobe.Outcome{}, err
 		}
 		res, err := l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
 		if err == nil {
@@ -221,10 +223,10 @@ func (ex *execution) restartLauncherOps(st *scenarios.Step) []operation {
 	var ops []operation
 	for _, name := range st.RestartLauncher {
 		vm := ex.sc.VM(name)
-		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (LifeResult, error) {
+		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
 			l, err := capable[Lifecycle](ex, CapLauncherRestart)
 			if err != nil {
-				return LifeResult{}, err
+				return lifeprobe.Outcome{}, err
 			}
 			return l.RestartLauncher(ctx, vm, st.Probe)
 		}})
@@ -236,7 +238,7 @@ func (ex *execution) restartLauncherOps(st *scenarios.Step) []operation {
 // MaxUnmarked without the object's DSCP, at most MaxLost lost per
 // direction (sorted), and with a MaxGap at most that long without a
 // marked packet.
-func probeVerdicts(vm string, res LifeResult, p *scenarios.Probe) []verdict.Verdict {
+func probeVerdicts(vm string, res lifeprobe.Outcome, p *scenarios.Probe) []verdict.Verdict {
 	vs := []verdict.Verdict{verdict.ProbeMarks(vm, p.Peer, res.Packets, res.Unmarked, p.MaxUnmarked, p.DSCP)}
 	for _, dir := range slices.Sorted(maps.Keys(res.Lost)) {
 		vs = append(vs, verdict.ProbeLoss(vm, dir, res.Lost[dir], res.Sent[dir], p.MaxLost))

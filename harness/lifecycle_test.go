@@ -1,11 +1,13 @@
 package harness
 
 import (
-	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/scenarios"
@@ -84,15 +86,15 @@ func TestStartVMNeverJoins(t *testing.T) {
 func TestLifecycleProbeJudged(t *testing.T) {
 	cases := []struct {
 		scenario string
-		life     LifeResult
+		life     lifeprobe.Outcome
 		props    []verdict.Property
 	}{
-		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 250, "out": 250}}, nil},
-		{"vm-lifecycle", LifeResult{Packets: 500, Unmarked: 3, Lost: map[string]int{"in": 0, "out": 0}}, []verdict.Property{verdict.Unmarked}},
-		{"vm-lifecycle", LifeResult{Packets: 500, Lost: map[string]int{"in": 251, "out": 0}}, []verdict.Property{verdict.Loss}},
-		{"vm-lifecycle", LifeResult{Packets: 0}, []verdict.Property{verdict.Unmarked}},
-		{"daemon-restarts", LifeResult{Packets: 500, Gap: 750 * time.Millisecond}, nil},
-		{"daemon-restarts", LifeResult{Packets: 500, Gap: 751 * time.Millisecond}, []verdict.Property{verdict.Gap}},
+		{"vm-lifecycle", lifeprobe.Outcome{Packets: 500, Lost: map[string]int{"in": 250, "out": 250}}, nil},
+		{"vm-lifecycle", lifeprobe.Outcome{Packets: 500, Unmarked: 3, Lost: map[string]int{"in": 0, "out": 0}}, []verdict.Property{verdict.Unmarked}},
+		{"vm-lifecycle", lifeprobe.Outcome{Packets: 500, Lost: map[string]int{"in": 251, "out": 0}}, []verdict.Property{verdict.Loss}},
+		{"vm-lifecycle", lifeprobe.Outcome{Packets: 0}, []verdict.Property{verdict.Unmarked}},
+		{"daemon-restarts", lifeprobe.Outcome{Packets: 500, Gap: 750 * time.Millisecond}, nil},
+		{"daemon-restarts", lifeprobe.Outcome{Packets: 500, Gap: 751 * time.Millisecond}, []verdict.Property{verdict.Gap}},
 	}
 	for _, c := range cases {
 		scs, err := scenarios.Resolve([]string{c.scenario})

@@ -2,13 +2,14 @@ package harness
 
 import (
 	"context"
-	"github.com/nqos/nqos/harness/lifeprobe"
-	"github.com/nqos/nqos/harness/marks"
-	"github.com/nqos/nqos/harness/verdict"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/internal/qos"
 
@@ -24,7 +25,7 @@ import (
 
 // simAdv is the simEnv's adversarial state; tests set the results.
 type simAdv struct {
-	spoofed  func(*scenarios.Spoof) SpoofResult
+	spoofed  func(*scenarios.Spoof) lifeprobe.Spoofing
 	baseline *lifeprobe.Baseline
 	appear   *lifeprobe.Appearance
 	gens     map[ObjectKey]simGen
@@ -38,9 +39,9 @@ type simGen struct {
 	gen int64
 }
 
-func (s *simEnv) Spoof(_ context.Context, sp *scenarios.Spoof) (SpoofResult, error) {
+func (s *simEnv) Spoof(_ context.Context, sp *scenarios.Spoof) (lifeprobe.Spoofing, error) {
 	if err := s.call("spoof " + sp.VM + " as " + sp.As); err != nil {
-		return SpoofResult{}, err
+		return lifeprobe.Spoofing{}, err
 	}
 	if s.adv.spoofed != nil {
 		return s.adv.spoofed(sp), nil
@@ -51,8 +52,8 @@ func (s *simEnv) Spoof(_ context.Context, sp *scenarios.Spoof) (SpoofResult, err
 // passingSpoof is what a correct datapath shows: both spoofer flows in
 // its class and policed, the forged-MAC frames dropped, the control in
 // the forged VM's class.
-func passingSpoof(sp *scenarios.Spoof) SpoofResult {
-	return SpoofResult{Flows: []verdict.SpoofFlow{
+func passingSpoof(sp *scenarios.Spoof) lifeprobe.Spoofing {
+	return lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{
 		{Name: verdict.SpoofOwn, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
 		{Name: verdict.SpoofForgedIP, Sent: 3000, Seen: 1500, DSCP: map[int]uint64{sp.DSCP: 1500}},
 		{Name: verdict.SpoofForgedMAC, Sent: 3000},

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -27,7 +28,7 @@ func (s *simEnv) controllerResult() ControllerResult {
 	if s.ctrl.result != nil {
 		return *s.ctrl.result
 	}
-	return ControllerResult{LifeResult: LifeResult{Packets: 1, Lost: map[string]int{"out": 0}}}
+	return ControllerResult{Outcome: lifeprobe.Outcome{Packets: 1, Lost: map[string]int{"out": 0}}}
 }
 
 // RestartController runs the burst (the double has no process to stop:

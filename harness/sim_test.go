@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/nqos/nqos/capture"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/ovntrace"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/world"
@@ -39,12 +40,12 @@ type simEnv struct {
 	audit       func() []Sighting                          // the invariant check of one NB state
 	watch       *simWatch
 	closed      bool
-	closeErr    error        // what Close fails with
-	onCall      func(string) // called with each call's name (outside the lock)
-	crashes     []string     // what Crashes reports
-	crashErr    error        // what Crashes fails with
-	noJoin      bool         // StartVM leaves the VM out of the NB rows
-	life        *LifeResult  // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
+	closeErr    error              // what Close fails with
+	onCall      func(string)       // called with each call's name (outside the lock)
+	crashes     []string           // what Crashes reports
+	crashErr    error              // what Crashes fails with
+	noJoin      bool               // StartVM leaves the VM out of the NB rows
+	life        *lifeprobe.Outcome // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 	ctrl        simController
 	adv         simAdv                   // sim_adv_test.go
 	classes     map[string]tc.ClassStats // sim_fabric_test.go
@@ -141,29 +142,29 @@ func (s *simEnv) StopVM(_ context.Context, vm *scenarios.VM) error {
 
 // lifeResult is the double's lifecycle measurement: it has no datapath,
 // so unless a test sets life it reports one marked packet and no loss.
-func (s *simEnv) lifeResult(op string, vm *scenarios.VM) (LifeResult, error) {
+func (s *simEnv) lifeResult(op string, vm *scenarios.VM) (lifeprobe.Outcome, error) {
 	if err := s.call(op + " " + vm.Name); err != nil {
-		return LifeResult{}, err
+		return lifeprobe.Outcome{}, err
 	}
 	if s.life != nil {
 		return *s.life, nil
 	}
-	return LifeResult{Packets: 1, Lost: map[string]int{"in": 0, "out": 0}}, nil
+	return lifeprobe.Outcome{Packets: 1, Lost: map[string]int{"in": 0, "out": 0}}, nil
 }
 
-func (s *simEnv) Migrate(_ context.Context, vm *scenarios.VM, _ *scenarios.Migrate, _ *scenarios.Probe) (LifeResult, error) {
+func (s *simEnv) Migrate(_ context.Context, vm *scenarios.VM, _ *scenarios.Migrate, _ *scenarios.Probe) (lifeprobe.Outcome, error) {
 	return s.lifeResult("migrate", vm)
 }
 
-func (s *simEnv) RestartLauncher(_ context.Context, vm *scenarios.VM, _ *scenarios.Probe) (LifeResult, error) {
+func (s *simEnv) RestartLauncher(_ context.Context, vm *scenarios.VM, _ *scenarios.Probe) (lifeprobe.Outcome, error) {
 	return s.lifeResult("restartLauncher", vm)
 }
 
-func (s *simEnv) ChangeGuestIP(_ context.Context, vm *scenarios.VM, _ string, _ *scenarios.Probe) (LifeResult, error) {
+func (s *simEnv) ChangeGuestIP(_ context.Context, vm *scenarios.VM, _ string, _ *scenarios.Probe) (lifeprobe.Outcome, error) {
 	return s.lifeResult("guestIP", vm)
 }
 
-func (s *simEnv) RestartDaemon(_ context.Context, _ *scenarios.RestartDaemon, vm *scenarios.VM, _ *scenarios.Probe) (LifeResult, error) {
+func (s *simEnv) RestartDaemon(_ context.Context, _ *scenarios.RestartDaemon, vm *scenarios.VM, _ *scenarios.Probe) (lifeprobe.Outcome, error) {
 	return s.lifeResult("restartDaemon", vm)
 }
 

@@ -42,11 +42,11 @@ func vmRef(vm *scenarios.VM) vmID {
 // spoofer's guest with its own addresses, the other VM's IP, the other
 // VM's IP and MAC, and the other VM's own frames, captured on the uplinks
 // of both VMs' nodes into <scenario dir>/spoof-<vm>/.
-func (e *testbedEnv) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.SpoofResult, error) {
+func (e *testbedEnv) Spoof(ctx context.Context, sp *scenarios.Spoof) (lifeprobe.Spoofing, error) {
 	spoofer, as := e.sc.VM(sp.VM), e.sc.VM(sp.As)
 	dir := filepath.Join(e.dir, "spoof-"+sp.VM)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return harness.SpoofResult{}, fmt.Errorf("spoof capture directory: %w", err)
+		return lifeprobe.Spoofing{}, fmt.Errorf("spoof capture directory: %w", err)
 	}
 	res, err := e.life.Spoof(ctx, spoofSpec{Spoofer: vmRef(spoofer), Victim: vmRef(as),
 		SpooferDSCP: sp.DSCP, VictimDSCP: sp.AsDSCP, RateKbps: uint64(sp.RateKbps), BurstKbits: uint64(sp.BurstKbit),
@@ -55,9 +55,9 @@ func (e *testbedEnv) Spoof(ctx context.Context, sp *scenarios.Spoof) (harness.Sp
 		// the suite's policing tolerance and default floor (1 - 0.15)
 		Judge: verdict.Testbed(1 - spoofBelow)})
 	if err != nil {
-		return harness.SpoofResult{}, err
+		return lifeprobe.Spoofing{}, err
 	}
-	return res.step(), nil
+	return res, nil
 }
 
 // PortGroupBaseline runs the port-group baseline (vm_baseline.go) with a

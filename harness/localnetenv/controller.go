@@ -120,12 +120,12 @@ func (e *testbedEnv) RestartController(ctx context.Context, spec harness.Control
 
 // restartRun is one restartController step's measurements.
 type restartRun struct {
-	restart   controllerRestartResult
+	restart   lifeprobe.ControllerRestart
 	from, end time.Time
 	marks     marks.Count
 	converged convergence
 	txs       []lifeprobe.Transaction
-	stream    streamResult
+	stream    lifeprobe.Stream
 	afterTx   int
 	burst     bool
 }
@@ -186,21 +186,21 @@ func (r *restartRun) result() harness.ControllerResult {
 	}
 	ms := []results.Measure{
 		{Name: "kill point: burst transactions before the signal", Count: rr.TxBeforeStop, Unit: "transactions", Note: point},
-		measure("stop signal → new process started", rr.Down),
-		measure("new process started → synced", rr.Sync),
-		measure("stop signal → controller ready (synced)", rr.Down+rr.Sync),
-		measure("controller ready → NB equal to the compiler's rows", r.converged.after(rr)),
-		measure("marking gap (longest time without a marked probe packet)", r.marks.Gap),
-		counted("probe packets seen from the restart on", r.marks.Packets, "packets"),
-		counted("probe packets unmarked from the restart on", r.marks.Unmarked, "packets"),
-		counted("probe datagrams lost over the whole stream", r.stream.Lost, "datagrams"),
-		counted("NB transactions seen during the step", len(r.txs), "transactions"),
-		counted("NB transactions of the old process after the signal", rr.TxAfterSignal, "transactions"),
-		counted("NB transactions while no controller ran", rr.TxWhileDown, "transactions"),
+		lifeprobe.Measured("stop signal → new process started", rr.Down),
+		lifeprobe.Measured("new process started → synced", rr.Sync),
+		lifeprobe.Measured("stop signal → controller ready (synced)", rr.Down+rr.Sync),
+		lifeprobe.Measured("controller ready → NB equal to the compiler's rows", r.converged.after(rr)),
+		lifeprobe.Measured("marking gap (longest time without a marked probe packet)", r.marks.Gap),
+		lifeprobe.Counted("probe packets seen from the restart on", r.marks.Packets, "packets"),
+		lifeprobe.Counted("probe packets unmarked from the restart on", r.marks.Unmarked, "packets"),
+		lifeprobe.Counted("probe datagrams lost over the whole stream", r.stream.Lost, "datagrams"),
+		lifeprobe.Counted("NB transactions seen during the step", len(r.txs), "transactions"),
+		lifeprobe.Counted("NB transactions of the old process after the signal", rr.TxAfterSignal, "transactions"),
+		lifeprobe.Counted("NB transactions while no controller ran", rr.TxWhileDown, "transactions"),
 	}
 	out := r.converged.result()
-	out.LifeResult = harness.LifeResult{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
-		Lost: map[string]int{harness.Out: r.stream.Lost}, Sent: map[string]int{harness.Out: r.stream.Sent}, Measures: ms,
+	out.Outcome = lifeprobe.Outcome{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
+		Lost: map[string]int{lifeprobe.Out: r.stream.Lost}, Sent: map[string]int{lifeprobe.Out: r.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
 			"changes": lifeprobe.CountChanges(r.txs), "transactions": r.txs}}
 	out.TxWhileDown = rr.TxWhileDown

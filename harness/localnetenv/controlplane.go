@@ -11,6 +11,7 @@ import (
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/controller"
+	"github.com/nqos/nqos/internal/controller/app"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -126,6 +127,11 @@ func (p *zonePlane) start(ctx context.Context, e *testbedEnv, _ *slog.Logger) er
 	bin, err := e.controllerBin()
 	if err != nil {
 		return fmt.Errorf("interconnect: %w", err)
+	}
+	// The zones' heartbeat Leases live in their own namespace, as
+	// config/deploy/namespace.yaml creates it.
+	if err := localnet.EnsureNamespace(ctx, e.kube, app.DefaultHeartbeatNamespace); err != nil {
+		return fmt.Errorf("interconnect: zone heartbeats: %w", err)
 	}
 	for _, z := range e.zones {
 		cfg := controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 )
 
 // convergence is how the NB reached the compiler's rows for the
@@ -42,11 +43,11 @@ func (e *testbedEnv) converge(ctx context.Context) (convergence, error) {
 
 // after is the time from the restarted process's synced line to
 // convergence (0 if it never converged).
-func (c convergence) after(rr controllerRestartResult) time.Duration {
+func (c convergence) after(rr lifeprobe.ControllerRestart) time.Duration {
 	if c.at.IsZero() {
 		return 0
 	}
-	return max(c.at.Sub(rr.StopAt.Add(rr.Down+rr.Sync)), 0)
+	return max(c.at.Sub(rr.Ready()), 0)
 }
 
 // result carries the difference and the audit's findings.

@@ -6,9 +6,9 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
-	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/scenarios"
 
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -48,41 +48,40 @@ type daemonRestartSpec struct {
 	Timeout time.Duration
 }
 
-// daemonRestartResult is what a daemon restart did to the traffic.
-type daemonRestartResult struct {
-	Node      string    `json:"node"`
-	Daemon    string    `json:"daemon"`
-	Mode      string    `json:"mode"`
-	RestartAt time.Time `json:"restartAt"`
-	// Restart is how long RestartDaemon took (stop + start).
-	Restart time.Duration `json:"restartNs"`
-	// Recovered is from the restart to the first packet of a steady run
-	// of marked packets.
-	Recovered time.Duration `json:"recoveredNs"`
-	// Marks covers the restart to the end of the steady window: its Gap
-	// (longest time without a marked packet) is the measured outage.
-	Marks marks.Count `json:"marks"`
-	// Baseline is the same analysis of the window before the restart.
-	Baseline marks.Count `json:"baseline"`
-	// After is the steady window after recovery.
-	After marks.Count `json:"after"`
-	// PolicedBefore and PolicedAfter are the policed flow's delivered
-	// rates (bit/s at the uplink) before the restart and after recovery.
-	PolicedBefore float64 `json:"policedBeforeBps,omitempty"`
-	PolicedAfter  float64 `json:"policedAfterBps,omitempty"`
+// daemonNames maps a scenario daemon to the testbed's name.
+var daemonNames = map[string]string{
+	scenarios.DaemonOVNController: localnet.DaemonOVNController,
+	scenarios.DaemonVSwitchd:      localnet.DaemonVSwitchd,
+	scenarios.DaemonNB:            localnet.DaemonNB,
+}
+
+// RestartDaemon restarts a daemon while the VM sends
+// a marked UDP stream (500/s) to the peer, watched on its node's uplink.
+func (e *testbedEnv) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Outcome, error) {
+	s, err := e.probeStream(ctx, vm, p)
+	if err != nil {
+		return lifeprobe.Outcome{}, err
+	}
+	res, err := restartDaemonUnderTraffic(ctx, e.tb, daemonRestartSpec{Node: e.nodeName(r.Node),
+		Daemon: daemonNames[r.Daemon], Mode: localnet.RestartMode(r.Mode), Marked: s})
+	sr := s.Stop()
+	if err != nil {
+		return lifeprobe.Outcome{}, err
+	}
+	return res.Outcome(sr), nil
 }
 
 // restartDaemonUnderTraffic measures a baseline window of the running
 // streams, restarts the daemon, waits until marking is steady again and
 // the chassis are in sync, then measures a steady window after recovery.
-func restartDaemonUnderTraffic(ctx context.Context, tb daemonRestarter, spec daemonRestartSpec) (daemonRestartResult, error) {
+func restartDaemonUnderTraffic(ctx context.Context, tb daemonRestarter, spec daemonRestartSpec) (lifeprobe.DaemonRestart, error) {
 	if spec.Window == 0 {
 		spec.Window = 2 * time.Second
 	}
 	if spec.Timeout == 0 {
 		spec.Timeout = 30 * time.Second
 	}
-	res := daemonRestartResult{Node: spec.Node, Daemon: spec.Daemon, Mode: string(spec.Mode)}
+	res := lifeprobe.DaemonRestart{Node: spec.Node, Daemon: spec.Daemon, Mode: string(spec.Mode)}
 	s := spec.Marked
 	perWindow := int(spec.Window / s.Spec().Interval / 2) // at least half the nominal packets
 	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-spec.Window), perWindow, spec.Timeout); err != nil {
@@ -119,21 +118,4 @@ func restartDaemonUnderTraffic(ctx context.Context, tb daemonRestarter, spec dae
 		res.PolicedAfter = marks.BitsPerSecond(seen, p.Dst, p.DSCP, p.FrameBits, afterFrom, end)
 	}
 	return res, nil
-}
-
-// life is the daemon restart as a lifecycle step's result, with the
-// whole stream's loss.
-func (res daemonRestartResult) life(sr streamResult) harness.LifeResult {
-	return harness.LifeResult{
-		Packets: res.Marks.Packets, Unmarked: res.Marks.Unmarked, Gap: res.Marks.Gap,
-		Lost: map[string]int{harness.Out: sr.Lost}, Sent: map[string]int{harness.Out: sr.Sent},
-		Measures: []results.Measure{
-			measure("restart (stop + start)", res.Restart),
-			measure("restart → steady marking again", res.Recovered),
-			measure("marking gap (longest time without a marked packet)", res.Marks.Gap),
-			counted("probe packets unmarked around the restart", res.Marks.Unmarked, "packets"),
-			counted("probe datagrams lost over the whole stream", sr.Lost, "datagrams"),
-		},
-		Detail: map[string]any{"restart": res, "stream": sr},
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/nqos/nqos/harness/lifeprobe"
 )
 
 // stopSignal is how restartControllerProc ends the running process.
@@ -31,39 +33,12 @@ type controllerRestartSpec struct {
 	Timeout time.Duration
 }
 
-// controllerRestartResult is what one restart did and measured.
-type controllerRestartResult struct {
-	Mode    stopSignal `json:"mode"`
-	AfterTx int        `json:"afterTx"`
-	OldPid  int        `json:"oldPid"`
-	NewPid  int        `json:"newPid"`
-	// TxBeforeStop is how many NB transactions the monitor had seen
-	// since the burst started when the stop signal was sent (== AfterTx
-	// when the signal went out from the monitor's goroutine).
-	TxBeforeStop int `json:"txBeforeStop"`
-	// TxAfterSignal are the old process's transactions the monitor
-	// received after the signal: committed before the signal but still
-	// queued towards the monitor, or in flight at the server when the
-	// process died. The restart point is "right after the monitor saw
-	// the AfterTx-th transaction", which on a loaded machine can be a
-	// few transactions after the controller committed it.
-	TxAfterSignal int `json:"txAfterSignal"`
-	// TxWhileDown counts transactions between the old process's exit
-	// and the new one's start (must be 0: nobody else writes).
-	TxWhileDown int       `json:"txWhileDown"`
-	StopAt      time.Time `json:"stopAt"`
-	// Down is from the stop signal to the new process's start; Sync from
-	// its start to its synced log line.
-	Down time.Duration `json:"downNs"`
-	Sync time.Duration `json:"syncNs"`
-}
-
 // restartControllerProc stops cur (after the spec's burst point), starts a
 // new process with the same configuration and waits until it is synced.
 // The returned ctrlProcess replaces cur (also on most errors, so the
 // caller can Close it).
-func restartControllerProc(ctx context.Context, cur *ctrlProcess, spec controllerRestartSpec) (*ctrlProcess, controllerRestartResult, error) {
-	res := controllerRestartResult{Mode: spec.Mode, AfterTx: spec.AfterTx, OldPid: cur.Pid()}
+func restartControllerProc(ctx context.Context, cur *ctrlProcess, spec controllerRestartSpec) (*ctrlProcess, lifeprobe.ControllerRestart, error) {
+	res := lifeprobe.ControllerRestart{Mode: string(spec.Mode), AfterTx: spec.AfterTx, OldPid: cur.Pid()}
 	if spec.Timeout == 0 {
 		spec.Timeout = 60 * time.Second
 	}

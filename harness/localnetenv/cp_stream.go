@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/capture/live"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/scenarios"
 
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -37,18 +40,6 @@ type markedStream struct {
 	probe *localnet.Probe
 	watch *live.Watch
 	start time.Time
-}
-
-// streamResult is what a stream measured over its whole life.
-type streamResult struct {
-	Name     string `json:"name"`
-	Sent     int    `json:"sent"`
-	Received int    `json:"received"`
-	Lost     int    `json:"lost"`
-	// LongestReceiveGap is the receiver's longest time between datagrams.
-	LongestReceiveGap time.Duration `json:"longestReceiveGapNs"`
-	// Marks is the uplink view from the first marked packet to the end.
-	Marks marks.Count `json:"marks"`
 }
 
 // startStream starts watching the uplink, then sending.
@@ -111,7 +102,7 @@ func (s *markedStream) WaitMarkedRun(ctx context.Context, t time.Time, n int, ti
 
 // Stop ends the stream and returns its result; marks are counted from
 // the first marked packet on.
-func (s *markedStream) Stop() streamResult {
+func (s *markedStream) Stop() lifeprobe.Stream {
 	end := time.Now()
 	pr := s.probe.Stop()
 	first := s.start
@@ -120,6 +111,36 @@ func (s *markedStream) Stop() streamResult {
 	}
 	m := s.Marks(first, end)
 	s.watch.Close()
-	return streamResult{Name: s.spec.Name, Sent: pr.Sent, Received: pr.Received, Lost: pr.Lost,
+	return lifeprobe.Stream{Name: s.spec.Name, Sent: pr.Sent, Received: pr.Received, Lost: pr.Lost,
 		LongestReceiveGap: pr.LongestGap, Marks: m}
+}
+
+// probePort is the UDP port of a VM's marked probe stream.
+const probePort = 7300
+
+// probeStream starts the VM's marked stream to the probe's peer.
+func (e *testbedEnv) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (*markedStream, error) {
+	in, err := e.vms.Get(vm.Namespace, vm.Name)
+	if err != nil {
+		return nil, err
+	}
+	host, ok := e.tb.Host(p.Peer)
+	if !ok || host.IPv4 == "" {
+		return nil, fmt.Errorf("probe peer %s: no such host with an IPv4 address on the testbed", p.Peer)
+	}
+	wns, wif, err := e.tb.UplinkCapturePoint(in.Node)
+	if err != nil {
+		return nil, err
+	}
+	src, err := netip.ParsePrefix(vm.Addresses.V4)
+	if err != nil {
+		return nil, fmt.Errorf("VM %s: address %q: %w", vm.Name, vm.Addresses.V4, err)
+	}
+	dst, err := netip.ParseAddr(strings.Split(host.IPv4, "/")[0])
+	if err != nil {
+		return nil, fmt.Errorf("host %s: address %q: %w", p.Peer, host.IPv4, err)
+	}
+	return startStream(ctx, streamSpec{Name: vm.Name + "->" + p.Peer, SrcNetns: in.Netns,
+		Src: netip.AddrPortFrom(src.Addr(), probePort), DstNetns: host.Netns, Dst: netip.AddrPortFrom(dst, probePort),
+		DSCP: p.DSCP, WatchNetns: wns, WatchIf: wif})
 }

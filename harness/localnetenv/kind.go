@@ -15,6 +15,7 @@ import (
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -121,18 +122,18 @@ func (kindBackend) env(e *testbedEnv) harness.Env { return kindEnv{e} }
 type kindEnv struct{ *testbedEnv }
 
 // Migrate is not supported: whyMigration.
-func (kindEnv) Migrate(context.Context, *scenarios.VM, *scenarios.Migrate, *scenarios.Probe) (harness.LifeResult, error) {
-	return harness.LifeResult{}, unsupported(whyMigration)
+func (kindEnv) Migrate(context.Context, *scenarios.VM, *scenarios.Migrate, *scenarios.Probe) (lifeprobe.Outcome, error) {
+	return lifeprobe.Outcome{}, unsupported(whyMigration)
 }
 
 // RestartLauncher is not supported: whyLauncherRestart.
-func (kindEnv) RestartLauncher(context.Context, *scenarios.VM, *scenarios.Probe) (harness.LifeResult, error) {
-	return harness.LifeResult{}, unsupported(whyLauncherRestart)
+func (kindEnv) RestartLauncher(context.Context, *scenarios.VM, *scenarios.Probe) (lifeprobe.Outcome, error) {
+	return lifeprobe.Outcome{}, unsupported(whyLauncherRestart)
 }
 
 // RestartDaemon is not supported: whyDaemonRestart.
-func (kindEnv) RestartDaemon(_ context.Context, r *scenarios.RestartDaemon, _ *scenarios.VM, _ *scenarios.Probe) (harness.LifeResult, error) {
-	return harness.LifeResult{}, unsupported("restarting " + r.Daemon + ": the OVS and OVN daemons are the cluster nodes'")
+func (kindEnv) RestartDaemon(_ context.Context, r *scenarios.RestartDaemon, _ *scenarios.VM, _ *scenarios.Probe) (lifeprobe.Outcome, error) {
+	return lifeprobe.Outcome{}, unsupported("restarting " + r.Daemon + ": the OVS and OVN daemons are the cluster nodes'")
 }
 
 // restartControllerProc is not supported: the controller is the deployed one.

@@ -3,15 +3,11 @@ package localnetenv
 import (
 	"context"
 	"fmt"
-	"net/netip"
-	"strings"
-	"time"
 
-	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/scenarios"
-	"github.com/nqos/nqos/topo/localnet"
 )
 
 // guestSpec describes a VM under a step's probe for the VM operations.
@@ -21,27 +17,19 @@ func guestSpec(vm *scenarios.VM, p *scenarios.Probe) guestOp {
 		DSCP:   p.DSCP, Traffic: probeTraffic{Peer: p.Peer}}
 }
 
-func measure(name string, d time.Duration) results.Measure {
-	return results.Measure{Name: name, Duration: d}
-}
-
-func counted(name string, n int, unit string) results.Measure {
-	return results.Measure{Name: name, Count: n, Unit: unit}
-}
-
 // Migrate live-migrates the VM (vm_migrate.go: probes both ways,
 // both nodes' uplinks watched).
-func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (lifeprobe.Outcome, error) {
 	g := guestSpec(vm, p)
 	target := e.nodeName(m.To)
 	mode, note, err := e.migrationMode(vm, target, kubevirt.MigrationMode(m.Mode))
 	if err != nil {
-		return harness.LifeResult{}, err
+		return lifeprobe.Outcome{}, err
 	}
 	res, err := e.life.Migrate(ctx, migrateSpec{VM: g.VM, Target: target, Mode: mode,
 		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
 	if err != nil {
-		return harness.LifeResult{}, err
+		return lifeprobe.Outcome{}, err
 	}
 	lr := res.life()
 	if note != "" {
@@ -72,72 +60,19 @@ func (e *testbedEnv) migrationMode(vm *scenarios.VM, target string, mode kubevir
 }
 
 // RestartLauncher recreates the VM's launcher pod (vm_restart.go).
-func (e *testbedEnv) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Outcome, error) {
 	res, err := e.life.RestartLauncher(ctx, guestSpec(vm, p))
 	if err != nil {
-		return harness.LifeResult{}, err
+		return lifeprobe.Outcome{}, err
 	}
-	return res.life(), nil
+	return res.Outcome(), nil
 }
 
 // ChangeGuestIP changes the guest's address (vm_restart.go).
-func (e *testbedEnv) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (harness.LifeResult, error) {
+func (e *testbedEnv) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, v4 string, p *scenarios.Probe) (lifeprobe.Outcome, error) {
 	res, err := e.life.ChangeGuestIP(ctx, guestSpec(vm, p), v4)
 	if err != nil {
-		return harness.LifeResult{}, err
+		return lifeprobe.Outcome{}, err
 	}
-	return res.life(), nil
-}
-
-// probePort is the UDP port of a restartDaemon step's probe stream.
-const probePort = 7300
-
-// daemonNames maps a scenario daemon to the testbed's name.
-var daemonNames = map[string]string{
-	scenarios.DaemonOVNController: localnet.DaemonOVNController,
-	scenarios.DaemonVSwitchd:      localnet.DaemonVSwitchd,
-	scenarios.DaemonNB:            localnet.DaemonNB,
-}
-
-// RestartDaemon restarts a daemon (cp_daemon.go) while the VM sends
-// a marked UDP stream (500/s) to the peer, watched on its node's uplink.
-func (e *testbedEnv) RestartDaemon(ctx context.Context, r *scenarios.RestartDaemon, vm *scenarios.VM, p *scenarios.Probe) (harness.LifeResult, error) {
-	s, err := e.probeStream(ctx, vm, p)
-	if err != nil {
-		return harness.LifeResult{}, err
-	}
-	res, err := restartDaemonUnderTraffic(ctx, e.tb, daemonRestartSpec{Node: e.nodeName(r.Node),
-		Daemon: daemonNames[r.Daemon], Mode: localnet.RestartMode(r.Mode), Marked: s})
-	sr := s.Stop()
-	if err != nil {
-		return harness.LifeResult{}, err
-	}
-	return res.life(sr), nil
-}
-
-// probeStream starts the VM's marked stream to the probe's peer.
-func (e *testbedEnv) probeStream(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (*markedStream, error) {
-	in, err := e.vms.Get(vm.Namespace, vm.Name)
-	if err != nil {
-		return nil, err
-	}
-	host, ok := e.tb.Host(p.Peer)
-	if !ok || host.IPv4 == "" {
-		return nil, fmt.Errorf("probe peer %s: no such host with an IPv4 address on the testbed", p.Peer)
-	}
-	wns, wif, err := e.tb.UplinkCapturePoint(in.Node)
-	if err != nil {
-		return nil, err
-	}
-	src, err := netip.ParsePrefix(vm.Addresses.V4)
-	if err != nil {
-		return nil, fmt.Errorf("VM %s: address %q: %w", vm.Name, vm.Addresses.V4, err)
-	}
-	dst, err := netip.ParseAddr(strings.Split(host.IPv4, "/")[0])
-	if err != nil {
-		return nil, fmt.Errorf("host %s: address %q: %w", p.Peer, host.IPv4, err)
-	}
-	return startStream(ctx, streamSpec{Name: vm.Name + "->" + p.Peer, SrcNetns: in.Netns,
-		Src: netip.AddrPortFrom(src.Addr(), probePort), DstNetns: host.Netns, Dst: netip.AddrPortFrom(dst, probePort),
-		DSCP: p.DSCP, WatchNetns: wns, WatchIf: wif})
+	return res.Outcome(), nil
 }

@@ -38,7 +38,7 @@ type upgradeRun struct {
 	errs      []string
 	marks     marks.Count // controller start to the end
 	before    marks.Count // seeding to the controller start
-	stream    streamResult
+	stream    lifeprobe.Stream
 }
 
 // Upgrade seeds legacy rows for the objects, as the address-set-based
@@ -167,7 +167,7 @@ func (run *upgradeRun) result() harness.ControllerResult {
 	ms := []results.Measure{
 		{Name: "probe packets marked by the legacy rows before the controller start", Count: before.Marked, Unit: "packets",
 			Note: fmt.Sprintf("%d unmarked; steady marking %v after seeding", before.Unmarked, run.legacyAt.Sub(run.seededAt).Round(time.Millisecond))},
-		measure("controller start → synced (migration done)", run.syncedAt.Sub(run.startAt)),
+		lifeprobe.Measured("controller start → synced (migration done)", run.syncedAt.Sub(run.startAt)),
 	}
 	for i, o := range run.objects {
 		ord := run.orders[i]
@@ -181,15 +181,15 @@ func (run *upgradeRun) result() harness.ControllerResult {
 				Note: fmt.Sprintf("transaction %d (%s)", ord.SetDeleteTx, o.Seeded.AddressSet)})
 	}
 	ms = append(ms,
-		measure("controller start → NB equal to the compiler's rows", max(run.converged.at.Sub(run.startAt), 0)),
-		measure("marking gap from the controller start (longest time without a marked probe packet)", run.marks.Gap),
-		counted("probe packets seen (legacy rows, migration, after)", run.stream.Marks.Packets, "packets"),
-		counted("probe packets unmarked", run.stream.Marks.Unmarked, "packets"),
-		counted("probe datagrams lost over the whole stream", run.stream.Lost, "datagrams"),
-		counted("NB transactions from the controller start", len(run.txs), "transactions"))
+		lifeprobe.Measured("controller start → NB equal to the compiler's rows", max(run.converged.at.Sub(run.startAt), 0)),
+		lifeprobe.Measured("marking gap from the controller start (longest time without a marked probe packet)", run.marks.Gap),
+		lifeprobe.Counted("probe packets seen (legacy rows, migration, after)", run.stream.Marks.Packets, "packets"),
+		lifeprobe.Counted("probe packets unmarked", run.stream.Marks.Unmarked, "packets"),
+		lifeprobe.Counted("probe datagrams lost over the whole stream", run.stream.Lost, "datagrams"),
+		lifeprobe.Counted("NB transactions from the controller start", len(run.txs), "transactions"))
 	out := run.converged.result()
-	out.LifeResult = harness.LifeResult{Packets: run.stream.Marks.Packets, Unmarked: run.stream.Marks.Unmarked, Gap: run.marks.Gap,
-		Lost: map[string]int{harness.Out: run.stream.Lost}, Sent: map[string]int{harness.Out: run.stream.Sent}, Measures: ms,
+	out.Outcome = lifeprobe.Outcome{Packets: run.stream.Marks.Packets, Unmarked: run.stream.Marks.Unmarked, Gap: run.marks.Gap,
+		Lost: map[string]int{lifeprobe.Out: run.stream.Lost}, Sent: map[string]int{lifeprobe.Out: run.stream.Sent}, Measures: ms,
 		Detail: map[string]any{"legacy": run.objects, "order": run.orders, "transactions": run.txs, "converged": run.converged.res,
 			"marks": run.marks, "beforeStart": run.before, "stream": run.stream}}
 	out.OrderErrors = run.errs

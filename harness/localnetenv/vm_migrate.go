@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/harness/results"
@@ -160,21 +159,21 @@ func (r *migrateResult) fill(ups *uplinks, s *session, dscp int, start time.Time
 // life is the migration as a lifecycle step's result: the figures the
 // report shows, the probe counts the verdicts judge, the whole result as
 // its detail.
-func (res migrateResult) life() harness.LifeResult {
-	return harness.LifeResult{
+func (res migrateResult) life() lifeprobe.Outcome {
+	return lifeprobe.Outcome{
 		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{harness.Out: res.Out.Lost, harness.In: res.In.Lost},
-		Sent: map[string]int{harness.Out: res.Out.Sent, harness.In: res.In.Sent},
+		Lost: map[string]int{lifeprobe.Out: res.Out.Lost, lifeprobe.In: res.In.Lost},
+		Sent: map[string]int{lifeprobe.Out: res.Out.Sent, lifeprobe.In: res.In.Sent},
 		Measures: append([]results.Measure{
-			measure("target prepared (pod, LSP, port bound)", res.Report.Prepared),
-			measure("target LSP in its port group, relative to the switch", res.TargetInGroup),
-			measure("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
-			measure("longest gap guest → peer", res.Out.LongestGap),
-			measure("longest gap peer → guest", res.In.LongestGap),
-			counted("probe packets seen on the uplinks", res.Marking.Packets, "packets"),
-			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
-			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
-			counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
+			lifeprobe.Measured("target prepared (pod, LSP, port bound)", res.Report.Prepared),
+			lifeprobe.Measured("target LSP in its port group, relative to the switch", res.TargetInGroup),
+			lifeprobe.Measured("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
+			lifeprobe.Measured("longest gap guest → peer", res.Out.LongestGap),
+			lifeprobe.Measured("longest gap peer → guest", res.In.LongestGap),
+			lifeprobe.Counted("probe packets seen on the uplinks", res.Marking.Packets, "packets"),
+			lifeprobe.Counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
+			lifeprobe.Counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
+			lifeprobe.Counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
 		}, append(res.lateMeasures(), res.handoverMeasures()...)...),
 		Detail: res,
 	}
@@ -188,10 +187,10 @@ func (res migrateResult) lateMeasures() []results.Measure {
 		return nil
 	}
 	return []results.Measure{
-		measure("switch → target LSP created (late)", res.TargetLSPInNB),
-		measure("switch → target LSP in its port group", res.TargetInGroup),
-		measure("target LSP created → first marked packet on the target uplink", res.LSPToMarked),
-		counted("probe packets unmarked on the target after the switch", res.OnTarget.Unmarked, "packets"),
+		lifeprobe.Measured("switch → target LSP created (late)", res.TargetLSPInNB),
+		lifeprobe.Measured("switch → target LSP in its port group", res.TargetInGroup),
+		lifeprobe.Measured("target LSP created → first marked packet on the target uplink", res.LSPToMarked),
+		lifeprobe.Counted("probe packets unmarked on the target after the switch", res.OnTarget.Unmarked, "packets"),
 	}
 }
 
@@ -204,13 +203,13 @@ func (res migrateResult) handoverMeasures() []results.Measure {
 		return nil
 	}
 	return []results.Measure{
-		measure("handover: LSP renamed to the target pod's port → bound there with flows", rep.Handover),
-		measure("handover: port in its port group under the new name, after the handover began", ph.NameInGroup),
-		counted("switch: probe datagrams lost guest → peer", ph.Switch.Out.Lost, "datagrams"),
-		counted("switch: probe datagrams lost peer → guest", ph.Switch.In.Lost, "datagrams"),
-		counted("switch: probe packets unmarked", ph.Switch.Marking.Unmarked, "packets"),
-		counted("handover: probe datagrams lost guest → peer", ph.Handover.Out.Lost, "datagrams"),
-		counted("handover: probe datagrams lost peer → guest", ph.Handover.In.Lost, "datagrams"),
-		counted("handover: probe packets unmarked", ph.Handover.Marking.Unmarked, "packets"),
+		lifeprobe.Measured("handover: LSP renamed to the target pod's port → bound there with flows", rep.Handover),
+		lifeprobe.Measured("handover: port in its port group under the new name, after the handover began", ph.NameInGroup),
+		lifeprobe.Counted("switch: probe datagrams lost guest → peer", ph.Switch.Out.Lost, "datagrams"),
+		lifeprobe.Counted("switch: probe datagrams lost peer → guest", ph.Switch.In.Lost, "datagrams"),
+		lifeprobe.Counted("switch: probe packets unmarked", ph.Switch.Marking.Unmarked, "packets"),
+		lifeprobe.Counted("handover: probe datagrams lost guest → peer", ph.Handover.Out.Lost, "datagrams"),
+		lifeprobe.Counted("handover: probe datagrams lost peer → guest", ph.Handover.In.Lost, "datagrams"),
+		lifeprobe.Counted("handover: probe packets unmarked", ph.Handover.Marking.Unmarked, "packets"),
 	}
 }

@@ -54,20 +54,20 @@ func TestPortSecurityVerdict(t *testing.T) {
 	spec := spoofSpec{SpooferDSCP: 10, VictimDSCP: 46}
 	for _, tc := range []struct {
 		name string
-		f    spoofedFlow
+		f    lifeprobe.SpoofedFlow
 		pass bool
 	}{
-		{"all dropped", spoofedFlow{Sent: 100, Dropped: 100, DSCP: map[int]uint64{}}, true},
-		{"let through in the spoofer's class", spoofedFlow{Sent: 100, Seen: 40, Dropped: 60, DSCP: map[int]uint64{10: 40}}, true},
-		{"one in the victim's class", spoofedFlow{Sent: 100, Seen: 40, Dropped: 60, MisClassified: 1, DSCP: map[int]uint64{10: 39, 46: 1}}, false},
-		{"unmarked", spoofedFlow{Sent: 100, Seen: 5, DSCP: map[int]uint64{0: 5}}, false},
-		{"nothing sent", spoofedFlow{DSCP: map[int]uint64{}}, false},
+		{"all dropped", lifeprobe.SpoofedFlow{Sent: 100, Dropped: 100, DSCP: map[int]uint64{}}, true},
+		{"let through in the spoofer's class", lifeprobe.SpoofedFlow{Sent: 100, Seen: 40, Dropped: 60, DSCP: map[int]uint64{10: 40}}, true},
+		{"one in the victim's class", lifeprobe.SpoofedFlow{Sent: 100, Seen: 40, Dropped: 60, MisClassified: 1, DSCP: map[int]uint64{10: 39, 46: 1}}, false},
+		{"unmarked", lifeprobe.SpoofedFlow{Sent: 100, Seen: 5, DSCP: map[int]uint64{0: 5}}, false},
+		{"nothing sent", lifeprobe.SpoofedFlow{DSCP: map[int]uint64{}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.f
 			f.Name = flowSpooferVictimMAC
-			r := spoofResult{Flows: []spoofedFlow{f}}
-			if v := r.portSecurityVerdict(spec); v.Pass != tc.pass {
+			r := lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{f}}
+			if v := portSecurityVerdict(&r, spec); v.Pass != tc.pass {
 				t.Errorf("verdict %q: pass %v, want %v", v.Message, v.Pass, tc.pass)
 			}
 		})
@@ -83,9 +83,9 @@ func TestResultJSON(t *testing.T) {
 		"migrateMultiChassis": migrateResult{Mode: "multi-chassis", Out: lifeprobe.Sum(lifeprobe.Direction{Sent: 4, Lost: 1}, lifeprobe.Direction{Sent: 6, Lost: 2}),
 			Phases: &migratePhases{SplitAt: t0, NameInGroup: time.Millisecond,
 				Switch: phase{Out: lifeprobe.Direction{Sent: 4, Lost: 1}}, Handover: phase{Out: lifeprobe.Direction{Sent: 6, Lost: 2}}}},
-		"restart":  restartResult{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
-		"ipchange": ipChangeResult{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
-		"spoof":    spoofResult{Flows: []spoofedFlow{{Name: flowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
+		"restart":  lifeprobe.LauncherRestart{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
+		"ipchange": lifeprobe.GuestIPChange{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
+		"spoof":    lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{{Name: flowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
 	}
 	got, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {

@@ -6,10 +6,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
-	"github.com/nqos/nqos/harness/results"
 )
 
 // guestOp is a lifecycle event of a running VM selected by a
@@ -21,34 +19,12 @@ type guestOp struct {
 	Traffic probeTraffic `json:"traffic"`
 }
 
-// restartResult is what RestartLauncher measured. Durations count from
-// the start of the restart.
-type restartResult struct {
-	VM     vmID   `json:"vm"`
-	OldLSP string `json:"oldLSP"`
-	NewLSP string `json:"newLSP"`
-	// Start is when the restart began.
-	Start time.Time `json:"start"`
-	// MembersBefore and MembersAfter are the object's port-group members.
-	MembersBefore []string `json:"membersBefore"`
-	MembersAfter  []string `json:"membersAfter"`
-	// Restart is how long the launcher restart took (new LSP up).
-	Restart       time.Duration       `json:"restartNs"`
-	NewLSPInNB    time.Duration       `json:"newLSPInNBNs"`
-	NewInGroup    time.Duration       `json:"newInGroupNs"`
-	OldOutOfGroup time.Duration       `json:"oldOutOfGroupNs"`
-	Out           lifeprobe.Direction `json:"out"`
-	// Marking counts the guest's packets to the peer on the uplink from
-	// the start of the restart until the probe stopped.
-	Marking marks.Count `json:"marking"`
-}
-
 // RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
 // MAC) while the guest sends to the peer, and records the port-group
 // membership change and the marking on the uplink.
-func (o *vmOps) RestartLauncher(ctx context.Context, spec guestOp) (restartResult, error) {
-	res := restartResult{VM: spec.VM}
-	fail := func(err error) (restartResult, error) {
+func (o *vmOps) RestartLauncher(ctx context.Context, spec guestOp) (lifeprobe.LauncherRestart, error) {
+	res := lifeprobe.LauncherRestart{VM: spec.VM}
+	fail := func(err error) (lifeprobe.LauncherRestart, error) {
 		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
 	}
 	var err error
@@ -110,27 +86,12 @@ func (o *vmOps) RestartLauncher(ctx context.Context, spec guestOp) (restartResul
 	return res, nil
 }
 
-// ipChangeResult is what ChangeGuestIP measured.
-type ipChangeResult struct {
-	VM            vmID     `json:"vm"`
-	OldIP         string   `json:"oldIP"`
-	NewIP         string   `json:"newIP"`
-	MembersBefore []string `json:"membersBefore"`
-	MembersAfter  []string `json:"membersAfter"`
-	// Before counts the packets from the old address, After those from
-	// the new one, on the uplink.
-	Before    marks.Count         `json:"before"`
-	After     marks.Count         `json:"after"`
-	OutBefore lifeprobe.Direction `json:"outBefore"`
-	OutAfter  lifeprobe.Direction `json:"outAfter"`
-}
-
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
 // (OVN never sees it) between two probe streams to the peer and records
 // the marking of both addresses and the port-group membership.
-func (o *vmOps) ChangeGuestIP(ctx context.Context, spec guestOp, newIPv4 string) (ipChangeResult, error) {
-	res := ipChangeResult{VM: spec.VM, NewIP: newIPv4}
-	fail := func(err error) (ipChangeResult, error) {
+func (o *vmOps) ChangeGuestIP(ctx context.Context, spec guestOp, newIPv4 string) (lifeprobe.GuestIPChange, error) {
+	res := lifeprobe.GuestIPChange{VM: spec.VM, NewIP: newIPv4}
+	fail := func(err error) (lifeprobe.GuestIPChange, error) {
 		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
 	}
 	var err error
@@ -185,39 +146,4 @@ func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, sp
 		return out, marks.Count{}, err
 	}
 	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
-}
-
-// life is the launcher restart as a lifecycle step's result.
-func (res restartResult) life() harness.LifeResult {
-	return harness.LifeResult{
-		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{harness.Out: res.Out.Lost}, Sent: map[string]int{harness.Out: res.Out.Sent},
-		Measures: []results.Measure{
-			measure("launcher restart (new LSP up)", res.Restart),
-			measure("new LSP in its port group", res.NewInGroup),
-			measure("old LSP out of its port group", res.OldOutOfGroup),
-			measure("longest gap guest → peer", res.Out.LongestGap),
-			counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
-			counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
-		},
-		Detail: res,
-	}
-}
-
-// life is the guest IP change as a lifecycle step's result: the
-// packets of both addresses count.
-func (res ipChangeResult) life() harness.LifeResult {
-	unmarked := res.Before.Unmarked + res.After.Unmarked
-	lost := res.OutBefore.Lost + res.OutAfter.Lost
-	return harness.LifeResult{
-		Packets: res.Before.Packets + res.After.Packets, Unmarked: unmarked,
-		Lost: map[string]int{harness.Out: lost}, Sent: map[string]int{harness.Out: res.OutBefore.Sent + res.OutAfter.Sent},
-		Measures: []results.Measure{
-			counted("probe packets from the old address", res.Before.Packets, "packets"),
-			counted("probe packets from the new address", res.After.Packets, "packets"),
-			counted("probe packets unmarked", unmarked, "packets"),
-			counted("probe datagrams lost guest → peer", lost, "datagrams"),
-		},
-		Detail: res,
-	}
 }

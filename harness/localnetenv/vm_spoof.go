@@ -10,6 +10,7 @@ import (
 
 	"github.com/nqos/nqos/capture/live"
 	"github.com/nqos/nqos/flow"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/harness/verdict"
 )
@@ -48,43 +49,6 @@ const (
 	spooferMeter         = "spoofer-class"
 )
 
-// spoofedFlow is what one injected flow became on the uplink.
-type spoofedFlow struct {
-	Name   string `json:"name"`
-	From   vmID   `json:"from"`
-	Node   string `json:"node"`
-	SrcIP  string `json:"srcIP"`
-	SrcMAC string `json:"srcMAC"`
-	Sent   uint64 `json:"sent"`
-	Seen   uint64 `json:"seen"`
-	// Dropped = Sent - Seen: by port security or by the meter.
-	Dropped uint64 `json:"dropped"`
-	// MisClassified counts packets carrying the victim's DSCP.
-	MisClassified uint64         `json:"misClassified"`
-	DSCP          map[int]uint64 `json:"dscp"`
-	OfferedKbps   float64        `json:"offeredKbps"`
-	DeliveredKbps float64        `json:"deliveredKbps"`
-}
-
-// spoofResult is what Spoof measured, with capture's standard verdicts
-// for the flows that reached the uplink (DSCP, token-bucket bound,
-// throughput floor).
-type spoofResult struct {
-	Flows    []spoofedFlow     `json:"flows"`
-	Verdicts []verdict.Verdict `json:"verdicts"`
-	Pcaps    []string          `json:"pcaps"`
-}
-
-// Flow returns the named flow's result.
-func (r spoofResult) Flow(name string) (spoofedFlow, bool) {
-	for _, f := range r.Flows {
-		if f.Name == name {
-			return f, true
-		}
-	}
-	return spoofedFlow{}, false
-}
-
 func (s spoofSpec) withDefaults() spoofSpec {
 	if s.Frames == 0 {
 		s.Frames = 3000
@@ -113,10 +77,10 @@ type spoofFlow struct {
 // with the victim's IP, frames with the victim's IP and MAC, and the
 // victim's own frames (control), captures the uplinks of both VMs' nodes
 // and classifies what arrived.
-func (o *vmOps) Spoof(ctx context.Context, spec spoofSpec) (spoofResult, error) {
+func (o *vmOps) Spoof(ctx context.Context, spec spoofSpec) (lifeprobe.Spoofing, error) {
 	spec = spec.withDefaults()
-	var res spoofResult
-	fail := func(err error) (spoofResult, error) {
+	var res lifeprobe.Spoofing
+	fail := func(err error) (lifeprobe.Spoofing, error) {
 		return res, fmt.Errorf("spoofing by VM %s as %s: %w", spec.Spoofer, spec.Victim, err)
 	}
 	if spec.Dir == "" {
@@ -150,7 +114,7 @@ func (o *vmOps) Spoof(ctx context.Context, spec spoofSpec) (spoofResult, error) 
 		}
 		res.Pcaps = append(res.Pcaps, c.PcapPath())
 	}
-	if err := res.analyze(plan, caps, reports, spec, start); err != nil {
+	if err := analyzeSpoof(&res, plan, caps, reports, spec, start); err != nil {
 		return fail(err)
 	}
 	return res, nil

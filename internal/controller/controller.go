@@ -254,6 +254,11 @@ func (c *Controller) NotReady() error {
 	if err := c.nbHealth.err(); err != nil {
 		return err
 	}
+	if c.heartbeat != nil {
+		if err := c.heartbeat.expired(time.Now()); err != nil {
+			return err
+		}
+	}
 	return c.first.pending() // every startup object reconciled once
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -42,6 +43,10 @@ type heartbeat struct {
 	log      *slog.Logger
 	onRenew  func(err error)
 	lease    *coordinationv1.Lease // the last one written; nil before
+
+	mu      sync.Mutex
+	since   time.Time // the last renewal, or the start before the first
+	lastErr error     // the last renewal's error; nil after a success
 }
 
 // leaseClient is what a heartbeat needs of the Lease API.
@@ -64,8 +69,12 @@ func newHeartbeat(kube kubernetes.Interface, namespace, zone, holder string, dur
 func (h *heartbeat) run(ctx context.Context) {
 	every := h.duration / 4
 	failing := false
+	h.record(time.Now(), nil)
 	for {
 		err := h.renew(ctx)
+		if ctx.Err() == nil {
+			h.record(time.Now(), err)
+		}
 		if h.onRenew != nil && ctx.Err() == nil {
 			h.onRenew(err)
 		}
@@ -84,6 +93,29 @@ func (h *heartbeat) run(ctx context.Context) {
 		case <-time.After(every):
 		}
 	}
+}
+
+// record notes one renewal's outcome at now: a success moves since.
+func (h *heartbeat) record(now time.Time, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastErr = err
+	if err == nil {
+		h.since = now
+	}
+}
+
+// expired is why the zone is not ready once no renewal succeeded for the
+// Lease's duration (the aggregator then reports the zone's heartbeat as
+// expired), naming the Lease and the last error; nil before that.
+func (h *heartbeat) expired(now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lastErr == nil || now.Sub(h.since) < h.duration {
+		return nil
+	}
+	return fmt.Errorf("zone heartbeat Lease %s not renewed for %v (the aggregator reports this zone as %s): %w",
+		ZoneLeaseName(h.zone), now.Sub(h.since).Round(time.Second), reasonHeartbeatExpired, h.lastErr)
 }
 
 // renew sets the Lease's renewTime to now, creating it when missing.

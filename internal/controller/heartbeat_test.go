@@ -2,11 +2,13 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
@@ -113,4 +115,57 @@ func (e *env) startAggregatorWith(cfg AggregatorConfig) *Aggregator {
 	cfg.Kube = e.cfg
 	cfg.Log = slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return e.runAggregator(cfg)
+}
+
+// A zone controller whose heartbeat Lease cannot be written (its
+// namespace does not exist yet) is ready until no renewal succeeded for
+// the Lease's duration, then not ready naming the Lease and the API
+// server's error, no earlier than the duration after it started and no
+// later than the duration plus a tolerance; once the namespace exists the
+// next renewal succeeds and the controller is ready again.
+func TestZoneNotReadyWhileHeartbeatFails(t *testing.T) {
+	e := newEnv(t)
+	zone := "hb-" + runID(t) + "-c"
+	hbNS := "hbns-" + runID(t)
+	e.createNode(zone)
+	nbc := e.dialTo(e.nb)
+	started := time.Now()
+	r := e.launchWith(Config{NB: nbc, Node: zone, HeartbeatNamespace: hbNS, HeartbeatDuration: testHeartbeat}, nbc.Close)
+	e.eventually("zone "+zone+" ready before its heartbeat expired", testHeartbeat/2, func() (bool, string) {
+		if err := r.c.NotReady(); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	want := "zone heartbeat Lease " + ZoneLeaseName(zone) + " not renewed for "
+	var reason string
+	e.eventually("zone "+zone+" not ready naming its Lease", testHeartbeat+3*time.Second, func() (bool, string) {
+		err := r.c.NotReady()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			return false, fmt.Sprint(err)
+		}
+		reason = err.Error()
+		return true, ""
+	})
+	took := time.Since(started)
+	t.Logf("heartbeat failing since start -> not ready after %v: %s", took.Round(time.Millisecond), reason)
+	if took < testHeartbeat {
+		t.Errorf("not ready %v after start, before the Lease duration %v", took, testHeartbeat)
+	}
+	if !strings.Contains(reason, hbNS) || !strings.Contains(reason, reasonHeartbeatExpired) {
+		t.Errorf("reason %q names neither the API server's error about namespace %s nor %s", reason, hbNS, reasonHeartbeatExpired)
+	}
+	if _, err := e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hbNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create namespace %s: %v", hbNS, err)
+	}
+	e.eventually("zone "+zone+" ready again once its Lease is renewed", testHeartbeat/4+3*time.Second, func() (bool, string) {
+		if err := r.c.NotReady(); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
+	})
+	l, err := e.kube.CoordinationV1().Leases(hbNS).Get(e.ctx, ZoneLeaseName(zone), metav1.GetOptions{})
+	if err != nil || l.Spec.RenewTime == nil {
+		t.Fatalf("Lease %s/%s after recovery: %v", hbNS, ZoneLeaseName(zone), err)
+	}
 }

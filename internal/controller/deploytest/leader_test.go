@@ -169,7 +169,6 @@ func TestReadyzAndSigterm(t *testing.T) {
 		t.Fatal(err)
 	}
 	nb.Restart()
-	nbc := w.reader()
 	err = poll.Until(w.ctx, 30*time.Second, 20*time.Millisecond, "/readyz 200", func(ctx context.Context) (bool, error) {
 		code, body, err := p.readyz(ctx)
 		if err != nil {
@@ -178,8 +177,12 @@ func TestReadyzAndSigterm(t *testing.T) {
 		if code != http.StatusOK {
 			return false, poll.Retry("/readyz %d %q", code, body)
 		}
-		// Ready means synced: the rows are all there already.
-		got, err := nbc.Rows(ctx)
+		// Ready means synced: the rows are all there already. A client
+		// dialled now reads them in its initial monitor reply, which
+		// follows every transaction committed before the 200; a client
+		// dialled earlier would see them only once its monitor updates
+		// arrive, after the 200 it may already have been answered.
+		got, err := w.reader().Rows(ctx)
 		if err != nil {
 			return false, fmt.Errorf("read NB rows: %w", err)
 		}
