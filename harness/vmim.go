@@ -47,18 +47,9 @@ func (ex *execution) applyMigration(ctx context.Context, st *scenarios.Step) err
 	if err := ex.env.Apply(ctx, x.Manifest); err != nil {
 		return fmt.Errorf("create %s: %w", x.Manifest.Key(), err)
 	}
-	vm := ex.sc.VM(x.VM)
 	m := &scenarios.Migrate{VM: x.VM, To: to, Mode: x.Mode}
 	ex.measures = append(ex.measures, results.Measure{Name: "target node (scheduler)", Note: fmt.Sprintf("node %d (%s), %s", to, x.Nodes[to], x.Mode)})
-	err := ex.lifecycle(ctx, st, []operation{{vm: vm,
-		run: func(ctx context.Context) (LifeResult, error) {
-			l, err := capable[Lifecycle](ex, CapMigration)
-			if err != nil {
-				return LifeResult{}, err
-			}
-			return l.Migrate(ctx, vm, m, st.Probe)
-		},
-		after: func() { ex.world.Move(vm.Name, to) }}})
+	err := ex.lifecycle(ctx, st, ex.migrationOps(st, m))
 	phase, reason := "Succeeded", ""
 	if err != nil {
 		phase, reason = "Failed", err.Error()
