@@ -99,7 +99,11 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 			mism.Add(verdict.Conditions, m...)
 		}
 	}
-	return mism, nil
+	m, err := ex.startFails(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	return append(mism, m...), nil
 }
 
 func (ex *execution) condition(ctx context.Context, step int, oc *scenarios.ObjectCheck) ([]string, error) {

@@ -48,13 +48,13 @@ func (ex *execution) applyMigration(ctx context.Context, st *scenarios.Step) err
 		return fmt.Errorf("create %s: %w", x.Manifest.Key(), err)
 	}
 	m := &scenarios.Migrate{VM: x.VM, To: to, Mode: x.Mode}
-	ex.measures = append(ex.measures, results.Measure{Name: "target node (scheduler)", Note: fmt.Sprintf("node %d (%s), %s", to, x.Nodes[to], x.Mode)})
+	ex.measures = append(ex.measures, results.Measure{Name: "target node (scheduler)", Note: fmt.Sprintf("node %d (%s), %s", to, x.Nodes[to].Name, x.Mode)})
 	err := ex.lifecycle(ctx, st, ex.migrationOps(st, m))
 	phase, reason := "Succeeded", ""
 	if err != nil {
 		phase, reason = "Failed", err.Error()
 	}
-	if serr := ex.migrationStatus(ctx, x.Manifest, phase, reason, x.Nodes[to]); serr != nil && err == nil {
+	if serr := ex.migrationStatus(ctx, x.Manifest, phase, reason, x.Nodes[to].Name); serr != nil && err == nil {
 		err = serr
 	}
 	return err

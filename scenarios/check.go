@@ -15,6 +15,8 @@ type Check struct {
 	Timeout     time.Duration `yaml:"timeout"`
 	Objects     []ObjectCheck `yaml:"objects"`
 	NoOwnedRows bool          `yaml:"noOwnedRows"` // no NetworkQoS-owned row left at all
+	// VMs assert on VirtualMachine manifests' VMs (startfails.go).
+	VMs []VMCheck `yaml:"vms"`
 }
 
 // ObjectCheck asserts on one NetworkQoS manifest's condition and rows.
@@ -69,8 +71,13 @@ type AggregateCheck struct {
 }
 
 func (c *Check) validate(v *validator, path string, st *stepState) error {
-	if len(c.Objects) == 0 && !c.NoOwnedRows {
-		return v.d.errAt(path, "checks nothing (set objects or noOwnedRows)")
+	if len(c.Objects) == 0 && !c.NoOwnedRows && len(c.VMs) == 0 {
+		return v.d.errAt(path, "checks nothing (set objects, noOwnedRows or vms)")
+	}
+	for i := range c.VMs {
+		if err := c.VMs[i].validate(v, fmt.Sprintf("%s.vms[%d]", path, i)); err != nil {
+			return err
+		}
 	}
 	for i := range c.Objects {
 		if err := c.Objects[i].validate(v, fmt.Sprintf("%s.objects[%d]", path, i), st); err != nil {
@@ -187,6 +194,9 @@ func (c *Check) describe() string {
 	}
 	if c.NoOwnedRows {
 		parts = append(parts, "no NetworkQoS-owned rows")
+	}
+	for _, vc := range c.VMs {
+		parts = append(parts, "VM "+vc.VM+" does not start")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -28,8 +28,8 @@ type VMIMigration struct {
 	// VM is the topology VM the VMI belongs to ("" when none).
 	VM        string
 	Placement manifests.Placement
-	// Nodes are the testbed's node hostnames, by index.
-	Nodes []string
+	// Nodes are the testbed's nodes with their labels, by index.
+	Nodes []manifests.Node
 	Mode  string
 	// To is the predicted target node index; Refusal the predicted
 	// refusal (To is then -1).
@@ -43,12 +43,12 @@ type VMIMigration struct {
 func (x *VMIMigration) Decide(running bool, node int, load map[int]int) (int, *manifests.Refusal) {
 	state := manifests.VMIState{Running: running && x.VM != ""}
 	if state.Running {
-		state.Node = x.Nodes[node]
+		state.Node = x.Nodes[node].Name
 	}
 	byName := map[string]int{}
 	for i, n := range load {
 		if i >= 0 && i < len(x.Nodes) {
-			byName[x.Nodes[i]] = n
+			byName[x.Nodes[i].Name] = n
 		}
 	}
 	target, r := manifests.Decide(x.Migration, x.Placement, state, x.Nodes, byName)
@@ -56,7 +56,7 @@ func (x *VMIMigration) Decide(running bool, node int, load map[int]int) (int, *m
 		return -1, r
 	}
 	for i, n := range x.Nodes {
-		if n == target {
+		if n.Name == target {
 			return i, nil
 		}
 	}
@@ -139,10 +139,10 @@ func (v *validator) resolveMigration(m *Manifest) (*VMIMigration, error) {
 	if x.Mode == "" {
 		x.Mode = DefaultMigrationMode
 	}
-	for i := range v.sc.Topology.Nodes {
-		x.Nodes = append(x.Nodes, manifests.NodeHostname(i+1))
+	x.Nodes = v.sc.Topology.NodeList
+	if x.Placement.Mappings, err = manifests.MappingsOn(set.NNCPs, x.Nodes); err != nil {
+		return nil, v.manifestErr("manifests", err)
 	}
-	x.Placement.Mappings = manifests.NodeMappings(set.NNCPs, x.Nodes)
 	vm := v.vmNamed(mig.Namespace, mig.VMI)
 	if vm == nil {
 		return x, nil
@@ -201,5 +201,5 @@ func describeMigration(x *VMIMigration) string {
 	if x.Refusal != nil {
 		return fmt.Sprintf("%s of VMI %s, refused: %s", x.Manifest.Key(), x.Migration.VMIKey(), x.Refusal.Reason)
 	}
-	return fmt.Sprintf("%s: VMI %s to node %d (%s, %s)", x.Manifest.Key(), x.Migration.VMIKey(), x.To, x.Nodes[x.To], x.Mode)
+	return fmt.Sprintf("%s: VMI %s to node %d (%s, %s)", x.Manifest.Key(), x.Migration.VMIKey(), x.To, x.Nodes[x.To].Name, x.Mode)
 }

@@ -113,37 +113,41 @@ func cudnNetwork(id string, c *udnv1.ClusterUserDefinedNetwork) Network {
 
 // manifestVMs adds a topology VM per VirtualMachine manifest: its
 // template labels, its NIC's network, MAC and cloud-init address (or
-// DHCP), its node (nodeSelector kubernetes.io/hostname, else spread over
-// the nodes that map its localnet), late when its runStrategy does not
-// start it. A VM that could not start on its node is refused.
+// DHCP), its node (among the nodes its nodeSelector matches and the
+// NNCPs map its localnets on, the least loaded), late when its
+// runStrategy does not start it. A VM no node can run is refused unless
+// a startFails check expects it; it is then not booted.
 func (v *validator) manifestVMs() error {
 	set, err := v.manifestSet()
-	if err != nil || len(set.VMs) == 0 {
+	if err != nil || (len(set.VMs) == 0 && len(set.NNCPs) == 0) {
 		return err
 	}
-	nodes := make([]string, v.sc.Topology.Nodes)
 	index := map[string]int{}
-	for i := range nodes {
-		nodes[i] = manifests.NodeHostname(i + 1)
-		index[nodes[i]] = i
+	for i, n := range v.sc.Topology.NodeList {
+		index[n.Name] = i
 	}
-	placed, err := set.Place(nodes)
+	placed, err := set.PlaceOn(v.sc.Topology.NodeList)
 	if err != nil {
 		return v.manifestErr("manifests", err)
 	}
+	expected := v.sc.expectsStartFails()
 	for _, r := range placed {
 		id := v.manifestID(r.VM.Object)
 		path := "manifests." + id
 		switch {
+		case r.Why != "" && expected[r.VM.Name]:
+			v.sc.UnstartedVMs = append(v.sc.UnstartedVMs, UnstartedVM{Name: r.VM.Name, Namespace: r.VM.Namespace, Manifest: id, Reason: r.Why})
+			continue
 		case r.Why != "":
-			return v.d.errAt(path, "%s would not start: %s", r.VM.Object.Ref(), r.Why)
+			return v.d.errAt(path+".spec.template.spec.nodeSelector", "%s would not start: %s (nodeSelector %s; nodes: %s); a startFails check states a VM that cannot start",
+				r.VM.Object.Ref(), r.Why, manifests.Selector(r.VM.NodeSelector), manifests.NodeList(v.sc.Topology.NodeList))
 		case len(r.VM.NICs) == 0:
 			return v.d.errAt(path+".spec.template.spec.networks", "%s has no multus NIC on a localnet network", r.VM.Object.Ref())
 		}
 		nic := r.VM.NICs[0]
 		vm := VM{Name: r.VM.Name, Namespace: r.VM.Namespace, Node: index[r.Node], Network: r.Networks[0].Name,
 			Labels: r.VM.Labels, MAC: nic.MAC, DHCP: nic.DHCP, Late: !r.VM.Running, Manifest: id,
-			Addresses: Addresses{V4: nic.IPv4, V6: nic.IPv6}, Routes: routesOf(nic.Routes)}
+			Addresses: Addresses{V4: nic.IPv4, V6: nic.IPv6}, Routes: routesOf(nic.Routes), Placement: r.Decided}
 		for i, n := range r.VM.NICs[1:] {
 			if n.DHCP {
 				return v.d.errAt(fmt.Sprintf("%s.spec.template.spec.networks[%d]", path, i+1),

@@ -102,9 +102,9 @@ func TestManifestTopology(t *testing.T) {
 func TestManifestTopologyErrors(t *testing.T) {
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"vm-not-mapped-on-node", "      desiredState: {", "      nodeSelector: {kubernetes.io/hostname: node2}\n      desiredState: {",
-			"vm-base.yaml:34: manifests.vm-a: VirtualMachine vms/vm-a would not start: not schedulable: network cluster_udn_blue needs localnet \"physnet\", which no NodeNetworkConfigurationPolicy bridge-mapping maps on node node1"},
+			`vm-base.yaml:34: manifests.vm-a.spec.template.spec.nodeSelector: VirtualMachine vms/vm-a would not start: 0/2 nodes are available: 1 node(s) didn't map localnet "physnet" (no NodeNetworkConfigurationPolicy bridge-mapping), 1 node(s) didn't match Pod's node affinity/selector. (nodeSelector {kubernetes.io/hostname=node1}; nodes: node1{node-role.kubernetes.io/worker=}, node2{node-role.kubernetes.io/worker=}); a startFails check states a VM that cannot start`},
 		{"vm-selector-no-node", "nodeSelector: {kubernetes.io/hostname: node1}", "nodeSelector: {kubernetes.io/hostname: node7}",
-			"VirtualMachine vms/vm-a would not start: spec.template.spec.nodeSelector map[kubernetes.io/hostname:node7] matches no node (nodes: node1, node2)"},
+			"manifests.vm-a.spec.template.spec.nodeSelector: VirtualMachine vms/vm-a would not start: 0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. (nodeSelector {kubernetes.io/hostname=node7}; nodes: node1{node-role.kubernetes.io/worker=}, node2{node-role.kubernetes.io/worker=})"},
 		{"vm-applied", "  - apply: [ns, blue]", "  - apply: [ns, blue, vm-a]",
 			`steps[0].apply[2]: manifest "vm-a" is a VirtualMachine: it shapes the topology at boot and is not applied`},
 		{"ignored-applied", "  - apply: [ns, blue]", "  - apply: [ns, blue, svc]",

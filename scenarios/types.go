@@ -9,6 +9,8 @@ package scenarios
 
 import (
 	"time"
+
+	"github.com/nqos/nqos/scenarios/manifests"
 )
 
 // Family is an IP family a scenario or flow runs in.
@@ -51,13 +53,23 @@ type Scenario struct {
 	// steps apply run (steps_vmim.go; default DefaultMigrationMode).
 	MigrationMode string `yaml:"migrationMode"`
 
+	// UnstartedVMs are the VirtualMachine manifests' VMs no node can
+	// run that a startFails check expects not to start (startfails.go).
+	UnstartedVMs []UnstartedVM `yaml:"-"`
+
 	// File is the path the scenario was read from.
 	File string `yaml:"-"`
 }
 
 // Topology is what the testbed boots before the first step.
 type Topology struct {
-	Nodes int `yaml:"nodes,required"`
+	// NodesDecl is topology.nodes as written: a count, or a list of
+	// nodes with their labels (nodes.go).
+	NodesDecl NodesDecl `yaml:"nodes,required"`
+	// Nodes is the number of nodes, NodeList the nodes (node1, node2, …)
+	// with their labels; both are filled from NodesDecl.
+	Nodes    int              `yaml:"-"`
+	NodeList []manifests.Node `yaml:"-"`
 	// Networks default to one per localnet NAD / CUDN manifest.
 	Networks []Network `yaml:"networks"`
 	VMs      []VM      `yaml:"vms"`
@@ -95,6 +107,9 @@ type VM struct {
 
 	// Manifest is the id of the VirtualMachine manifest it came from.
 	Manifest string `yaml:"-"`
+	// Placement says what put a manifest's VM on its node (its
+	// nodeSelector, the NNCPs mapping its localnets, the spreading).
+	Placement string `yaml:"-"`
 	// More are the NICs after the first (Network, MAC, Addresses, DHCP),
 	// each on another network: a VirtualMachine manifest with several
 	// multus networks. A flow leaves through the NIC on its peer's

@@ -34,7 +34,7 @@ func (v *validator) validate() error {
 	if err := v.noDuplicateFamilies("ipFamilies", sc.Families); err != nil {
 		return err
 	}
-	for _, check := range []func() error{v.manifests, v.invariants, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.dhcp, v.flowDefs, v.migrationMode, v.steps} {
+	for _, check := range []func() error{v.manifests, v.invariants, v.nodes, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.dhcp, v.flowDefs, v.migrationMode, v.steps} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -102,9 +102,6 @@ func (v *validator) decodeManifest(m *Manifest, path string) error {
 
 func (v *validator) topology() error {
 	t := &v.sc.Topology
-	if t.Nodes < 1 || t.Nodes > 8 {
-		return v.d.errAt("topology.nodes", "nodes must be 1..8, got %d", t.Nodes)
-	}
 	v.networks = map[string]*Network{}
 	for i := range t.Networks {
 		n := &t.Networks[i]

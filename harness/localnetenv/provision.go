@@ -193,7 +193,10 @@ func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (loc
 		return localnet.Spec{}, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	spec := localnet.Spec{RunID: newRunID(), Nodes: sc.Topology.Nodes, IPFamily: family(fams), Networks: nets,
-		Hosts: []localnet.HostSpec{}, Topology: p.Topology}
+		Hosts: []localnet.HostSpec{}, Topology: p.Topology, NodeLabels: map[string]map[string]string{}}
+	for _, n := range sc.Topology.NodeList {
+		spec.NodeLabels[n.Name] = n.Labels
+	}
 	for _, h := range sc.Topology.Hosts {
 		spec.Hosts = append(spec.Hosts, localnet.HostSpec{Name: h.Name, Network: h.Network,
 			IPv4: h.Addresses.V4, IPv6: h.Addresses.V6, IperfPorts: iperfPorts(sc, h.Name), DHCPRange: h.DHCPRange,

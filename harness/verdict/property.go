@@ -40,6 +40,7 @@ const (
 	// MigrationOutcome: a VirtualMachineInstanceMigration refused or run
 	// other than its step expects.
 	MigrationOutcome Property = "vm-migration"
+	StartFails       Property = "start-fails" // a VM expected not to start started, or for another reason
 )
 
 // Normal is p with every run of whitespace replaced by "-", as the

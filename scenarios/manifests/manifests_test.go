@@ -144,8 +144,9 @@ func TestPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r[0].Node != "" || !strings.Contains(r[0].Why, `localnet "provider-network"`) || !strings.Contains(r[0].Why, "node1") {
-		t.Fatalf("pinned to an unmapped node: %+v, want not started with the reason", r[0])
+	want := `0/2 nodes are available: 1 node(s) didn't map localnet "provider-network" (no NodeNetworkConfigurationPolicy bridge-mapping), 1 node(s) didn't match Pod's node affinity/selector.`
+	if r[0].Node != "" || r[0].Why != want {
+		t.Fatalf("pinned to an unmapped node: %+v, want not started with\n%s", r[0], want)
 	}
 	s.NNCPs = nil
 	s.VMs = append(s.VMs, s.VMs[0], s.VMs[0])

@@ -3,9 +3,6 @@ package manifests
 import (
 	"fmt"
 	"maps"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -104,61 +101,46 @@ func Admit(m *Migration, vmi VMIState) *Refusal {
 	return &Refusal{Reason: ReasonAdmission, Message: fmt.Sprintf("admission webhook %q denied the request: the VMI %q does not exist", MigrationWebhook, m.VMIKey())}
 }
 
+// ReasonAntiAffinity is the scheduler's filter reason for the source
+// node: KubeVirt's target pod has an anti-affinity to the source pod.
+const ReasonAntiAffinity = "node(s) didn't match pod anti-affinity rules"
+
 // Target is the node the scheduler gives the migration's target pod: a
-// node other than the source (KubeVirt's target pod has an anti-affinity
-// to the source pod) that satisfies the VM's node selector and the
-// migration's added one and maps every localnet the VM's NICs use; the
-// one with the fewest VMs (load) in node order. With none, the refusal
-// says why per node, as the scheduler's FailedScheduling message does.
-func Target(m *Migration, p Placement, vmi VMIState, nodes []string, load map[string]int) (string, *Refusal) {
+// node other than the source that satisfies the VM's node selector and
+// the migration's added one and maps every localnet the VM's NICs use;
+// the one with the fewest VMs (load) in node order. With none, the
+// refusal is KubeVirt's unschedulable target pod with the scheduler's
+// per-node reasons.
+func Target(m *Migration, p Placement, vmi VMIState, nodes []Node, load map[string]int) (string, *Refusal) {
 	sel := maps.Clone(p.NodeSelector)
 	if sel == nil {
 		sel = map[string]string{}
 	}
 	maps.Copy(sel, m.AddedNodeSelector)
-	selector := labels.SelectorFromSet(sel)
 	best := ""
-	var antiAffinity, selectorMiss, unmapped int
-	var why []string
+	failed := map[string]int{}
 	for _, n := range nodes {
 		switch {
-		case n == vmi.Node:
-			antiAffinity++
-		case !selector.Matches(NodeLabels(n)):
-			selectorMiss++
-			why = append(why, fmt.Sprintf("%s: nodeSelector %v", n, sel))
-		case missing(p.Networks, n, p.Mappings) != "":
-			unmapped++
-			why = append(why, missing(p.Networks, n, p.Mappings))
-		case best == "" || load[n] < load[best]:
-			best = n
+		case n.Name == vmi.Node:
+			failed[ReasonAntiAffinity]++
+		case !selects(sel, n):
+			failed[ReasonNodeSelector]++
+		case unmapped(p.Networks, n.Name, p.Mappings) != "":
+			failed[fmt.Sprintf(reasonLocalnet, unmapped(p.Networks, n.Name, p.Mappings))]++
+		case best == "" || load[n.Name] < load[best]:
+			best = n.Name
 		}
 	}
 	if best != "" {
 		return best, nil
 	}
-	var parts []string
-	for _, c := range []struct {
-		n    int
-		what string
-	}{{antiAffinity, "didn't match pod anti-affinity rules (the source node)"},
-		{selectorMiss, "didn't match Pod's node affinity/selector"},
-		{unmapped, "had no bridge mapping for the VM's localnet"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d node(s) %s", c.n, c.what))
-		}
-	}
-	msg := fmt.Sprintf("Migration target pod for VMI [%s] is currently unschedulable: 0/%d nodes are available: %s.",
-		m.VMIKey(), len(nodes), strings.Join(parts, ", "))
-	if len(why) > 0 {
-		msg += " (" + strings.Join(why, "; ") + ")"
-	}
-	return "", &Refusal{Reason: ReasonUnschedulable, Message: msg}
+	return "", &Refusal{Reason: ReasonUnschedulable, Message: fmt.Sprintf("Migration target pod for VMI [%s] is currently unschedulable: %s",
+		m.VMIKey(), Unschedulable(len(nodes), failed))}
 }
 
 // Decide is KubeVirt's verdict on a migration created now: refused at
 // admission, refused by the scheduler, or the target node.
-func Decide(m *Migration, p Placement, vmi VMIState, nodes []string, load map[string]int) (string, *Refusal) {
+func Decide(m *Migration, p Placement, vmi VMIState, nodes []Node, load map[string]int) (string, *Refusal) {
 	if r := Admit(m, vmi); r != nil {
 		return "", r
 	}

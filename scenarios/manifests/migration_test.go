@@ -48,7 +48,7 @@ func placement(sel map[string]string, policies ...*NNCP) Placement {
 		Mappings: NodeMappings(policies, nodes)}
 }
 
-func mapping(node string) *NNCP {
+func mappedOn(node string) *NNCP {
 	sel := map[string]string{}
 	if node != "" {
 		sel[LabelHostname] = node
@@ -57,7 +57,7 @@ func mapping(node string) *NNCP {
 }
 
 func TestDecideMigration(t *testing.T) {
-	nodes := []string{"node1", "node2", "node3"}
+	nodes := DefaultNodes([]string{"node1", "node2", "node3"})
 	mig := &Migration{Name: "m", Namespace: "vms", VMI: "a"}
 	pinned := &Migration{Name: "m", Namespace: "vms", VMI: "a", AddedNodeSelector: map[string]string{LabelHostname: "node3"}}
 	on1 := VMIState{Running: true, Node: "node1"}
@@ -80,11 +80,11 @@ func TestDecideMigration(t *testing.T) {
 		{"pinned by nodeSelector", mig, placement(map[string]string{LabelHostname: "node1"}), on1, nil, "", ReasonUnschedulable,
 			[]string{"Migration target pod for VMI [vms/a] is currently unschedulable: 0/3 nodes are available: ",
 				"1 node(s) didn't match pod anti-affinity rules", "2 node(s) didn't match Pod's node affinity/selector"}},
-		{"localnet mapped on the source only", mig, placement(nil, mapping("node1")), on1, nil, "", ReasonUnschedulable,
-			[]string{"2 node(s) had no bridge mapping for the VM's localnet", `needs localnet "physnet"`, "node node3"}},
-		{"localnet mapped on node2 only of the others", mig, placement(nil, mapping("node1"), mapping("node2")), on1, nil, "node2", "", nil},
-		{"added selector on an unmapped node", pinned, placement(nil, mapping("node1"), mapping("node2")), on1, nil, "", ReasonUnschedulable,
-			[]string{"1 node(s) didn't match Pod's node affinity/selector", "1 node(s) had no bridge mapping"}},
+		{"localnet mapped on the source only", mig, placement(nil, mappedOn("node1")), on1, nil, "", ReasonUnschedulable,
+			[]string{`1 node(s) didn't match pod anti-affinity rules, 2 node(s) didn't map localnet "physnet" (no NodeNetworkConfigurationPolicy bridge-mapping).`}},
+		{"localnet mapped on node2 only of the others", mig, placement(nil, mappedOn("node1"), mappedOn("node2")), on1, nil, "node2", "", nil},
+		{"added selector on an unmapped node", pinned, placement(nil, mappedOn("node1"), mappedOn("node2")), on1, nil, "", ReasonUnschedulable,
+			[]string{"1 node(s) didn't match Pod's node affinity/selector", `1 node(s) didn't map localnet "physnet"`}},
 	} {
 		target, r := Decide(c.mig, c.p, c.vmi, nodes, c.load)
 		switch {

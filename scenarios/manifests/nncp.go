@@ -68,16 +68,17 @@ func DecodeNNCP(o *Object) (*NNCP, error) {
 	return p, nil
 }
 
-// NodeLabels are the labels a testbed node carries.
+// NodeLabels are the labels a testbed node carries by default.
 func NodeLabels(node string) labels.Set {
 	return labels.Set{LabelHostname: node, LabelWorker: ""}
 }
 
-// Selects reports whether the policy applies to node (an empty
-// nodeSelector selects every node).
-func (p *NNCP) Selects(node string) bool {
-	return labels.SelectorFromSet(p.NodeSelector).Matches(NodeLabels(node))
-}
+// Selects reports whether the policy applies to a node with the default
+// labels (an empty nodeSelector selects every node).
+func (p *NNCP) Selects(node string) bool { return p.SelectsNode(DefaultNode(node, nil)) }
+
+// SelectsNode reports whether the policy applies to node.
+func (p *NNCP) SelectsNode(n Node) bool { return selects(p.NodeSelector, n) }
 
 // Mappings are the localnets mapped per node by a set of policies, in
 // policy order (a later absent mapping removes an earlier one). Without
@@ -85,28 +86,52 @@ func (p *NNCP) Selects(node string) bool {
 // nodes are booted; All reports that case.
 type Mappings struct {
 	All    bool
-	byNode map[string]map[string]string // node -> localnet -> bridge
+	byNode map[string]map[string]mapping // node -> localnet -> mapping
 }
 
-// NodeMappings computes the bridge mappings of nodes.
+// mapping is one localnet's bridge on a node and the policy that set it.
+type mapping struct{ bridge, policy string }
+
+// NodeMappings computes the bridge mappings of nodes with the default
+// labels.
 func NodeMappings(policies []*NNCP, nodes []string) Mappings {
-	m := Mappings{All: len(policies) == 0, byNode: map[string]map[string]string{}}
+	m, _ := mappingsOn(policies, DefaultNodes(nodes))
+	return m
+}
+
+// MappingsOn computes the bridge mappings of nodes; a policy whose
+// nodeSelector selects none of them is an error naming it and its
+// selector (the policy would apply nowhere).
+func MappingsOn(policies []*NNCP, nodes []Node) (Mappings, error) {
+	return mappingsOn(policies, nodes)
+}
+
+func mappingsOn(policies []*NNCP, nodes []Node) (Mappings, error) {
+	m := Mappings{All: len(policies) == 0, byNode: map[string]map[string]mapping{}}
+	var err error
+	selected := map[*NNCP]bool{}
 	for _, n := range nodes {
-		m.byNode[n] = map[string]string{}
+		m.byNode[n.Name] = map[string]mapping{}
 		for _, p := range policies {
-			if !p.Selects(n) {
+			if !p.SelectsNode(n) {
 				continue
 			}
+			selected[p] = true
 			for _, bm := range p.Mappings {
 				if bm.Present {
-					m.byNode[n][bm.Localnet] = bm.Bridge
+					m.byNode[n.Name][bm.Localnet] = mapping{bridge: bm.Bridge, policy: p.Name}
 				} else {
-					delete(m.byNode[n], bm.Localnet)
+					delete(m.byNode[n.Name], bm.Localnet)
 				}
 			}
 		}
 	}
-	return m
+	for _, p := range policies {
+		if !selected[p] && err == nil {
+			err = p.Object.errf("spec.nodeSelector", "%s selects no node (nodes: %s)", Selector(p.NodeSelector), NodeList(nodes))
+		}
+	}
+	return m, err
 }
 
 // Mapped reports whether localnet is mapped on node.
@@ -116,4 +141,9 @@ func (m Mappings) Mapped(node, localnet string) bool {
 	}
 	_, ok := m.byNode[node][localnet]
 	return ok
+}
+
+// policy is the policy mapping localnet on node ("" when none does).
+func (m Mappings) policy(node, localnet string) string {
+	return m.byNode[node][localnet].policy
 }

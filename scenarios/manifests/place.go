@@ -2,9 +2,9 @@ package manifests
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -15,22 +15,40 @@ type Resolved struct {
 	// Networks are the NICs' networks, by NIC.
 	Networks []qos.Network
 	// Node is where the VM runs (or would run once started); "" when it
-	// cannot start, and Why says why, as a real cluster would.
+	// cannot start, and Why says why, as the scheduler would.
 	Node string
 	Why  string
+	// Decided says what put the VM on Node: its nodeSelector, the NNCPs
+	// mapping its localnets, the spreading.
+	Decided string
 }
 
-// Place resolves every VM's networks and places it: on the node its
-// nodeSelector (kubernetes.io/hostname) names, otherwise spread over the
-// nodes (the one with fewest VMs so far, in node order) that map every
-// localnet its networks use. A VM that names a NAD no manifest provides
-// is an error; one no node can run is returned with Why set.
+// Reasons a node cannot run a VM, worded as the scheduler's filters word
+// them in "0/N nodes are available: …".
+const (
+	ReasonNodeSelector = "node(s) didn't match Pod's node affinity/selector"
+	reasonLocalnet     = "node(s) didn't map localnet %q (no NodeNetworkConfigurationPolicy bridge-mapping)"
+)
+
+// Place places every VM on nodes with the default labels (see PlaceOn).
 func (s *Set) Place(nodes []string) ([]Resolved, error) {
+	return s.PlaceOn(DefaultNodes(nodes))
+}
+
+// PlaceOn resolves every VM's networks and places it: among the nodes
+// its nodeSelector matches and on which the NNCPs map every localnet its
+// networks use, on the one with fewest VMs so far (in node order). A VM
+// that names a NAD no manifest provides, and an NNCP that selects no
+// node, are errors; a VM no node can run is returned with Why set.
+func (s *Set) PlaceOn(nodes []Node) ([]Resolved, error) {
 	nets, err := s.Networks()
 	if err != nil {
 		return nil, err
 	}
-	mappings := NodeMappings(s.NNCPs, nodes)
+	mappings, err := MappingsOn(s.NNCPs, nodes)
+	if err != nil {
+		return nil, err
+	}
 	load := map[string]int{}
 	out := make([]Resolved, 0, len(s.VMs))
 	for _, vm := range s.VMs {
@@ -43,7 +61,7 @@ func (s *Set) Place(nodes []string) ([]Resolved, error) {
 			}
 			r.Networks = append(r.Networks, n)
 		}
-		r.Node, r.Why = pick(vm, r.Networks, nodes, mappings, load)
+		r.Node, r.Why, r.Decided = pick(vm, r.Networks, nodes, mappings, load)
 		if r.Node != "" {
 			load[r.Node]++
 		}
@@ -57,24 +75,24 @@ func nadNamespace(key string) string {
 	return ns
 }
 
-// pick chooses the VM's node, or says why there is none.
-func pick(vm *VirtualMachine, nets []qos.Network, nodes []string, m Mappings, load map[string]int) (string, string) {
-	sel := labels.SelectorFromSet(vm.NodeSelector)
+// pick chooses the VM's node and says why, or says why there is none.
+func pick(vm *VirtualMachine, nets []qos.Network, nodes []Node, m Mappings, load map[string]int) (node, why, decided string) {
 	var matching, ready []string
+	failed := map[string]int{}
 	for _, n := range nodes {
-		if !sel.Matches(NodeLabels(n)) {
+		if !selects(vm.NodeSelector, n) {
+			failed[ReasonNodeSelector]++
 			continue
 		}
-		matching = append(matching, n)
-		if missing(nets, n, m) == "" {
-			ready = append(ready, n)
+		matching = append(matching, n.Name)
+		if ln := unmapped(nets, n.Name, m); ln != "" {
+			failed[fmt.Sprintf(reasonLocalnet, ln)]++
+			continue
 		}
+		ready = append(ready, n.Name)
 	}
-	switch {
-	case len(matching) == 0:
-		return "", fmt.Sprintf("spec.template.spec.nodeSelector %v matches no node (nodes: %s)", vm.NodeSelector, strings.Join(nodes, ", "))
-	case len(ready) == 0:
-		return "", fmt.Sprintf("not schedulable: %s", missing(nets, matching[0], m))
+	if len(ready) == 0 {
+		return "", Unschedulable(len(nodes), failed), ""
 	}
 	best := ready[0]
 	for _, n := range ready[1:] {
@@ -82,17 +100,67 @@ func pick(vm *VirtualMachine, nets []qos.Network, nodes []string, m Mappings, lo
 			best = n
 		}
 	}
-	return best, ""
+	return best, "", decision(vm, nets, matching, ready, best, m, len(nodes))
 }
 
-// missing says which network of the VM has no bridge mapping on node ("" if none).
-func missing(nets []qos.Network, node string, m Mappings) string {
+// Unschedulable is the scheduler's FitError message for a pod no node
+// runs: "0/N nodes are available: " and each reason with its node count,
+// sorted, then ".".
+func Unschedulable(total int, reasons map[string]int) string {
+	var parts []string
+	for r, n := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("0/%d nodes are available: %s.", total, strings.Join(parts, ", "))
+}
+
+// unmapped is the first localnet of the VM's networks with no bridge
+// mapping on node ("" if all are mapped).
+func unmapped(nets []qos.Network, node string, m Mappings) string {
 	for _, n := range nets {
 		if !m.Mapped(node, n.PhysicalNetworkName) {
-			return fmt.Sprintf("network %s needs localnet %q, which no NodeNetworkConfigurationPolicy bridge-mapping maps on node %s", n.Name, n.PhysicalNetworkName, node)
+			return n.PhysicalNetworkName
 		}
 	}
 	return ""
+}
+
+// decision says what put the VM on node, deterministically.
+func decision(vm *VirtualMachine, nets []qos.Network, matching, ready []string, node string, m Mappings, total int) string {
+	var parts []string
+	if len(vm.NodeSelector) == 0 {
+		parts = append(parts, fmt.Sprintf("no nodeSelector (all %d nodes)", total))
+	} else {
+		parts = append(parts, fmt.Sprintf("nodeSelector %s matches %s", Selector(vm.NodeSelector), strings.Join(matching, ", ")))
+	}
+	if m.All {
+		parts = append(parts, "no NNCP (every node maps every localnet)")
+	} else {
+		var lns []string
+		for _, n := range nets {
+			if slices.Contains(lns, n.PhysicalNetworkName) {
+				continue
+			}
+			lns = append(lns, n.PhysicalNetworkName)
+			var by []string
+			for _, r := range ready {
+				if p := m.policy(r, n.PhysicalNetworkName); !slices.Contains(by, p) {
+					by = append(by, p)
+				}
+			}
+			parts = append(parts, fmt.Sprintf("localnet %s mapped by NNCP %s", n.PhysicalNetworkName, strings.Join(by, ", ")))
+		}
+		if len(ready) < len(matching) {
+			parts = append(parts, "on "+strings.Join(ready, ", "))
+		}
+	}
+	if len(ready) == 1 {
+		parts = append(parts, "the only such node")
+	} else {
+		parts = append(parts, "fewest VMs so far: "+node)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Hostname is the kubernetes.io/hostname a VM's nodeSelector names ("" if none).

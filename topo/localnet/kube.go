@@ -3,6 +3,7 @@ package localnet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,12 +40,18 @@ func (t *Testbed) createNetworkObjects(ctx context.Context) error {
 }
 
 // createNodeObjects registers every testbed node as a Kubernetes Node
-// (name and kubernetes.io/hostname label, as a kubelet registers it), so
+// (name and kubernetes.io/hostname label, as a kubelet registers it,
+// plus the node's labels from the spec), so
 // node-aware components (the status aggregator: every node is a zone)
 // see the cluster's nodes. No kubelet runs: the Nodes have no status.
 func (t *Testbed) createNodeObjects(ctx context.Context, cs kubernetes.Interface) error {
 	for _, n := range t.st.Nodes {
-		obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{"kubernetes.io/hostname": n.Name}}}
+		labels := maps.Clone(t.st.Spec.NodeLabels[n.Name])
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels["kubernetes.io/hostname"] = n.Name
+		obj := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: labels}}
 		if _, err := cs.CoreV1().Nodes().Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("testbed %s: node %s: %w", t.st.RunID, n.Name, err)
 		}

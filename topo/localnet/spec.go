@@ -2,7 +2,9 @@ package localnet
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 )
 
 // IPFamily selects the address families the testbed configures.
@@ -27,6 +29,9 @@ type Spec struct {
 	RunID string
 	// Nodes is the number of nodes (default 2).
 	Nodes int
+	// NodeLabels are labels of the nodes' Node objects beyond
+	// kubernetes.io/hostname, by node name (node1, node2, …).
+	NodeLabels map[string]map[string]string `json:"nodeLabels,omitempty"`
 	// Topology lays out OVN's control plane: Central (default) or
 	// Interconnect (a zone per node). A KinD cluster is central.
 	Topology Topology `json:"topology,omitempty"`
@@ -89,6 +94,16 @@ func DefaultHosts(n Network) []HostSpec {
 	return hs
 }
 
+// isNodeName reports whether name is one of the first n nodes' names.
+func isNodeName(name string, n int) bool {
+	for i := 1; i <= n; i++ {
+		if NodeName(i) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // withDefaults fills defaults and validates the spec.
 func (s Spec) withDefaults() (Spec, error) {
 	if err := ValidateRunID(s.RunID); err != nil {
@@ -99,6 +114,11 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Nodes < 1 || s.Nodes > 16 {
 		return s, fmt.Errorf("testbed %s: spec.Nodes %d: must be 1-16", s.RunID, s.Nodes)
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.NodeLabels)) {
+		if !isNodeName(name, s.Nodes) {
+			return s, fmt.Errorf("testbed %s: spec.NodeLabels: %q is not a node (node1..node%d)", s.RunID, name, s.Nodes)
+		}
 	}
 	if s.Topology == "" {
 		s.Topology = Central

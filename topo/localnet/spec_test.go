@@ -62,6 +62,7 @@ func TestSpecDefaultsAndErrors(t *testing.T) {
 	}{
 		{Spec{RunID: "toolong"}, "run ID"},
 		{Spec{RunID: "t9", Nodes: 17}, "spec.Nodes"},
+		{Spec{RunID: "t9", Nodes: 2, NodeLabels: map[string]map[string]string{"node3": {"a": "b"}}}, `spec.NodeLabels: "node3" is not a node (node1..node2)`},
 		{Spec{RunID: "t9", IPFamily: "v5"}, "spec.IPFamily"},
 		{Spec{RunID: "t9", FabricMTU: 100}, "spec.FabricMTU"},
 		{Spec{RunID: "t9", Hosts: []HostSpec{{Name: "x", Network: "nope"}}}, `network "nope"`},
