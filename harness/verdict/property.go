@@ -37,11 +37,12 @@ const (
 	Churn      Property = "churn"           // the churn did not exercise what it must
 	Writers    Property = "nb-writers"      // more than one controller wrote the NB at a time
 	Migration  Property = "migration-order" // a legacy migration step out of order
-	// MigrationOutcome: a VirtualMachineInstanceMigration refused or run
-	// other than its step expects.
-	MigrationOutcome Property = "vm-migration"
-	StartFails       Property = "start-fails" // a VM expected not to start started, or for another reason
+	StartFails Property = "start-fails"     // a VM expected not to start started, or for another reason
 )
+
+// MigrationOutcome: a VirtualMachineInstanceMigration refused or run
+// other than its step expects.
+const MigrationOutcome Property = "vm-migration"
 
 // Normal is p with every run of whitespace replaced by "-", as the
 // failure line requires.
