@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/golden"
+
 	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/verdict"
@@ -92,7 +94,7 @@ func TestAnalyzeClassification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "classify.golden", a.Summary())
+	golden.Check(t, filepath.Join("testdata", "classify.golden"), []byte(a.Summary()), *update)
 	udp := a.Flow("udp4-marked")
 	cases := []struct {
 		name      string
@@ -161,25 +163,5 @@ func TestPcapReadableByTshark(t *testing.T) {
 		if got := testenv.TsharkCount(t, path, c.filter); got != c.want {
 			t.Errorf("tshark filter %q: %d frames, want %d", c.filter, got, c.want)
 		}
-	}
-}
-
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s mismatch (run with -update to accept):\n--- got\n%s--- want\n%s", name, got, want)
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
-	"github.com/nqos/nqos/harness/results"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -26,23 +28,6 @@ func fixture(t *testing.T) *results.Run {
 		t.Fatal(err)
 	}
 	return run
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (check, then go test -update)", path)
-	}
 }
 
 func TestRenderGolden(t *testing.T) {
@@ -64,7 +49,7 @@ func TestRenderGolden(t *testing.T) {
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
 			t.Errorf("%s: two renderings of the same run differ", tc.name)
 		}
-		golden(t, tc.name, a.Bytes())
+		golden.Check(t, filepath.Join("testdata", tc.name), a.Bytes(), *update)
 	}
 }
 

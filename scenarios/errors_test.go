@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -109,35 +111,5 @@ func TestErrorClassesGolden(t *testing.T) {
 		fmt.Fprintf(&got, "%s\n", err)
 	}
 	got.WriteString(adversarialErrors(t, string(base))) // errors_adversarial_test.go
-	golden := filepath.Join("testdata", "errors.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if got.String() != string(want) {
-		t.Errorf("error messages differ from %s (rerun with -update after checking):\n%s", golden, diffLines(string(want), got.String()))
-	}
-}
-
-func diffLines(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "-%s\n+%s\n", wl, gl)
-		}
-	}
-	return b.String()
+	golden.Check(t, filepath.Join("testdata", "errors.golden"), []byte(got.String()), *update)
 }

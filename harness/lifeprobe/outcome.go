@@ -23,7 +23,7 @@ type Outcome struct {
 	// those sent (0: not known).
 	Lost, Sent map[string]int
 	// Gap is the longest time without a marked probe packet on the
-	// uplink (restartDaemon, restartController, upgrade).
+	// uplink (0 where the operation does not measure it).
 	Gap time.Duration
 	// Measures are the figures for the report.
 	Measures []results.Measure

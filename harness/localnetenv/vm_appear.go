@@ -64,13 +64,7 @@ func (o *vmOps) VMAppears(ctx context.Context, spec appearSpec) (lifeprobe.Appea
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.waitMore(ctx, s.tr.After); err != nil {
-		return fail(err)
-	}
-	if res.Out, _, err = s.finish(); err != nil {
-		return fail(err)
-	}
-	if err := rec.stop(); err != nil {
+	if res.Out, _, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
 	seen := ups.seen(vmIP)

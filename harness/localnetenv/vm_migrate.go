@@ -103,13 +103,7 @@ func (o *vmOps) Migrate(ctx context.Context, spec migrateSpec) (migrateResult, e
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.waitMore(ctx, s.tr.After); err != nil {
-		return fail(err)
-	}
-	if res.Out, res.In, err = s.finish(); err != nil {
-		return fail(err)
-	}
-	if err := rec.stop(); err != nil {
+	if res.Out, res.In, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
 	res.fill(s.ups, s.session, spec.DSCP, start, rec, o.clock)

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/golden"
 
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
@@ -91,22 +92,7 @@ func TestResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "lifecycle-results.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(got, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if string(want) != string(got)+"\n" {
-		t.Errorf("result JSON differs from %s (run with -update if intended):\n%s", path, got)
-	}
+	golden.Check(t, filepath.Join("testdata", "lifecycle-results.golden"), append(got, '\n'), *update)
 }
 
 // Bad input is refused before anything is touched, with an error naming

@@ -64,13 +64,7 @@ func (o *vmOps) RestartLauncher(ctx context.Context, spec guestOp) (lifeprobe.La
 	if _, err := o.waitMember(ctx, spec.Object, res.OldLSP, false, s.tr.Timeout); err != nil {
 		return fail(err)
 	}
-	if err := s.waitMore(ctx, s.tr.After); err != nil {
-		return fail(err)
-	}
-	if res.Out, _, err = s.finish(); err != nil {
-		return fail(err)
-	}
-	if err := rec.stop(); err != nil {
+	if res.Out, _, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
 	if res.MembersAfter, err = o.Members(ctx, spec.Object); err != nil {

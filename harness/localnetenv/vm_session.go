@@ -135,6 +135,18 @@ func (w *watched) finish() (out, in lifeprobe.Direction, err error) {
 	return out, in, w.ups.err()
 }
 
+// end lets the probes deliver the traffic's After more datagrams, stops
+// them and then the membership recorder; out is guest -> peer.
+func (w *watched) end(ctx context.Context, rec *memberRecorder) (out, in lifeprobe.Direction, err error) {
+	if err := w.waitMore(ctx, w.tr.After); err != nil {
+		return out, in, err
+	}
+	if out, in, err = w.finish(); err != nil {
+		return out, in, err
+	}
+	return out, in, rec.stop()
+}
+
 // waitMore waits until every running probe received n more datagrams
 // than it had when called.
 func (s *session) waitMore(ctx context.Context, n int) error {

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/golden"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/verdict"
@@ -50,23 +51,6 @@ func goldenRun() *results.Run {
 	}}}}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./harness/verify -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (run go test ./harness/verify -update):\n%s", path, got)
-	}
-}
-
 func TestReportJSONGolden(t *testing.T) {
 	rep, err := FromResults(goldenPlan(), goldenRun())
 	if err != nil {
@@ -81,12 +65,12 @@ func TestReportJSONGolden(t *testing.T) {
 	if err := enc.Encode(rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.golden.json", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "report.golden.json"), buf.Bytes(), *update)
 	var text bytes.Buffer
 	if err := WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.golden.txt", text.Bytes())
+	golden.Check(t, filepath.Join("testdata", "report.golden.txt"), text.Bytes(), *update)
 }
 
 func TestReportDisagreements(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -345,17 +347,5 @@ func TestBrokenGolden(t *testing.T) {
 		t.Fatal("Validate accepted testdata/broken.yaml")
 	}
 	got := err.Error() + "\n"
-	golden := "testdata/broken.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("Validate problems differ from %s:\ngot:\n%s\nwant:\n%s", golden, got, want)
-	}
+	golden.Check(t, "testdata/broken.golden", []byte(got), *update)
 }

@@ -8,25 +8,32 @@ import (
 	"github.com/nqos/nqos/internal/ovnnb"
 )
 
-// portAnnouncements collects the names OnLogicalSwitchPortAdd announces,
-// in order.
-type portAnnouncements chan string
+// announcements collects the names a switch or port callback
+// (OnLogicalSwitchAdd, OnLogicalSwitchPortAdd) announces, in order.
+type announcements chan string
 
-// until drains announcements until name arrives and returns every name
-// seen before it; ok is false if name has not been announced yet.
-func (a portAnnouncements) until(name string, before *[]string) bool {
+// until drains announcements until name arrives and appends every name
+// seen before it to before (if not nil); ok is false if name has not
+// been announced yet.
+func (a announcements) until(name string, before *[]string) bool {
 	for {
 		select {
 		case got := <-a:
 			if got == name {
 				return true
 			}
-			*before = append(*before, got)
+			if before != nil {
+				*before = append(*before, got)
+			}
 		default:
 			return false
 		}
 	}
 }
+
+// seen drains the announcements received so far and reports whether
+// name was among them.
+func (a announcements) seen(name string) bool { return a.until(name, nil) }
 
 // TestPortRenamedInPlace: an LSP row renamed in place (the multi-chassis
 // migration handover) is announced under its new name, HasPort follows
@@ -36,7 +43,7 @@ func (a portAnnouncements) until(name string, before *[]string) bool {
 func TestPortRenamedInPlace(t *testing.T) {
 	const src, dst = "ns1.net1_ns1_virt-launcher-vm-src", "ns1.net1_ns1_virt-launcher-vm-dst"
 	f := newFixture(t, src, "other")
-	adds := make(portAnnouncements, 64)
+	adds := make(announcements, 64)
 	f.c.OnLogicalSwitchPortAdd(func(name string) { adds <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "mig"}
 	both := object(key, 10, []string{src, dst}, rule{DSCP: 46})

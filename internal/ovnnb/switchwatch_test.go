@@ -8,24 +8,6 @@ import (
 	"github.com/nqos/nqos/internal/ovnnb"
 )
 
-// switchAdds collects the names OnLogicalSwitchAdd announces.
-type switchAdds chan string
-
-// saw drains the announcements received so far and reports whether name
-// was among them.
-func (a switchAdds) saw(name string) bool {
-	for {
-		select {
-		case got := <-a:
-			if got == name {
-				return true
-			}
-		default:
-			return false
-		}
-	}
-}
-
 // TestSwitchAppearsLater: Apply fails for a missing switch; creating it
 // announces its name, HasSwitch turns true, and the
 // next Apply writes the rows. After an NB restart, new switches are still
@@ -33,7 +15,7 @@ func (a switchAdds) saw(name string) bool {
 func TestSwitchAppearsLater(t *testing.T) {
 	f := newFixture(t, "p1")
 	const late = "late_ovn_localnet_switch"
-	adds := make(switchAdds, 64)
+	adds := make(announcements, 64)
 	f.c.OnLogicalSwitchAdd(func(name string) { adds <- name })
 	if !f.c.HasSwitch(testSwitch) {
 		t.Fatalf("HasSwitch(%s) false for a switch in the NB", testSwitch)
@@ -48,12 +30,12 @@ func TestSwitchAppearsLater(t *testing.T) {
 	if !errors.Is(err, ovnnb.ErrMissingSwitch) || !reflect.DeepEqual(res.MissingSwitches, []string{late}) {
 		t.Fatalf("Apply before the switch exists = %+v, %v; want ErrMissingSwitch for %s", res, err, late)
 	}
-	if adds.saw(late) {
+	if adds.seen(late) {
 		t.Fatalf("%s announced before it was added", late)
 	}
 
 	f.srv.MustNBCtl("ls-add", late)
-	f.waitUntil("OnLogicalSwitchAdd("+late+")", func() bool { return adds.saw(late) })
+	f.waitUntil("OnLogicalSwitchAdd("+late+")", func() bool { return adds.seen(late) })
 	if !f.c.HasSwitch(late) {
 		t.Fatalf("HasSwitch(%s) false after its add callback", late)
 	}
@@ -66,7 +48,7 @@ func TestSwitchAppearsLater(t *testing.T) {
 	f.srv.Restart()
 	const again = "again_ovn_localnet_switch"
 	f.srv.MustNBCtl("ls-add", again)
-	f.waitUntil("OnLogicalSwitchAdd("+again+") after reconnect", func() bool { return adds.saw(again) })
+	f.waitUntil("OnLogicalSwitchAdd("+again+") after reconnect", func() bool { return adds.seen(again) })
 	if !f.c.HasSwitch(again) || !f.c.HasSwitch(late) {
 		t.Fatalf("HasSwitch after reconnect: %s=%v %s=%v, want both true", again, f.c.HasSwitch(again), late, f.c.HasSwitch(late))
 	}

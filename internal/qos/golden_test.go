@@ -5,9 +5,10 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of internal/qos/testdata")
@@ -42,43 +43,10 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := buf.Bytes()
-			golden := strings.TrimSuffix(file, ".yaml") + ".golden.json"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/qos -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the compiler output:\n%s", golden, lineDiff(string(want), string(got)))
-			}
+			goldenPath := strings.TrimSuffix(file, ".yaml") + ".golden.json"
+			golden.Check(t, goldenPath, got, *update)
 		})
 	}
-}
-
-// lineDiff shows the first differing lines of two texts.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl && shown < 10 {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want " + wl + "\n  got  " + gl + "\n")
-			shown++
-		}
-	}
-	return b.String()
 }
 
 func openTestdata(t testing.TB, name string) *os.File {

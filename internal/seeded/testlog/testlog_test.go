@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nqos/nqos/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -44,20 +46,7 @@ func TestParseGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := render(r)
-			golden := strings.TrimSuffix(in, ".input") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s:\ngot:\n%s\nwant:\n%s", name, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".input")+".golden", []byte(got), *update)
 		})
 	}
 }

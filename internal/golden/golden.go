@@ -1,0 +1,60 @@
+// Package golden owns the tests' golden files: it compares a test's
+// output with a file (usually under testdata), rewrites the file when the
+// test runs with its -update flag, and shows where two texts differ.
+package golden
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// maxShown bounds the differing lines Diff shows.
+const maxShown = 10
+
+// Check compares got with the file at path and fails t, naming the file
+// and the differing lines, when they differ. With update it first writes
+// got there (creating the directory). A missing file fails t.
+func Check(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run the test with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (check, then run the test with -update):\n%s", path, Diff(string(want), string(got)))
+	}
+}
+
+// Diff shows the first differing lines of two texts, each as its line
+// number, the wanted line and the line got.
+func Diff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < maxShown; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n  want %s\n  got  %s\n", i+1, wl, gl)
+			shown++
+		}
+	}
+	return b.String()
+}
