@@ -31,7 +31,7 @@ func TestNodeList(t *testing.T) {
 	if a.Node != 0 || b.Node != 2 {
 		t.Fatalf("vm-a on %d, vm-b on %d, want 0 and 2 (group a, spread)", a.Node, b.Node)
 	}
-	want := "nodeSelector {example.com/localnet-group=a} matches node1, node3; localnet physnet mapped by NNCP map; fewest VMs so far: node1"
+	want := "nodeSelector {example.com/localnet-group=a} matches node1, node3; localnet physnet mapped on node1, node3 by NNCP map; spread: fewest VMs on node1"
 	if a.Placement != want {
 		t.Fatalf("vm-a placement = %q\nwant %q", a.Placement, want)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/nqos/nqos/harness"
@@ -151,6 +152,7 @@ func printPlan(w io.Writer, scs []*scenarios.Scenario, backend string, lacks map
 		if _, ns := harness.Unsupported(sc, backend, lacks); ns != nil {
 			fmt.Fprintf(w, "  %s\n", ns)
 		}
+		printPlacement(w, sc)
 		for i := range sc.Steps {
 			st := &sc.Steps[i]
 			fmt.Fprintf(w, "  %2d. line %-4d %-6s %s\n", i+1, st.Line, st.Kind(), st.Describe())
@@ -158,6 +160,26 @@ func printPlan(w io.Writer, scs []*scenarios.Scenario, backend string, lacks map
 		for _, f := range sc.Flows {
 			fmt.Fprintf(w, "  flow %s: %s -> %s %s/%d %s for %s\n", f.Name, f.From, f.To, f.Protocol, f.Port, f.Rate, f.Duration)
 		}
+	}
+}
+
+// printPlacement prints each VM's node and what decided it, then the
+// VMs that do not start and why.
+func printPlacement(w io.Writer, sc *scenarios.Scenario) {
+	for _, vm := range sc.Topology.VMs {
+		node := sc.Topology.NodeList[vm.Node].String()
+		why := "topology.vms node " + strconv.Itoa(vm.Node)
+		if vm.Manifest != "" {
+			why = vm.Placement
+		}
+		late := ""
+		if vm.Late {
+			late = " (once started)"
+		}
+		fmt.Fprintf(w, "  vm %s/%s on %s%s: %s\n", vm.Namespace, vm.Name, node, late, why)
+	}
+	for _, u := range sc.UnstartedVMs {
+		fmt.Fprintf(w, "  vm %s/%s does not start: %s\n", u.Namespace, u.Name, u.Reason)
 	}
 }
 

@@ -48,7 +48,7 @@ func TestPrintPlanListsEveryStep(t *testing.T) {
 	var b bytes.Buffer
 	printPlan(&b, scs, backendEmbedded, nil)
 	out := b.String()
-	if n := strings.Count(out, "\n"); n != 1+len(scs[0].Steps)+len(scs[0].Flows) {
+	if n := strings.Count(out, "\n"); n != 1+len(scs[0].Topology.VMs)+len(scs[0].Steps)+len(scs[0].Flows) {
 		t.Errorf("%d lines:\n%s", n, out)
 	}
 	for _, want := range []string{"story2-backup (02-story2-backup.yaml", "edit   lower the backup object below tier-production — NetworkQoS vms/backup-deprioritization", "flow backup-lowprio"} {
@@ -112,5 +112,24 @@ func TestValidateKindBackend(t *testing.T) {
 	}
 	if n := strings.Count(out, "not supported"); n != 3 {
 		t.Errorf("%d scenarios not supported, want 3 (story1-tiers runs on KinD):\n%s", n, out)
+	}
+}
+
+// TestPrintPlanPlacement prints each VM's node and why, and the VMs that
+// do not start with the scheduler's reason.
+func TestPrintPlanPlacement(t *testing.T) {
+	scs, err := scenarios.Resolve([]string{"placement-node-labels"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	printPlacement(&b, scs[0])
+	want := `  vm vms/web-1 on node1{node-role.kubernetes.io/worker=gen1}: no nodeSelector (any of 3 nodes); localnet physnet mapped on node1, node3 by NNCP network-config-gen1; spread: fewest VMs on node1
+  vm vms/web-2 on node3{node-role.kubernetes.io/worker=gen1}: no nodeSelector (any of 3 nodes); localnet physnet mapped on node1, node3 by NNCP network-config-gen1; spread: fewest VMs on node3
+  vm vms/web-gen2 does not start: 0/3 nodes are available: 1 node(s) didn't map localnet "physnet" (no NodeNetworkConfigurationPolicy bridge-mapping), 2 node(s) didn't match Pod's node affinity/selector.
+  vm vms/web-group-1 does not start: 0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.
+`
+	if b.String() != want {
+		t.Fatalf("placement:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -33,7 +33,7 @@ func TestNNCPGroupLabel(t *testing.T) {
 	if r[0].Node != "node1" || r[1].Node != "node3" {
 		t.Fatalf("nodes = %s, %s, want node1, node3 (group a, spread)", r[0].Node, r[1].Node)
 	}
-	want := "no nodeSelector (all 3 nodes); localnet provider-network mapped by NNCP network-config; on node1, node3; fewest VMs so far: node3"
+	want := "no nodeSelector (any of 3 nodes); localnet provider-network mapped on node1, node3 by NNCP network-config; spread: fewest VMs on node3"
 	if r[1].Decided != want {
 		t.Fatalf("decided = %q\nwant      %q", r[1].Decided, want)
 	}

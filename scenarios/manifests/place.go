@@ -130,7 +130,7 @@ func unmapped(nets []qos.Network, node string, m Mappings) string {
 func decision(vm *VirtualMachine, nets []qos.Network, matching, ready []string, node string, m Mappings, total int) string {
 	var parts []string
 	if len(vm.NodeSelector) == 0 {
-		parts = append(parts, fmt.Sprintf("no nodeSelector (all %d nodes)", total))
+		parts = append(parts, fmt.Sprintf("no nodeSelector (any of %d nodes)", total))
 	} else {
 		parts = append(parts, fmt.Sprintf("nodeSelector %s matches %s", Selector(vm.NodeSelector), strings.Join(matching, ", ")))
 	}
@@ -149,16 +149,13 @@ func decision(vm *VirtualMachine, nets []qos.Network, matching, ready []string, 
 					by = append(by, p)
 				}
 			}
-			parts = append(parts, fmt.Sprintf("localnet %s mapped by NNCP %s", n.PhysicalNetworkName, strings.Join(by, ", ")))
-		}
-		if len(ready) < len(matching) {
-			parts = append(parts, "on "+strings.Join(ready, ", "))
+			parts = append(parts, fmt.Sprintf("localnet %s mapped on %s by NNCP %s", n.PhysicalNetworkName, strings.Join(ready, ", "), strings.Join(by, ", ")))
 		}
 	}
 	if len(ready) == 1 {
-		parts = append(parts, "the only such node")
+		parts = append(parts, "the only node left")
 	} else {
-		parts = append(parts, "fewest VMs so far: "+node)
+		parts = append(parts, "spread: fewest VMs on "+node)
 	}
 	return strings.Join(parts, "; ")
 }
