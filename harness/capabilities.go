@@ -30,10 +30,14 @@ func Needs(st *scenarios.Step) []Capability {
 	if !ok {
 		return nil
 	}
+	out := append([]Capability(nil), k.needs...)
 	if st.Probe != nil {
-		return append(append([]Capability(nil), k.needs...), k.probedNeeds...)
+		out = append(out, k.probedNeeds...)
 	}
-	return k.needs
+	if k.stepNeeds != nil {
+		out = append(out, k.stepNeeds(st)...)
+	}
+	return out
 }
 
 // Unsupported says why a backend lacking the capabilities lacks cannot

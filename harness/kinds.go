@@ -17,6 +17,9 @@ type stepKind struct {
 	needs []Capability
 	// probedNeeds are needed too when the step runs under a probe.
 	probedNeeds []Capability
+	// stepNeeds, if set, are what this step needs beyond needs (from
+	// what the step acts on).
+	stepNeeds func(st *scenarios.Step) []Capability
 }
 
 // kindTable's methods are the runner's step kinds, one method per kind,

@@ -177,7 +177,11 @@ type operation struct {
 }
 
 func (ex *execution) migrateOps(st *scenarios.Step) []operation {
-	m := st.Migrate
+	return ex.migrationOps(st, st.Migrate)
+}
+
+// migrationOps live-migrate m.VM as m says under the step's probe.
+func (ex *execution) migrationOps(st *scenarios.Step, m *scenarios.Migrate) []operation {
 	vm := ex.sc.VM(m.VM)
 	return []operation{{vm: vm,
 		run: func(ctx context.Context) (lifeprobe.Outcome, error) {

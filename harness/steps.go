@@ -193,12 +193,19 @@ func joinProperties(ps []verdict.Property) string {
 
 func (kindTable) Apply() stepKind {
 	return stepKind{name: "apply", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		if st.VMIM != nil {
+			return ex.applyMigration(ctx, st)
+		}
 		return ex.eachObject(st, func(m *scenarios.Manifest) error { return ex.env.Apply(ctx, m) }, ex.world.Apply, "apply")
-	}}
+	}, stepNeeds: migrationNeeds}
 }
 
 // Edit: the edit kind (the new revision is applied).
-func (k kindTable) Edit() stepKind { e := k.Apply(); e.name = "edit"; return e }
+func (k kindTable) Edit() stepKind {
+	e := k.Apply()
+	e.name, e.stepNeeds = "edit", nil
+	return e
+}
 
 func (kindTable) Delete() stepKind {
 	return stepKind{name: "delete", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {

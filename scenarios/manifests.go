@@ -89,8 +89,13 @@ func supportedKinds() map[string]string {
 		"Namespace":                  "v1",
 		manifests.VirtualMachineKind: manifests.VirtualMachineAPIVersion,
 		manifests.NNCPKind:           manifests.NNCPAPIVersion,
+		manifests.MigrationKind:      manifests.MigrationAPIVersion,
 	}
 }
+
+// IsMigration reports whether the manifest is a
+// VirtualMachineInstanceMigration: applied, it migrates its VMI.
+func (m *Manifest) IsMigration() bool { return m.Kind == manifests.MigrationKind }
 
 // Topological reports whether the manifest shapes the topology instead of
 // being applied (VirtualMachine, NodeNetworkConfigurationPolicy).

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/nqos/nqos/scenarios/manifests"
 )
 
 // The core step kinds: objects applied, deleted and edited, a VM
@@ -76,9 +78,15 @@ func (v *validator) applyOrDelete(s *Step, ids []string, path string, st *stepSt
 			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "manifest %q is a %s: it shapes the topology at boot and is not applied (a halted VirtualMachine starts in a startVM step)", id, m.Kind)
 		case !apply && !st.applied[id]:
 			return v.d.errAt(fmt.Sprintf("%s[%d]", path, i), "deletes manifest %q, which is not applied at this step", id)
+		case apply && m.IsMigration():
+			s.Objects = append(s.Objects, m)
+			return v.applyMigration(s, m, ids, fmt.Sprintf("%s[%d]", path, i), st)
 		}
 		st.applied[id] = apply
 		s.Objects = append(s.Objects, m)
+	}
+	if s.Probe != nil {
+		return v.d.errAt(strings.TrimSuffix(path, "."+s.Kind())+".probe", "an apply step runs under a probe only when it creates a %s KubeVirt runs", manifests.MigrationKind)
 	}
 	return nil
 }
@@ -91,6 +99,8 @@ func (e *Edit) validate(v *validator, at stepAt) error {
 		return v.d.errAt(path+".manifest", "unknown manifest %q", e.Manifest)
 	case !st.applied[e.Manifest]:
 		return v.d.errAt(path+".manifest", "edits manifest %q, which is not applied at this step", e.Manifest)
+	case m.IsMigration():
+		return v.d.errAt(path+".manifest", "manifest %q is a %s: its spec is immutable (a new migration is a new object: another manifest)", e.Manifest, m.Kind)
 	}
 	var patch map[string]any
 	if e.Patch.Decode(&patch) != nil || patch == nil {
@@ -200,7 +210,12 @@ func (e *Expect) validate(v *validator, at stepAt) error {
 }
 
 // Describe: the objects (manifest revisions) applied.
-func (Apply) Describe(s *Step) string { return objectsSummary(s) }
+func (Apply) Describe(s *Step) string {
+	if s.VMIM != nil {
+		return describeMigration(s.VMIM)
+	}
+	return objectsSummary(s)
+}
 
 // Describe: the objects deleted.
 func (Delete) Describe(s *Step) string { return objectsSummary(s) }

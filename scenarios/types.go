@@ -49,6 +49,9 @@ type Scenario struct {
 	Steps       []Step     `yaml:"steps,required"`
 	// Controller is how the controller runs (controller.go).
 	Controller ControllerSpec `yaml:"controller"`
+	// MigrationMode is how the VirtualMachineInstanceMigrations the
+	// steps apply run (steps_vmim.go; default DefaultMigrationMode).
+	MigrationMode string `yaml:"migrationMode"`
 
 	// UnstartedVMs are the VirtualMachine manifests' VMs no node can
 	// run that a startFails check expects not to start (startfails.go).
@@ -287,10 +290,16 @@ type Step struct {
 	// Zone steps (steps_zones.go).
 	ZoneSteps `yaml:",inline"`
 
+	// Refused expects the VirtualMachineInstanceMigration the step
+	// applies to be refused (steps_vmim.go).
+	Refused *Refused `yaml:"refused"`
+
 	// Line is the step's line in the file.
 	Line int `yaml:"-"`
 	// Objects are the manifest revisions apply, delete and edit act on.
 	Objects []*Manifest `yaml:"-"`
+	// VMIM is the VirtualMachineInstanceMigration an apply step creates.
+	VMIM *VMIMigration `yaml:"-"`
 }
 
 // Probe is the constant-rate UDP probe stream (both directions between

@@ -34,7 +34,7 @@ func (v *validator) validate() error {
 	if err := v.noDuplicateFamilies("ipFamilies", sc.Families); err != nil {
 		return err
 	}
-	for _, check := range []func() error{v.manifests, v.invariants, v.nodes, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.dhcp, v.flowDefs, v.steps} {
+	for _, check := range []func() error{v.manifests, v.invariants, v.nodes, v.manifestNetworks, v.topology, v.manifestVMs, v.endpoints, v.dhcp, v.flowDefs, v.migrationMode, v.steps} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -84,7 +84,7 @@ func (v *validator) manifests() error {
 // decodeManifest validates one revision the way the controller reads it:
 // strict decoding, then the compiler's spec validation for a NetworkQoS.
 func (v *validator) decodeManifest(m *Manifest, path string) error {
-	if m.Ignored || m.Topological() {
+	if m.Ignored || m.Topological() || m.IsMigration() {
 		return v.topologicalManifest(m, path)
 	}
 	source := fmt.Sprintf("%s:%d (%s)", v.d.file, m.Line, path)

@@ -58,7 +58,10 @@ func (v *validator) step(s *Step, idx int, path string, st *stepState) error {
 	if err := v.probe(s, kinds[0], acts[0], path, st); err != nil {
 		return err
 	}
-	return acts[0].validate(v, stepAt{s: s, idx: idx, path: path + "." + kinds[0], stepPath: path, st: st})
+	if err := acts[0].validate(v, stepAt{s: s, idx: idx, path: path + "." + kinds[0], stepPath: path, st: st}); err != nil {
+		return err
+	}
+	return v.refusedOnlyOnMigrations(s, path)
 }
 
 // probe checks that exactly the kinds that run under a probe have one,

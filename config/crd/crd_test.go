@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +27,26 @@ func TestManifestsAreTheFiles(t *testing.T) {
 	}
 	if !slices.ContainsFunc(got, func(m Manifest) bool { return m.Name == "config/crd/k8s.ovn.org_networkqoses.yaml" }) {
 		t.Error("no NetworkQoS CRD embedded")
+	}
+}
+
+// TestKubeVirtCRDs: the three KubeVirt CRDs are embedded, each a
+// CustomResourceDefinition of group kubevirt.io.
+func TestKubeVirtCRDs(t *testing.T) {
+	got, err := KubeVirt()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"config/crd/kubevirt/kubevirt.io_virtualmachineinstancemigrations.yaml",
+		"config/crd/kubevirt/kubevirt.io_virtualmachineinstances.yaml", "config/crd/kubevirt/kubevirt.io_virtualmachines.yaml"}
+	var names []string
+	for _, m := range got {
+		names = append(names, m.Name)
+		if !strings.Contains(string(m.Data), "kind: CustomResourceDefinition") || !strings.Contains(string(m.Data), "group: kubevirt.io") {
+			t.Errorf("%s: not a kubevirt.io CRD", m.Name)
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("embedded %v, want %v", names, want)
 	}
 }

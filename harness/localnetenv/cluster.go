@@ -20,6 +20,7 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/scenarios/manifests"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -29,10 +30,11 @@ const fieldManager = localnet.FieldManager
 // resourceOf maps a scenario kind to its API resource.
 func resourceOf(kind string) (schema.GroupVersionResource, bool) {
 	gvr, ok := map[string]schema.GroupVersionResource{
-		v1alpha1.Kind: {Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource},
-		nadv1.Kind:    {Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource},
-		udnv1.Kind:    {Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource},
-		"Namespace":   {Version: "v1", Resource: "namespaces"},
+		v1alpha1.Kind:           {Group: v1alpha1.GroupName, Version: v1alpha1.Version, Resource: v1alpha1.Resource},
+		nadv1.Kind:              {Group: nadv1.GroupName, Version: nadv1.Version, Resource: nadv1.Resource},
+		udnv1.Kind:              {Group: udnv1.GroupName, Version: udnv1.Version, Resource: udnv1.Resource},
+		"Namespace":             {Version: "v1", Resource: "namespaces"},
+		manifests.MigrationKind: {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstancemigrations"},
 	}[kind]
 	return gvr, ok
 }

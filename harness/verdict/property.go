@@ -40,6 +40,10 @@ const (
 	StartFails Property = "start-fails"     // a VM expected not to start started, or for another reason
 )
 
+// MigrationOutcome: a VirtualMachineInstanceMigration refused or run
+// other than its step expects.
+const MigrationOutcome Property = "vm-migration"
+
 // Normal is p with every run of whitespace replaced by "-", as the
 // failure line requires.
 func (p Property) Normal() Property { return Property(strings.Join(strings.Fields(string(p)), "-")) }

@@ -129,7 +129,9 @@ func (w *World) PortOn(vm *scenarios.VM, network string) string {
 func (w *World) Compile() (qos.Desired, error) {
 	objs := make([]map[string]any, 0, len(w.applied))
 	for _, id := range slices.Sorted(maps.Keys(w.applied)) {
-		objs = append(objs, w.applied[id].Object)
+		if !w.applied[id].IsMigration() { // KubeVirt's, not the compiler's
+			objs = append(objs, w.applied[id].Object)
+		}
 	}
 	in, err := qos.DecodeObjects(w.sc.File+" (applied manifests)", objs)
 	if err == nil {

@@ -18,6 +18,8 @@ type Set struct {
 	CUDNs      []*udnv1.ClusterUserDefinedNetwork
 	NNCPs      []*NNCP
 	VMs        []*VirtualMachine
+	// Migrations are VirtualMachineInstanceMigrations (applied in steps).
+	Migrations []*Migration
 	// NetworkQoS are the NetworkQoS objects (decoded by internal/qos).
 	NetworkQoS []*Object
 	// Ignored are objects of kinds the testbed does not model.
@@ -71,6 +73,12 @@ func (s *Set) add(o *Object) error {
 			return err
 		}
 		s.VMs = append(s.VMs, vm)
+	case MigrationKind:
+		mig, err := DecodeMigration(o)
+		if err != nil {
+			return err
+		}
+		s.Migrations = append(s.Migrations, mig)
 	case v1alpha1.Kind:
 		s.NetworkQoS = append(s.NetworkQoS, o)
 	default:

@@ -192,7 +192,11 @@ func (t *Testbed) startKube(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 		}
-		for _, m := range embedded {
+		kv, err := crd.KubeVirt()
+		if err != nil {
+			return fmt.Errorf("testbed %s: %w", t.st.RunID, err)
+		}
+		for _, m := range append(embedded, kv...) {
 			opts.CRDs = append(opts.CRDs, kubeapi.CRDManifest{Name: m.Name, Data: m.Data})
 		}
 	}
