@@ -26,8 +26,6 @@ var (
 	peer = netip.MustParseAddr("10.20.0.10")
 )
 
-func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-
 // rowsNB serves fixed rows; the operations only read them.
 type rowsNB struct{ d qos.Desired }
 

@@ -50,11 +50,10 @@ func (t probeTraffic) withDefaults() probeTraffic {
 // session is a probe stream from a guest to a peer host and, optionally,
 // back.
 type session struct {
-	tr       probeTraffic
-	vmIP     netip.Addr
-	peerIP   netip.Addr
-	out, in  *localnet.Probe
-	inActive bool
+	tr      probeTraffic
+	vmIP    netip.Addr
+	peerIP  netip.Addr
+	out, in *localnet.Probe
 }
 
 // pinNeighbour installs a permanent neighbour entry for the peer in the

@@ -30,13 +30,7 @@ func newFixture(t testing.TB, ports ...string) *fixture {
 	t.Helper()
 	srv := nbtest.Start(t)
 	srv.MustNBCtl("ls-add", testSwitch)
-	for start := 0; start < len(ports); start += 200 {
-		var args []string
-		for _, p := range ports[start:min(start+200, len(ports))] {
-			args = append(args, "--", "lsp-add", testSwitch, p)
-		}
-		srv.MustNBCtl(args...)
-	}
+	srv.MustAddPorts(t, testSwitch, ports...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
 	c, err := ovnnb.Dial(ctx, srv.Addr(), nil)

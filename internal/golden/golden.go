@@ -37,6 +37,24 @@ func Check(t testing.TB, path string, got []byte, update bool) {
 	}
 }
 
+// Cases runs render, in a subtest named after the file, on every file
+// matching pattern (there must be one) and checks its output with Check
+// against the file named like the input with its extension replaced by
+// ext (".golden", ".golden.json").
+func Cases(t *testing.T, pattern, ext string, update bool, render func(t *testing.T, input string) []byte) {
+	t.Helper()
+	inputs, err := filepath.Glob(pattern)
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no golden cases match %s: %v", pattern, err)
+	}
+	for _, in := range inputs {
+		base := strings.TrimSuffix(in, filepath.Ext(in))
+		t.Run(filepath.Base(base), func(t *testing.T) {
+			Check(t, base+ext, render(t, in), update)
+		})
+	}
+}
+
 // Diff shows the first differing lines of two texts, each as its line
 // number, the wanted line and the line got.
 func Diff(want, got string) string {

@@ -41,7 +41,7 @@ func benchWants(ports []string) (keys []ovnnb.Key, v [2][]ovnnb.ObjectRows) {
 func benchFixture(b *testing.B) (*fixture, []ovnnb.Key, [2][]ovnnb.ObjectRows) {
 	ports := portNames("ns.net_ns", benchPorts)
 	f := newFixture(b)
-	addPorts(b, f.srv, testSwitch, ports...)
+	f.srv.MustAddPorts(b, testSwitch, ports...)
 	f.waitPort(ports[len(ports)-1])
 	keys, v := benchWants(ports)
 	for i, key := range keys {

@@ -44,7 +44,7 @@ func TestCompiledRowsRoundTrip(t *testing.T) {
 		for _, pg := range r.PortGroups {
 			for _, p := range pg.Ports {
 				if !f.c.HasPort(p) {
-					addPorts(t, f.srv, switchOf[pg.ExternalIDs[qos.NetworkKey]], p)
+					f.srv.MustAddPorts(t, switchOf[pg.ExternalIDs[qos.NetworkKey]], p)
 					f.waitPort(p)
 				}
 			}

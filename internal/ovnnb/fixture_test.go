@@ -36,7 +36,7 @@ func newFixture(t testing.TB, ports ...string) *fixture {
 	t.Helper()
 	srv := nbtest.Start(t)
 	srv.MustNBCtl("ls-add", testSwitch)
-	addPorts(t, srv, testSwitch, ports...)
+	srv.MustAddPorts(t, testSwitch, ports...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -50,21 +50,6 @@ func newFixture(t testing.TB, ports ...string) *fixture {
 		f.waitPort(p)
 	}
 	return f
-}
-
-// addPorts adds LSPs in batches of one ovn-nbctl call.
-func addPorts(t testing.TB, srv *nbtest.Server, sw string, ports ...string) {
-	t.Helper()
-	const batch = 200
-	for len(ports) > 0 {
-		n := min(batch, len(ports))
-		var args []string
-		for _, p := range ports[:n] {
-			args = append(args, "--", "lsp-add", sw, p)
-		}
-		srv.MustNBCtl(args...)
-		ports = ports[n:]
-	}
 }
 
 // nbctlSynced runs ovn-nbctl with args and waits until the client's

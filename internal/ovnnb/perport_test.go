@@ -99,7 +99,7 @@ func TestPerPortRowsFollowPorts(t *testing.T) {
 	var before map[string]string
 	for i, st := range steps {
 		if i == 2 {
-			addPorts(t, f.srv, testSwitch, c)
+			f.srv.MustAddPorts(t, testSwitch, c)
 			f.waitPort(c)
 		}
 		want := compilePerPort(t, st.pods...)
@@ -194,7 +194,7 @@ func TestLingerKeepsDepartingPort(t *testing.T) {
 	}
 	f.requireApplied(key, gone)
 
-	addPorts(t, f.srv, testSwitch, a)
+	f.srv.MustAddPorts(t, testSwitch, a)
 	f.waitPort(a)
 	f.apply(key, compilePerPort(t, "vm-a", "vm-b"))
 	stays := compilePerPort(t, "vm-b")

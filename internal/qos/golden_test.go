@@ -5,7 +5,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/nqos/nqos/internal/golden"
@@ -31,22 +30,13 @@ func compileFile(t testing.TB, path string) Desired {
 // TestGolden compiles every testdata/<case>.yaml and compares the JSON
 // with testdata/<case>.golden.json (regenerate with -update).
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no golden cases: %v", err)
-	}
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WriteJSON(&buf, compileFile(t, file)); err != nil {
-				t.Fatal(err)
-			}
-			got := buf.Bytes()
-			goldenPath := strings.TrimSuffix(file, ".yaml") + ".golden.json"
-			golden.Check(t, goldenPath, got, *update)
-		})
-	}
+	golden.Cases(t, "testdata/*.yaml", ".golden.json", *update, func(t *testing.T, file string) []byte {
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, compileFile(t, file)); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	})
 }
 
 func openTestdata(t testing.TB, name string) *os.File {

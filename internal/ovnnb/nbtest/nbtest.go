@@ -188,6 +188,24 @@ func (s *Server) MustNBCtl(args ...string) string {
 	return out
 }
 
+// MustAddPorts adds ports to the logical switch sw, 200 to an ovn-nbctl
+// call; a failure fails t (the calling test or subtest).
+func (s *Server) MustAddPorts(t testing.TB, sw string, ports ...string) {
+	t.Helper()
+	const batch = 200
+	for len(ports) > 0 {
+		n := min(batch, len(ports))
+		var args []string
+		for _, p := range ports[:n] {
+			args = append(args, "--", "lsp-add", sw, p)
+		}
+		if _, err := s.NBCtl(args...); err != nil {
+			t.Fatalf("nbtest: %v", err)
+		}
+		ports = ports[n:]
+	}
+}
+
 // Schema is the Northbound schema of the selected OVN install (NQOS_OVN),
 // for tests that create an NB database of their own. It gates the test on
 // that install (internal/testenv).

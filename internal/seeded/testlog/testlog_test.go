@@ -3,7 +3,6 @@ package testlog
 import (
 	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,26 +28,18 @@ func render(r Result) string {
 // (captured from seeded-bug runs of this repo) and hand-written scenario
 // runner output, and compares with testdata/<case>.golden.
 func TestParseGolden(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/*.input")
-	if err != nil || len(inputs) == 0 {
-		t.Fatalf("no inputs: %v", err)
-	}
-	for _, in := range inputs {
-		name := strings.TrimSuffix(filepath.Base(in), ".input")
-		t.Run(name, func(t *testing.T) {
-			f, err := os.Open(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			r, err := Parse(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := render(r)
-			golden.Check(t, strings.TrimSuffix(in, ".input")+".golden", []byte(got), *update)
-		})
-	}
+	golden.Cases(t, "testdata/*.input", ".golden", *update, func(t *testing.T, in string) []byte {
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r, err := Parse(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(render(r))
+	})
 }
 
 func TestParseCases(t *testing.T) {
