@@ -68,7 +68,7 @@ func (ovnkubeLSPs) assigned(ctx context.Context, m *Manager, in *instance, i int
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("VM %s/%s: %w", in.vm.Namespace, in.vm.Name, err)
+		return fmt.Errorf("VM %s/%s: %w", in.vm.Namespace, in.vm.Name, m.withPodWarning(ctx, err, in.vm.Namespace, in.pod))
 	}
 	a.IPv4, a.IPv6 = got.IPv4, got.IPv6
 	return nil

@@ -121,7 +121,7 @@ func (ovnkubeLSPs) create(ctx context.Context, m *Manager, vm VM, pod string, a 
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("VM %s/%s: %w", vm.Namespace, vm.Name, err)
+		return fmt.Errorf("VM %s/%s: %w", vm.Namespace, vm.Name, m.withPodWarning(ctx, err, vm.Namespace, pod))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/internal/controller/app"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
@@ -46,9 +47,11 @@ const (
 // -lsp ovnkube).
 const ovnkubeNamespace = "ovn-kubernetes"
 
-// systemNamespaces are the namespaces of the cluster itself: everything
-// else a scenario made is deleted at its end.
-var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace, ovnkubeNamespace}
+// systemNamespaces are the namespaces of the cluster itself and of the
+// deployed controller (its own and its zones' heartbeat Leases with
+// their Role): everything else a scenario made is deleted at its end.
+var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", controllerNamespace,
+	app.DefaultHeartbeatNamespace, ovnkubeNamespace}
 
 // Lacks declares what the environments of the backend cannot do, each
 // with why: the runner decides before the boot which scenarios are not

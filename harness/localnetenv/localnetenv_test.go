@@ -1,7 +1,12 @@
 package localnetenv
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/internal/kubeapi"
@@ -54,6 +59,40 @@ func TestLacksDHCPWithOVNKube(t *testing.T) {
 	} {
 		if _, lacks := c.p.Lacks()[harness.CapDHCPNetwork]; lacks != c.want {
 			t.Errorf("kind %+v: lacks dhcp-network %v, want %v", c.p.Kind, lacks, c.want)
+		}
+	}
+}
+
+// TestSystemNamespacesKeepDeployed: the end-of-scenario clean-up on a
+// KinD cluster keeps every namespace config/deploy creates (deleting
+// nqos-zones takes the zones' heartbeat Role with it, and the deployed
+// controllers turn unready).
+func TestSystemNamespacesKeepDeployed(t *testing.T) {
+	raw, err := os.ReadFile("../../config/deploy/namespace.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, doc := range strings.Split(string(raw), "\n---\n") {
+		var ns struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &ns); err != nil {
+			t.Fatalf("config/deploy/namespace.yaml: %v", err)
+		}
+		if ns.Kind == "Namespace" {
+			names = append(names, ns.Metadata.Name)
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("config/deploy/namespace.yaml declares no Namespace")
+	}
+	for _, n := range names {
+		if !slices.Contains(systemNamespaces, n) {
+			t.Errorf("namespace %s of config/deploy is not in systemNamespaces %v: the KinD clean-up deletes it", n, systemNamespaces)
 		}
 	}
 }
