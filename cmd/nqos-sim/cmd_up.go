@@ -69,6 +69,12 @@ func runUp(ctx context.Context, args []string) error {
 		if spec.Networks, err = dir.networks(); err != nil {
 			return err
 		}
+		if spec.Routers, spec.Hosts, err = dir.routedFabric(spec.Networks); err != nil {
+			return err
+		}
+		for _, line := range describeRouters(spec.Routers, spec.Hosts) {
+			fmt.Println(line)
+		}
 	} else if *manifests != "" {
 		f, err := os.Open(*manifests)
 		if err != nil {
