@@ -80,7 +80,7 @@ e2e-localnet: deps build
 ## deployed from config/deploy, `nqos-sim run --backend kind`, kind-down (KIND_KEEP=1 keeps the
 ## cluster). SCENARIOS picks (default KIND_SCENARIOS; KIND_SCENARIOS=all runs every one: what the
 ## backend cannot do is reported unsupported), IP_FAMILY and REPORTS as for e2e-localnet
-KIND_SCENARIOS ?= story1-tiers story2-backup story4-uplink-dscp accepted-false vm-after-policy deletion
+KIND_SCENARIOS ?= story1-tiers story2-backup story4-uplink-dscp accepted-false vm-after-policy deletion ipam-dest-selectors
 kind_scenarios = $(if $(filter-out all,$(SCENARIOS)),$(SCENARIOS),$(filter-out all,$(KIND_SCENARIOS)))
 e2e-kind: deps build
 	RUN_ID=$(or $(RUN_ID),e2e) KIND_TOPOLOGY=$(KIND_TOPOLOGY) ./hack/kind/e2e.sh --ip-family $(IP_FAMILY) --ipam $(IPAM) $(if $(REPORTS),--report-dir $(REPORTS)) $(kind_scenarios)

@@ -21,6 +21,9 @@ const (
 	CapAdversary         Capability = "adversary"          // Adversary
 	CapFabric            Capability = "fabric"             // Fabric
 	CapZones             Capability = "zones"              // ZoneControl
+	// CapDHCPNetwork is a network whose NAD or CUDN asks for DHCP IPAM
+	// (a topology network with ipam dhcp): the scenario as a whole.
+	CapDHCPNetwork Capability = "dhcp-network"
 )
 
 // Needs are the capabilities a step needs: its kind's, and its probed
@@ -42,12 +45,20 @@ func Needs(st *scenarios.Step) []Capability {
 
 // Unsupported says why a backend lacking the capabilities lacks cannot
 // run the scenario ("" when it can): the controller run as a process of
-// the harness (restartController, upgrade, controller.boot false) or the
-// first step whose kind needs what it lacks (step -1: the scenario as a
-// whole). It is decided before anything boots.
+// the harness (restartController, upgrade, controller.boot false), a
+// network with DHCP IPAM, or the first step whose kind needs what it
+// lacks (step -1: the scenario as a whole). It is decided before
+// anything boots.
 func Unsupported(sc *scenarios.Scenario, backend string, lacks map[Capability]string) (step int, err *NotSupportedError) {
 	if why, ok := lacks[CapControllerProcess]; ok && sc.ControllerProcess() {
 		return -1, &NotSupportedError{Backend: backend, What: why}
+	}
+	if why, ok := lacks[CapDHCPNetwork]; ok {
+		for _, n := range sc.Topology.Networks {
+			if n.IPAM == scenarios.IPAMDHCP {
+				return -1, &NotSupportedError{Backend: backend, What: fmt.Sprintf("network %s (ipam dhcp): %s", n.Name, why)}
+			}
+		}
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]

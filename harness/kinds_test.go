@@ -87,7 +87,7 @@ func needsDoc(k stepKind) string {
 // step and the reason, without provisioning anything; one that lacks
 // nothing the scenario needs runs it.
 func TestUnsupportedDecidedBeforeBoot(t *testing.T) {
-	scs, err := scenarios.Resolve([]string{"vm-lifecycle", "controller-restart", "zone-independence"})
+	scs, err := scenarios.Resolve([]string{"vm-lifecycle", "controller-restart", "zone-independence", "dhcp-dest-podselector"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +99,7 @@ func TestUnsupportedDecidedBeforeBoot(t *testing.T) {
 		{scs[0], map[Capability]string{CapMigration: "no VM handler"}, ") migrate: no VM handler"},
 		{scs[1], map[Capability]string{CapControllerProcess: "deployed"}, "not supported by the sim backend: deployed"},
 		{scs[2], map[Capability]string{CapZones: "central"}, ") stopZoneController: central"},
+		{scs[3], map[Capability]string{CapDHCPNetwork: "refused"}, "not supported by the sim backend: network tenant-green (ipam dhcp): refused"},
 	} {
 		prov := &simProv{lacks: c.lacks}
 		r := &Runner{Prov: prov, Backend: "sim", Dir: t.TempDir(), Mode: ModeV4}

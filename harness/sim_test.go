@@ -168,6 +168,16 @@ func (s *simEnv) RestartDaemon(_ context.Context, _ *scenarios.RestartDaemon, vm
 	return s.lifeResult("restartDaemon", vm)
 }
 
+// Assigned are the VM's static addresses on network: what the embedded
+// testbed gives a pod on a network with subnets.
+func (s *simEnv) Assigned(vm *scenarios.VM, network string) (scenarios.Addresses, error) {
+	_, nic, ok := vm.NIC(network)
+	if !ok {
+		return scenarios.Addresses{}, fmt.Errorf("VM %s has no NIC on network %s", vm.Name, network)
+	}
+	return nic.Addresses, nil
+}
+
 func (s *simEnv) Ports(vm *scenarios.VM) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -22,6 +22,9 @@ type lspWriter interface {
 	// podNetworks reports whether the manager writes the launcher pods'
 	// k8s.ovn.org/pod-networks annotation (else ovnkube does).
 	podNetworks() bool
+	// assigned gives attachment i of a VM on a network with subnets the
+	// addresses its pod got from the LSPs' writer.
+	assigned(ctx context.Context, m *Manager, in *instance, i int) error
 }
 
 // testbedLSPs: the manager writes the LSPs and the pod-networks
@@ -29,6 +32,10 @@ type lspWriter interface {
 type testbedLSPs struct{}
 
 func (testbedLSPs) podNetworks() bool { return true }
+
+// assigned keeps the static addresses: they are what the manager wrote
+// on the LSP and in pod-networks.
+func (testbedLSPs) assigned(context.Context, *Manager, *instance, int) error { return nil }
 
 // ovnkubeLSPs: ovnkube writes them; the manager waits and checks.
 type ovnkubeLSPs struct{}

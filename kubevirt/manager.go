@@ -83,7 +83,8 @@ func NewManager(tb Testbed, kube kubernetes.Interface) *Manager {
 func key(namespace, name string) string { return namespace + "/" + name }
 
 // Create starts vm: launcher pod, LSPs (unless opts.SkipLSP), guest
-// namespace with its NICs plugged into vm.Node and static addresses.
+// namespace with its NICs plugged into vm.Node and static addresses (on
+// a network with subnets those the pod got: assignAddrs).
 func (m *Manager) Create(ctx context.Context, vm VM, opts CreateOptions) error {
 	if err := vm.Validate(); err != nil {
 		return err
@@ -106,6 +107,9 @@ func (m *Manager) Create(ctx context.Context, vm VM, opts CreateOptions) error {
 	}
 	m.vms[key(vm.Namespace, vm.Name)] = in
 	err = m.startLauncher(ctx, in, vm.Node, opts)
+	if err == nil {
+		err = m.assignAddrs(ctx, in)
+	}
 	if err == nil {
 		err = m.configureGuestIPs(ctx, in)
 	}

@@ -66,16 +66,21 @@ const (
 	whyLauncherRestart   = "a launcher restart: the guest is the launcher pod's own namespace, which a new pod does not keep"
 	whyDaemonRestart     = "restarting an OVS or OVN daemon: the OVS and OVN daemons are the cluster nodes'"
 	whyZonesKind         = "one zone's controller: the cluster's controller is the one deployed from config/deploy"
+	whyDHCPOVNKube       = "the cluster's ovnkube makes the localnet switches from the NADs and refuses one with an ipam key (\"IPAM key is not supported. Use OVN-K provided IPAM via the `subnets` attribute\")"
 )
 
-func (kindBackend) lacks() map[harness.Capability]string {
-	return map[harness.Capability]string{
+func (b kindBackend) lacks() map[harness.Capability]string {
+	lacks := map[harness.Capability]string{
 		harness.CapControllerProcess: whyControllerProcess,
 		harness.CapMigration:         whyMigration,
 		harness.CapLauncherRestart:   whyLauncherRestart,
 		harness.CapDaemonRestart:     whyDaemonRestart,
 		harness.CapZones:             whyZonesKind,
 	}
+	if b.cluster.LSPs == localnet.KindLSPOVNKube {
+		lacks[harness.CapDHCPNetwork] = whyDHCPOVNKube
+	}
+	return lacks
 }
 
 // check rejects a scenario that runs the controller as a process (the

@@ -38,3 +38,22 @@ func TestLacksZonesOutsideInterconnect(t *testing.T) {
 		}
 	}
 }
+
+// TestLacksDHCPWithOVNKube: a KinD cluster whose ovnkube makes the
+// switches from the NADs cannot run a DHCP-IPAM network (ovnkube refuses
+// the NAD); one whose switches the testbed emulates, and the embedded
+// testbed, can.
+func TestLacksDHCPWithOVNKube(t *testing.T) {
+	for _, c := range []struct {
+		p    *Provisioner
+		want bool
+	}{
+		{&Provisioner{Topology: localnet.Interconnect}, false},
+		{&Provisioner{Kind: &localnet.KindCluster{Name: "nqos-x", LSPs: localnet.KindLSPEmulated}}, false},
+		{&Provisioner{Kind: &localnet.KindCluster{Name: "nqos-x", LSPs: localnet.KindLSPOVNKube}}, true},
+	} {
+		if _, lacks := c.p.Lacks()[harness.CapDHCPNetwork]; lacks != c.want {
+			t.Errorf("kind %+v: lacks dhcp-network %v, want %v", c.p.Kind, lacks, c.want)
+		}
+	}
+}

@@ -35,12 +35,16 @@ type World struct {
 	absent  map[string]bool                // late VMs not started yet
 	node    map[string]int                 // node index per VM (migrations move it)
 	leases  map[string]string              // DHCP lease (CIDR) per VM, once a flow used it
+	// assigned are the addresses a VM's pod got on a first network with
+	// subnets, as the environment reported them.
+	assigned map[string]scenarios.Addresses
 }
 
 // New is the world before the first step: nothing applied, every VM
 // with the topology's labels on the topology's node, late VMs absent.
 func New(sc *scenarios.Scenario) *World {
-	w := &World{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}, absent: map[string]bool{}, node: map[string]int{}, leases: map[string]string{}}
+	w := &World{sc: sc, applied: map[string]*scenarios.Manifest{}, labels: map[string]map[string]string{}, absent: map[string]bool{}, node: map[string]int{}, leases: map[string]string{},
+		assigned: map[string]scenarios.Addresses{}}
 	for _, vm := range sc.Topology.VMs {
 		w.labels[vm.Name] = maps.Clone(vm.Labels)
 		w.absent[vm.Name] = vm.Late
@@ -88,6 +92,10 @@ func (w *World) Label(vm, key string) (string, bool) {
 
 // SetLease records the DHCP lease (a CIDR) VM vm holds.
 func (w *World) SetLease(vm, lease string) { w.leases[vm] = lease }
+
+// SetAssigned records the addresses VM vm's pod got on its first
+// network, one with subnets (its pod-networks entry).
+func (w *World) SetAssigned(vm string, a scenarios.Addresses) { w.assigned[vm] = a }
 
 // Relabel sets and removes labels of VM vm's launcher pod.
 func (w *World) Relabel(vm string, set map[string]string, remove []string) {
@@ -172,8 +180,9 @@ func (w *World) pod(vm *scenarios.VM) *corev1.Pod {
 }
 
 // podNetworks is the pod-networks annotation of a VM pod on NAD ns/name:
-// its DHCP lease, or on a network with subnets its static addresses (as
-// the testbed's launcher pods carry them); "" otherwise.
+// its DHCP lease, or on a network with subnets the addresses its pod got
+// (SetAssigned; until recorded its static addresses, as the testbed's
+// launcher pods carry them); "" otherwise.
 func (w *World) podNetworks(vm *scenarios.VM, ns, name string) string {
 	lease := w.leases[vm.Name]
 	if lease != "" {
@@ -182,8 +191,12 @@ func (w *World) podNetworks(vm *scenarios.VM, ns, name string) string {
 	if !w.subnets(vm.Network) {
 		return ""
 	}
+	have, ok := w.assigned[vm.Name]
+	if !ok {
+		have = vm.Addresses
+	}
 	var addrs []string
-	for _, a := range []string{vm.Addresses.V4, vm.Addresses.V6} {
+	for _, a := range []string{have.V4, have.V6} {
 		if a != "" {
 			addrs = append(addrs, a)
 		}
