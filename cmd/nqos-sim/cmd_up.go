@@ -72,6 +72,9 @@ func runUp(ctx context.Context, args []string) error {
 		if spec.Routers, spec.Hosts, err = dir.routedFabric(spec.Networks); err != nil {
 			return err
 		}
+		if spec.NodeLabels, err = dir.nodeLabels(*nodes); err != nil {
+			return err
+		}
 		for _, line := range describeRouters(spec.Routers, spec.Hosts) {
 			fmt.Println(line)
 		}

@@ -76,6 +76,24 @@ func (d *manifestDir) networks() ([]localnet.Network, error) {
 	return localnet.NetworksFromManifests(&buf, "manifests")
 }
 
+// nodeLabels are the labels the set's Node objects give the first n
+// testbed nodes, by node name.
+func (d *manifestDir) nodeLabels(n int) (map[string]map[string]string, error) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = localnet.NodeName(i + 1)
+	}
+	nodes, err := d.set.Labelled(names)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, node := range nodes {
+		out[node.Name] = node.Labels
+	}
+	return out, nil
+}
+
 func objectYAML(o *manifests.Object) []byte {
 	raw, _ := (&unstructured.Unstructured{Object: o.Raw}).MarshalJSON()
 	return raw // JSON is YAML
