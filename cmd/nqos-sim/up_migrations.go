@@ -32,11 +32,17 @@ var vmimResource = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v
 // admission webhook: a migration KubeVirt would deny is created and
 // marked Failed with the webhook's message.
 type upMigrations struct {
-	vms   *kubevirt.Manager
+	vms   vmMigrator
 	dyn   dynamic.Interface
 	nodes []manifests.Node
 	// placement is each started VM's placement, by "namespace/name".
 	placement map[string]manifests.Placement
+}
+
+// vmMigrator is what the watcher needs of the VMs' manager.
+type vmMigrator interface {
+	Get(namespace, name string) (kubevirt.Instance, error)
+	Migrate(ctx context.Context, namespace, name, target string, opts kubevirt.MigrateOptions) (kubevirt.MigrationReport, error)
 }
 
 // newUpMigrations watches migrations of the VMs vms started.
