@@ -87,3 +87,8 @@ func (v *validator) nodeLabels(node string, l map[string]string, path string) er
 	}
 	return nil
 }
+
+// LabelsNodes reports whether topology.nodes gives a node labels.
+func (sc *Scenario) LabelsNodes() bool {
+	return slices.ContainsFunc(sc.Topology.NodesDecl.List, func(n NodeDecl) bool { return len(n.Labels) > 0 })
+}

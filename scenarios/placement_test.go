@@ -27,6 +27,9 @@ func TestNodeList(t *testing.T) {
 	if sc.Topology.Nodes != 3 || sc.Topology.NodeList[1].Labels["example.com/localnet-group"] != "b" || sc.Topology.NodeList[1].Name != "node2" {
 		t.Fatalf("nodes = %d %+v", sc.Topology.Nodes, sc.Topology.NodeList)
 	}
+	if !sc.LabelsNodes() {
+		t.Fatal("LabelsNodes() = false for labelled nodes")
+	}
 	a, b := sc.VM("vm-a"), sc.VM("vm-b")
 	if a.Node != 0 || b.Node != 2 {
 		t.Fatalf("vm-a on %d, vm-b on %d, want 0 and 2 (group a, spread)", a.Node, b.Node)

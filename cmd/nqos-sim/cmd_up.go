@@ -14,6 +14,7 @@ import (
 
 	"github.com/nqos/nqos/internal/netns"
 	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/scenarios/manifests"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -71,6 +72,9 @@ func runUp(ctx context.Context, args []string) error {
 		if spec.Routers, spec.Hosts, err = dir.routedFabric(spec.Networks); err != nil {
 			return err
 		}
+		if spec.NodeLabels, err = dir.nodeLabels(*nodes); err != nil {
+			return err
+		}
 		for _, line := range describeRouters(spec.Routers, spec.Hosts) {
 			fmt.Println(line)
 		}
@@ -90,7 +94,8 @@ func runUp(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := startWorkloads(ctx, tb, dir, *vms); err != nil {
+	migrations, err := startWorkloads(ctx, tb, dir, *vms)
+	if err != nil {
 		return errors.Join(err, stop())
 	}
 	fmt.Printf("testbed %s up in %v\n", *runID, time.Since(start).Round(time.Millisecond))
@@ -104,26 +109,35 @@ func runUp(ctx context.Context, args []string) error {
 		fmt.Printf("tear down with: nqos-sim down --run-id %s\n", *runID)
 		return nil
 	}
+	watched := make(chan struct{})
+	if migrations != nil {
+		fmt.Println("kubectl apply of a kubevirt.io/v1 VirtualMachineInstanceMigration migrates its VMI")
+		go func() { defer close(watched); migrations.run(ctx) }()
+	} else {
+		close(watched)
+	}
 	fmt.Println(readyLine)
 	<-ctx.Done()
+	<-watched
 	return stop()
 }
 
 // startVMs starts n VMs vm1..vmN, vm i on node ((i-1) mod nodes)+1 with
 // 10.20.1.i/16 and fd00:20::1:i/64 as the IP family allows.
-func startVMs(ctx context.Context, tb *localnet.Testbed, n int) error {
+func startVMs(ctx context.Context, tb *localnet.Testbed, n int) (*kubevirt.Manager, map[string]manifests.Placement, error) {
 	if n == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	var kube kubernetes.Interface
 	if cfg := tb.RESTConfig(); cfg != nil {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		kube = cs
 	}
 	m := kubevirt.NewManager(tb, kube)
+	placement := map[string]manifests.Placement{}
 	net := tb.Networks()[0]
 	nodes := tb.Nodes()
 	fam := tb.Spec().IPFamily
@@ -140,11 +154,12 @@ func startVMs(ctx context.Context, tb *localnet.Testbed, n int) error {
 		vm := kubevirt.VM{Name: fmt.Sprintf("vm%d", i), Namespace: "vms", Node: nodes[(i-1)%len(nodes)].Name,
 			Labels: map[string]string{"app": "demo"}, Interfaces: []kubevirt.Interface{ifc}}
 		if err := m.Create(ctx, vm, kubevirt.CreateOptions{}); err != nil {
-			return err
+			return nil, nil, err
 		}
+		placement[vm.Namespace+"/"+vm.Name] = manifests.Placement{Mappings: manifests.NodeMappings(nil, nil)}
 		fmt.Printf("vm %s/%s on %s: %s %s %s (nqos-sim exec %s -- CMD)\n", vm.Namespace, vm.Name, vm.Node, ifc.MAC, ifc.IPv4, ifc.IPv6, vm.Name)
 	}
-	return nil
+	return m, placement, nil
 }
 
 func runIDFlag(name string, args []string) (string, []string, error) {

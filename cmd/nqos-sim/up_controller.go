@@ -16,6 +16,8 @@ import (
 
 	"github.com/nqos/nqos/harness/localnetenv"
 	"github.com/nqos/nqos/internal/poll"
+	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/scenarios/manifests"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
@@ -121,12 +123,21 @@ func readLog(path string) string {
 }
 
 // startWorkloads starts the manifests' objects and VMs, or without
-// manifests the n demo VMs.
-func startWorkloads(ctx context.Context, tb *localnet.Testbed, dir *manifestDir, n int) error {
+// manifests the n demo VMs; with the Kubernetes API it returns the
+// watcher of the migrations users apply (nil without).
+func startWorkloads(ctx context.Context, tb *localnet.Testbed, dir *manifestDir, n int) (*upMigrations, error) {
+	var m *kubevirt.Manager
+	var placement map[string]manifests.Placement
+	var err error
 	if dir != nil {
-		return dir.start(ctx, tb)
+		m, placement, err = dir.start(ctx, tb)
+	} else {
+		m, placement, err = startVMs(ctx, tb, n)
 	}
-	return startVMs(ctx, tb, n)
+	if err != nil || tb.RESTConfig() == nil || m == nil {
+		return nil, err
+	}
+	return newUpMigrations(tb, m, placement)
 }
 
 func pidFile(runID string) string { return filepath.Join(localnet.RunDir(runID), "up.pid") }

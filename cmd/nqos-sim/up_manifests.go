@@ -76,6 +76,24 @@ func (d *manifestDir) networks() ([]localnet.Network, error) {
 	return localnet.NetworksFromManifests(&buf, "manifests")
 }
 
+// nodeLabels are the labels the set's Node objects give the first n
+// testbed nodes, by node name.
+func (d *manifestDir) nodeLabels(n int) (map[string]map[string]string, error) {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = localnet.NodeName(i + 1)
+	}
+	nodes, err := d.set.Labelled(names)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]string{}
+	for _, node := range nodes {
+		out[node.Name] = node.Labels
+	}
+	return out, nil
+}
+
 func objectYAML(o *manifests.Object) []byte {
 	raw, _ := (&unstructured.Unstructured{Object: o.Raw}).MarshalJSON()
 	return raw // JSON is YAML
@@ -83,25 +101,26 @@ func objectYAML(o *manifests.Object) []byte {
 
 // start creates the set's Namespaces and NetworkQoS objects and starts its
 // running VirtualMachines where Place puts them; VMs that cannot start are
-// reported with the reason, halted ones listed.
-func (d *manifestDir) start(ctx context.Context, tb *localnet.Testbed) error {
+// reported with the reason, halted ones listed. It returns the VMs'
+// manager and each started VM's placement (for migrations).
+func (d *manifestDir) start(ctx context.Context, tb *localnet.Testbed) (*kubevirt.Manager, map[string]manifests.Placement, error) {
 	for _, r := range d.set.IgnoredRefs() {
 		fmt.Printf("ignored (kind not modelled): %s\n", r)
 	}
 	cfg := tb.RESTConfig()
 	if cfg == nil {
-		return fmt.Errorf("up -f: testbed %s has no Kubernetes API", tb.Spec().RunID)
+		return nil, nil, fmt.Errorf("up -f: testbed %s has no Kubernetes API", tb.Spec().RunID)
 	}
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := d.createObjects(ctx, kube, dyn); err != nil {
-		return err
+		return nil, nil, err
 	}
 	nodes := make([]string, 0, len(tb.Nodes()))
 	for _, n := range tb.Nodes() {
@@ -109,9 +128,14 @@ func (d *manifestDir) start(ctx context.Context, tb *localnet.Testbed) error {
 	}
 	placed, err := d.set.Place(nodes)
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	mappings, err := manifests.MappingsOn(d.set.NNCPs, manifests.DefaultNodes(nodes))
+	if err != nil {
+		return nil, nil, err
 	}
 	m := kubevirt.NewManager(tb, kube)
+	placement := map[string]manifests.Placement{}
 	macs := 0
 	for _, r := range placed {
 		ref := r.VM.Object.Ref()
@@ -125,19 +149,20 @@ func (d *manifestDir) start(ctx context.Context, tb *localnet.Testbed) error {
 		}
 		vm, err := kubevirt.FromManifest(r, macs)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		macs += len(vm.Interfaces)
 		if err := m.Create(ctx, vm, kubevirt.CreateOptions{}); err != nil {
-			return fmt.Errorf("%s: %w", ref, err)
+			return nil, nil, fmt.Errorf("%s: %w", ref, err)
 		}
 		in, err := m.Get(vm.Namespace, vm.Name)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
+		placement[vm.Namespace+"/"+vm.Name] = manifests.Placement{NodeSelector: r.VM.NodeSelector, Networks: r.Networks, Mappings: mappings}
 		fmt.Printf("%s on %s: %s (nqos-sim exec %s/%s -- CMD)\n", ref, in.Node, describeNICs(in), vm.Namespace, vm.Name)
 	}
-	return nil
+	return m, placement, nil
 }
 
 func describeNICs(in kubevirt.Instance) string {

@@ -93,6 +93,9 @@ func (kindBackend) check(sc *scenarios.Scenario) error {
 	if sc.ControllerProcess() {
 		return unsupported("the scenario runs the controller as a process of its own; on the cluster it is the deployed one")
 	}
+	if sc.LabelsNodes() {
+		return unsupported("the scenario labels its nodes (topology.nodes); the cluster's Nodes carry the cluster's own labels")
+	}
 	return nil
 }
 

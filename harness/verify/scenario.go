@@ -69,7 +69,9 @@ type document struct {
 }
 
 type topology struct {
-	Nodes int              `yaml:"nodes"`
+	// Nodes is a count, or the list form with the labels of the set's
+	// Node objects.
+	Nodes any              `yaml:"nodes"`
 	Hosts []map[string]any `yaml:"hosts,omitempty"`
 }
 
@@ -89,6 +91,7 @@ func baseDocument(srcs []source, opts Options) *document {
 			cluster = append(cluster, s.id)
 		}
 	}
+	d.Topology.Nodes = nodesOf(srcs, opts.Nodes)
 	if len(cluster) > 0 {
 		d.Steps = append(d.Steps, map[string]any{"name": "the set's namespaces and networks", "apply": cluster})
 	}
@@ -141,3 +144,27 @@ type InputError struct{ Err error }
 
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
+
+// nodesOf is topology.nodes: the count n, or with Node objects in the set
+// the list node1..node<n> with their labels.
+func nodesOf(srcs []source, n int) any {
+	labels := map[string]any{}
+	for _, s := range srcs {
+		if s.obj.Kind == manifests.NodeKind {
+			meta, _ := s.obj.Raw["metadata"].(map[string]any)
+			labels[s.obj.Name] = meta["labels"]
+		}
+	}
+	if len(labels) == 0 {
+		return n
+	}
+	out := make([]map[string]any, n)
+	for i := range out {
+		name := manifests.NodeHostname(i + 1)
+		out[i] = map[string]any{"name": name}
+		if l, ok := labels[name]; ok && l != nil {
+			out[i]["labels"] = l
+		}
+	}
+	return out
+}

@@ -80,3 +80,39 @@ func TestDefaultNode(t *testing.T) {
 		t.Fatalf("node = %+v (%s)", n, n)
 	}
 }
+
+// nodeObjects label node1 and node3 group a, node2 group b.
+const nodeObjects = `---
+apiVersion: v1
+kind: Node
+metadata: {name: node1, labels: {example.com/localnet-group: a}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node2, labels: {example.com/localnet-group: b}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node3, labels: {example.com/localnet-group: a}}
+`
+
+// TestNodeObjects: Node objects in a set label the testbed nodes Place
+// places on; one naming no testbed node, or with an invalid label, is
+// refused naming it.
+func TestNodeObjects(t *testing.T) {
+	s := decode(t, strings.Replace(okepSet, "nodeSelector: {kubernetes.io/hostname: node0}", "nodeSelector: {example.com/localnet-group: b}", 1)+nodeObjects)
+	r, err := s.Place([]string{"node1", "node2", "node3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r[0].Node != "node2" {
+		t.Fatalf("placed on %q, want node2 (the only group b node)", r[0].Node)
+	}
+	if _, err := s.Place([]string{"node1", "node2"}); err == nil || !strings.Contains(err.Error(), `Node node3: metadata.name: "node3" is not a testbed node (nodes: node1, node2)`) {
+		t.Fatalf("two nodes: err = %v", err)
+	}
+	_, err = Decode(mustRead(t, strings.Replace(nodeObjects, "localnet-group: b}", "localnet-group: \"b c\"}", 1)))
+	if err == nil || !strings.Contains(err.Error(), `in.yaml:6: Node node2: metadata.labels.example.com/localnet-group: invalid label value "b c"`) {
+		t.Fatalf("bad label: err = %v", err)
+	}
+}

@@ -30,9 +30,14 @@ const (
 	reasonLocalnet     = "node(s) didn't map localnet %q (no NodeNetworkConfigurationPolicy bridge-mapping)"
 )
 
-// Place places every VM on nodes with the default labels (see PlaceOn).
+// Place places every VM on the named nodes, labelled by the set's Node
+// objects (see Labelled and PlaceOn).
 func (s *Set) Place(nodes []string) ([]Resolved, error) {
-	return s.PlaceOn(DefaultNodes(nodes))
+	labelled, err := s.Labelled(nodes)
+	if err != nil {
+		return nil, err
+	}
+	return s.PlaceOn(labelled)
 }
 
 // PlaceOn resolves every VM's networks and places it: among the nodes

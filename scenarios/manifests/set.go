@@ -22,6 +22,8 @@ type Set struct {
 	Migrations []*Migration
 	// NetworkQoS are the NetworkQoS objects (decoded by internal/qos).
 	NetworkQoS []*Object
+	// Nodes are the Node objects (node.go): labels of testbed nodes.
+	Nodes []*Object
 	// Ignored are objects of kinds the testbed does not model.
 	Ignored []*Object
 	// source names the object each NAD and CUDN came from, for errors.
@@ -47,6 +49,11 @@ func (s *Set) add(o *Object) error {
 			return o.errf("apiVersion", "%q, want v1", o.APIVersion)
 		}
 		s.Namespaces = append(s.Namespaces, o)
+	case NodeKind:
+		if err := checkNode(o); err != nil {
+			return err
+		}
+		s.Nodes = append(s.Nodes, o)
 	case nadv1.Kind:
 		nad, err := decodeNAD(o)
 		if err != nil {
