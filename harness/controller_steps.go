@@ -31,17 +31,34 @@ type ControllerRestart struct {
 // ControllerResult is what a controller step measured.
 type ControllerResult struct {
 	lifeprobe.Outcome
-	// Missing and Extra are the NB rows that differ from the compiler's
-	// rows for the cluster's objects once the controller is back (Extra
-	// holds orphans and duplicates); Problems are the NB audit's findings
-	// then (dangling references, duplicate ids, rows off every switch).
-	Missing, Extra, Problems []string
+	Divergence
 	// TxWhileDown counts NB transactions between the old process's exit
 	// and the new one's start (restartController).
 	TxWhileDown int
 	// OrderErrors are the ways the legacy migration broke its order
 	// (upgrade).
 	OrderErrors []string
+}
+
+// Divergence is how the NB still differed from the compiler's rows for
+// the cluster's objects when a controller came back and the convergence
+// deadline passed (none: converged): Missing and Extra rows (Extra holds
+// orphans and duplicates) and Problems, the NB audit's findings then
+// (dangling references, duplicate ids, rows off every switch).
+type Divergence struct {
+	Missing, Extra, Problems []string
+}
+
+// judge adds the divergence to mism; who names the controller that came
+// back.
+func (d Divergence) judge(mism *verdict.Mismatches, who string) {
+	if len(d.Missing)+len(d.Extra) > 0 {
+		mism.Add(verdict.Rows, fmt.Sprintf("after %s came back the NB differs from the compiler's rows: %d missing %v, %d extra (orphans, duplicates) %v",
+			who, len(d.Missing), d.Missing, len(d.Extra), d.Extra))
+	}
+	if len(d.Problems) > 0 {
+		mism.Add(verdict.Rows, fmt.Sprintf("NB audit after %s came back: %s", who, strings.Join(d.Problems, "; ")))
+	}
 }
 
 // controllerStep runs a restartController or upgrade step and judges it.
@@ -104,13 +121,7 @@ func (ex *execution) burst(r *scenarios.RestartController) func(context.Context)
 func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdict.Mismatches {
 	var mism verdict.Mismatches
 	mism.Judge(probeVerdicts(vm, res.Outcome, st.Probe)...)
-	if len(res.Missing)+len(res.Extra) > 0 {
-		mism.Add(verdict.Rows, fmt.Sprintf("after the controller came back the NB differs from the compiler's rows: %d missing %v, %d extra (orphans, duplicates) %v",
-			len(res.Missing), res.Missing, len(res.Extra), res.Extra))
-	}
-	if len(res.Problems) > 0 {
-		mism.Add(verdict.Rows, "NB audit after the controller came back: "+strings.Join(res.Problems, "; "))
-	}
+	res.judge(&mism, "the controller")
 	if r := st.RestartController; r != nil {
 		allowed := 0
 		if r.Mode == scenarios.ControllerKill9 {

@@ -78,8 +78,8 @@ func TestControllerStepJudged(t *testing.T) {
 		{"controller-restart", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 500, Unmarked: 1}}, []verdict.Property{verdict.Unmarked}},
 		{"controller-restart", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 500, Gap: 751 * time.Millisecond}}, []verdict.Property{verdict.Gap}},
 		{"controller-restart", ControllerResult{Outcome: lifeprobe.Outcome{Packets: 500, Lost: map[string]int{"out": 376}}}, []verdict.Property{verdict.Loss}},
-		{"controller-restart", ControllerResult{Outcome: ok, Extra: []string{`Port_Group {"name":"orphan"}`}}, []verdict.Property{verdict.Rows}},
-		{"controller-restart", ControllerResult{Outcome: ok, Problems: []string{"QoS x: dangling"}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{Outcome: ok, Divergence: Divergence{Extra: []string{`Port_Group {"name":"orphan"}`}}}, []verdict.Property{verdict.Rows}},
+		{"controller-restart", ControllerResult{Outcome: ok, Divergence: Divergence{Problems: []string{"QoS x: dangling"}}}, []verdict.Property{verdict.Rows}},
 		{"controller-restart", ControllerResult{Outcome: ok, TxWhileDown: 1}, []verdict.Property{verdict.Writers}}, // the first restart is graceful
 		{"upgrade", ControllerResult{Outcome: ok}, nil},
 		{"upgrade", ControllerResult{Outcome: ok, OrderErrors: []string{"set deleted first"}}, []verdict.Property{verdict.Migration}},

@@ -31,10 +31,7 @@ type ZoneControl interface {
 // ZoneStart is what starting a zone's controller measured.
 type ZoneStart struct {
 	Measures []results.Measure
-	// Missing and Extra are the rows that still differed from the
-	// compiler's when the convergence deadline passed (none: converged);
-	// Problems are the NB audit's findings then.
-	Missing, Extra, Problems []string
+	Divergence
 }
 
 func (ex *execution) stopZoneController(ctx context.Context, _ int, st *scenarios.Step) error {
@@ -63,13 +60,7 @@ func (ex *execution) startZoneController(ctx context.Context, _ int, st *scenari
 	}
 	ex.measures = res.Measures
 	var mism verdict.Mismatches
-	if len(res.Missing)+len(res.Extra) > 0 {
-		mism.Add(verdict.Rows, fmt.Sprintf("after the zone's controller came back the NB differs from the compiler's rows: %d missing %v, %d extra %v",
-			len(res.Missing), res.Missing, len(res.Extra), res.Extra))
-	}
-	if len(res.Problems) > 0 {
-		mism.Add(verdict.Rows, "NB audit after the zone's controller came back: "+strings.Join(res.Problems, "; "))
-	}
+	res.judge(&mism, "the zone's controller")
 	if len(mism) > 0 {
 		return mism.Failure("")
 	}

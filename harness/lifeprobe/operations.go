@@ -91,6 +91,13 @@ type Stream struct {
 	Marks marks.Count `json:"marks"`
 }
 
+// Outcome is an operation under the stream as a lifecycle step's
+// result: m's packets and gap judged, the whole stream's loss.
+func (s Stream) Outcome(m marks.Count, measures []results.Measure, detail any) Outcome {
+	return Outcome{Packets: m.Packets, Unmarked: m.Unmarked, Gap: m.Gap,
+		Lost: map[string]int{Out: s.Lost}, Sent: map[string]int{Out: s.Sent}, Measures: measures, Detail: detail}
+}
+
 // DaemonRestart is what a daemon restart did to the traffic.
 type DaemonRestart struct {
 	Node      string    `json:"node"`
@@ -118,18 +125,13 @@ type DaemonRestart struct {
 // Outcome is the daemon restart as a lifecycle step's result, with the
 // whole stream's loss.
 func (r DaemonRestart) Outcome(s Stream) Outcome {
-	return Outcome{
-		Packets: r.Marks.Packets, Unmarked: r.Marks.Unmarked, Gap: r.Marks.Gap,
-		Lost: map[string]int{Out: s.Lost}, Sent: map[string]int{Out: s.Sent},
-		Measures: []results.Measure{
-			Measured("restart (stop + start)", r.Restart),
-			Measured("restart → steady marking again", r.Recovered),
-			Measured("marking gap (longest time without a marked packet)", r.Marks.Gap),
-			Counted("probe packets unmarked around the restart", r.Marks.Unmarked, "packets"),
-			Counted("probe datagrams lost over the whole stream", s.Lost, "datagrams"),
-		},
-		Detail: map[string]any{"restart": r, "stream": s},
-	}
+	return s.Outcome(r.Marks, []results.Measure{
+		Measured("restart (stop + start)", r.Restart),
+		Measured("restart → steady marking again", r.Recovered),
+		Measured("marking gap (longest time without a marked packet)", r.Marks.Gap),
+		Counted("probe packets unmarked around the restart", r.Marks.Unmarked, "packets"),
+		Counted("probe datagrams lost over the whole stream", s.Lost, "datagrams"),
+	}, map[string]any{"restart": r, "stream": s})
 }
 
 // ControllerRestart is what one controller process restart did and

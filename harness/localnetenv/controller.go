@@ -120,53 +120,73 @@ func (e *testbedEnv) RestartController(ctx context.Context, spec harness.Control
 
 // restartRun is one restartController step's measurements.
 type restartRun struct {
-	restart   lifeprobe.ControllerRestart
+	monitored
+	restart lifeprobe.ControllerRestart
+	stream  lifeprobe.Stream
+	afterTx int
+	burst   bool
+}
+
+// monitored is what a controller step measures around its action: the
+// NB transactions from its start, the convergence after it and the
+// probe's marking from its start to steady marking again.
+type monitored struct {
 	from, end time.Time
 	marks     marks.Count
 	converged convergence
 	txs       []lifeprobe.Transaction
-	stream    lifeprobe.Stream
-	afterTx   int
-	burst     bool
+}
+
+// monitor runs act with an NB monitor on nb (the probed VM's zone's),
+// then waits until every zone converged and the probe is steadily marked
+// again (what names act in that error).
+func (e *testbedEnv) monitor(ctx context.Context, s *markedStream, nb, what string, act func(*nbMonitor) error) (monitored, error) {
+	var m monitored
+	mon, err := startNBMonitor(ctx, nb)
+	if err != nil {
+		return m, err
+	}
+	defer mon.Close()
+	base := mon.Count()
+	m.from = time.Now()
+	if err := act(mon); err != nil {
+		return m, err
+	}
+	if m.converged, err = e.converge(ctx); err != nil {
+		return m, err
+	}
+	if _, err := s.WaitMarkedRun(ctx, time.Now(), steadyRun(s), markedTimeout); err != nil {
+		return m, fmt.Errorf("probe after the %s: %w", what, err)
+	}
+	m.end = time.Now()
+	if err := mon.Sync(ctx); err != nil {
+		return m, err
+	}
+	if err := mon.Err(); err != nil {
+		return m, fmt.Errorf("NB monitor: %w", err)
+	}
+	m.txs = mon.Transactions(base)
+	m.marks = s.Marks(m.from, m.end)
+	return m, nil
 }
 
 // restartUnderProbe restarts proc (the controller writing the NB at nb:
 // the one central, or the zone of the probed VM) under the probe.
 func (e *testbedEnv) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *markedStream, proc *controllerProc, nb string) (*restartRun, error) {
 	run := &restartRun{afterTx: spec.AfterTx, burst: spec.Burst != nil}
-	steady := steadyRun(s)
-	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steady, markedTimeout); err != nil {
+	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steadyRun(s), markedTimeout); err != nil {
 		return nil, fmt.Errorf("probe before the restart: %w", err)
 	}
-	mon, err := startNBMonitor(ctx, nb)
+	var err error
+	run.monitored, err = e.monitor(ctx, s, nb, "restart", func(mon *nbMonitor) error {
+		next, rr, err := restartControllerProc(ctx, proc.cur, controllerRestartSpec{Mode: stopMode(spec.Mode),
+			Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
+		proc.cur, run.restart = next, rr
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer mon.Close()
-	base := mon.Count()
-	run.from = time.Now()
-	next, rr, err := restartControllerProc(ctx, proc.cur, controllerRestartSpec{Mode: stopMode(spec.Mode),
-		Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
-	proc.cur = next
-	run.restart = rr
-	if err != nil {
-		return nil, err
-	}
-	if run.converged, err = e.converge(ctx); err != nil {
-		return nil, err
-	}
-	if _, err := s.WaitMarkedRun(ctx, time.Now(), steady, markedTimeout); err != nil {
-		return nil, fmt.Errorf("probe after the restart: %w", err)
-	}
-	run.end = time.Now()
-	if err := mon.Sync(ctx); err != nil {
-		return nil, err
-	}
-	if err := mon.Err(); err != nil {
-		return nil, fmt.Errorf("NB monitor: %w", err)
-	}
-	run.txs = mon.Transactions(base)
-	run.marks = s.Marks(run.from, run.end)
 	return run, nil
 }
 
@@ -198,13 +218,9 @@ func (r *restartRun) result() harness.ControllerResult {
 		lifeprobe.Counted("NB transactions of the old process after the signal", rr.TxAfterSignal, "transactions"),
 		lifeprobe.Counted("NB transactions while no controller ran", rr.TxWhileDown, "transactions"),
 	}
-	out := r.converged.result()
-	out.Outcome = lifeprobe.Outcome{Packets: r.marks.Packets, Unmarked: r.marks.Unmarked, Gap: r.marks.Gap,
-		Lost: map[string]int{lifeprobe.Out: r.stream.Lost}, Sent: map[string]int{lifeprobe.Out: r.stream.Sent}, Measures: ms,
-		Detail: map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks, "stream": r.stream,
-			"changes": lifeprobe.CountChanges(r.txs), "transactions": r.txs}}
-	out.TxWhileDown = rr.TxWhileDown
-	return out
+	return harness.ControllerResult{Divergence: r.converged.divergence(), TxWhileDown: rr.TxWhileDown,
+		Outcome: r.stream.Outcome(r.marks, ms, map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks,
+			"stream": r.stream, "changes": lifeprobe.CountChanges(r.txs), "transactions": r.txs})}
 }
 
 // controllerLog are the tails of the zone controllers' logs and of the

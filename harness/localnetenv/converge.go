@@ -50,9 +50,10 @@ func (c convergence) after(rr lifeprobe.ControllerRestart) time.Duration {
 	return max(c.at.Sub(rr.Ready()), 0)
 }
 
-// result carries the difference and the audit's findings.
-func (c convergence) result() harness.ControllerResult {
-	var out harness.ControllerResult
+// divergence is the difference and the audit's findings of a
+// convergence that never came.
+func (c convergence) divergence() harness.Divergence {
+	var out harness.Divergence
 	if c.at.IsZero() {
 		out.Missing, out.Extra = c.res.Diff.Missing, c.res.Diff.Extra
 		for _, v := range c.res.Violations {

@@ -26,19 +26,16 @@ type legacyObject struct {
 
 // upgradeRun is one upgrade step's measurements.
 type upgradeRun struct {
-	objects   []legacyObject
-	seededAt  time.Time
-	legacyAt  time.Time // first packet of a steady run marked by the legacy rows
-	startAt   time.Time // controller process started
-	syncedAt  time.Time
-	converged convergence
-	end       time.Time
-	txs       []lifeprobe.Transaction
-	orders    []lifeprobe.MigrationOrder
-	errs      []string
-	marks     marks.Count // controller start to the end
-	before    marks.Count // seeding to the controller start
-	stream    lifeprobe.Stream
+	// monitored counts from the controller process's start.
+	monitored
+	objects  []legacyObject
+	seededAt time.Time
+	legacyAt time.Time // first packet of a steady run marked by the legacy rows
+	syncedAt time.Time
+	orders   []lifeprobe.MigrationOrder
+	errs     []string
+	before   marks.Count // seeding to the controller start
+	stream   lifeprobe.Stream
 }
 
 // Upgrade seeds legacy rows for the objects, as the address-set-based
@@ -73,37 +70,18 @@ func (e *testbedEnv) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, 
 // and judges the migration in zone z, the probed VM's, whose NB it
 // monitors.
 func (e *testbedEnv) upgradeUnderProbe(ctx context.Context, s *markedStream, run *upgradeRun, z zoneNB) error {
-	steady := steadyRun(s)
 	var err error
-	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steady, markedTimeout); err != nil {
+	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steadyRun(s), markedTimeout); err != nil {
 		return fmt.Errorf("probe marked by the legacy rows: %w", err)
 	}
-	mon, err := startNBMonitor(ctx, z.zone.NB)
+	run.monitored, err = e.monitor(ctx, s, z.zone.NB, "migration", func(*nbMonitor) (err error) {
+		run.syncedAt, err = e.plane.boot(ctx)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	defer mon.Close()
-	base := mon.Count()
-	run.startAt = time.Now()
-	if run.syncedAt, err = e.plane.boot(ctx); err != nil {
-		return err
-	}
-	if run.converged, err = e.converge(ctx); err != nil {
-		return err
-	}
-	if _, err := s.WaitMarkedRun(ctx, time.Now(), steady, markedTimeout); err != nil {
-		return fmt.Errorf("probe after the migration: %w", err)
-	}
-	run.end = time.Now()
-	if err := mon.Sync(ctx); err != nil {
-		return err
-	}
-	if err := mon.Err(); err != nil {
-		return fmt.Errorf("NB monitor: %w", err)
-	}
-	run.txs = mon.Transactions(base)
-	run.marks = s.Marks(run.startAt, run.end)
-	run.before = s.Marks(run.seededAt, run.startAt)
+	run.before = s.Marks(run.seededAt, run.from)
 	rows, err := z.nb.Rows(ctx)
 	if err != nil {
 		return err
@@ -167,31 +145,29 @@ func (run *upgradeRun) result() harness.ControllerResult {
 	ms := []results.Measure{
 		{Name: "probe packets marked by the legacy rows before the controller start", Count: before.Marked, Unit: "packets",
 			Note: fmt.Sprintf("%d unmarked; steady marking %v after seeding", before.Unmarked, run.legacyAt.Sub(run.seededAt).Round(time.Millisecond))},
-		lifeprobe.Measured("controller start → synced (migration done)", run.syncedAt.Sub(run.startAt)),
+		lifeprobe.Measured("controller start → synced (migration done)", run.syncedAt.Sub(run.from)),
 	}
 	for i, o := range run.objects {
 		ord := run.orders[i]
 		last := slices.Max(append([]int{0}, ord.RewriteTx...))
 		ms = append(ms,
-			results.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → port group inserted", Duration: txAt(run.txs, ord.PortGroupTx, run.from),
 				Note: fmt.Sprintf("transaction %d, %d ports", ord.PortGroupTx, portsAt(run.txs, o.PG, ord.PortGroupTx))},
-			results.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → last legacy match rewritten", Duration: txAt(run.txs, last, run.from),
 				Note: fmt.Sprintf("transactions %v", ord.RewriteTx)},
-			results.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.startAt),
+			results.Measure{Name: o.Key + ": controller start → legacy address set deleted", Duration: txAt(run.txs, ord.SetDeleteTx, run.from),
 				Note: fmt.Sprintf("transaction %d (%s)", ord.SetDeleteTx, o.Seeded.AddressSet)})
 	}
 	ms = append(ms,
-		lifeprobe.Measured("controller start → NB equal to the compiler's rows", max(run.converged.at.Sub(run.startAt), 0)),
+		lifeprobe.Measured("controller start → NB equal to the compiler's rows", max(run.converged.at.Sub(run.from), 0)),
 		lifeprobe.Measured("marking gap from the controller start (longest time without a marked probe packet)", run.marks.Gap),
 		lifeprobe.Counted("probe packets seen (legacy rows, migration, after)", run.stream.Marks.Packets, "packets"),
 		lifeprobe.Counted("probe packets unmarked", run.stream.Marks.Unmarked, "packets"),
 		lifeprobe.Counted("probe datagrams lost over the whole stream", run.stream.Lost, "datagrams"),
 		lifeprobe.Counted("NB transactions from the controller start", len(run.txs), "transactions"))
-	out := run.converged.result()
-	out.Outcome = lifeprobe.Outcome{Packets: run.stream.Marks.Packets, Unmarked: run.stream.Marks.Unmarked, Gap: run.marks.Gap,
-		Lost: map[string]int{lifeprobe.Out: run.stream.Lost}, Sent: map[string]int{lifeprobe.Out: run.stream.Sent}, Measures: ms,
-		Detail: map[string]any{"legacy": run.objects, "order": run.orders, "transactions": run.txs, "converged": run.converged.res,
-			"marks": run.marks, "beforeStart": run.before, "stream": run.stream}}
-	out.OrderErrors = run.errs
+	out := harness.ControllerResult{Divergence: run.converged.divergence(), OrderErrors: run.errs,
+		Outcome: run.stream.Outcome(run.stream.Marks, ms, map[string]any{"legacy": run.objects, "order": run.orders,
+			"transactions": run.txs, "converged": run.converged.res, "marks": run.marks, "beforeStart": run.before, "stream": run.stream})}
+	out.Gap = run.marks.Gap // from the controller start: the legacy rows marked before it
 	return out
 }

@@ -75,10 +75,8 @@ func (e *testbedEnv) StartZoneController(ctx context.Context, node int) (harness
 	}
 	out := harness.ZoneStart{Measures: []results.Measure{
 		{Name: fmt.Sprintf("zone %s controller start -> synced", zone), Duration: cur.SyncedAt().Sub(cur.Started())},
-	}}
+	}, Divergence: conv.divergence()}
 	if conv.at.IsZero() {
-		r := conv.result()
-		out.Missing, out.Extra, out.Problems = r.Missing, r.Extra, r.Problems
 		return out, nil
 	}
 	out.Measures = append(out.Measures, results.Measure{Name: "synced -> every zone's rows equal the compiler's", Duration: max(conv.at.Sub(cur.SyncedAt()), 0)})
