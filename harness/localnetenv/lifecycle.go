@@ -31,7 +31,7 @@ func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios
 	if err != nil {
 		return lifeprobe.Outcome{}, err
 	}
-	lr := res.life()
+	lr := res.Outcome()
 	if note != "" {
 		lr.Measures = append([]results.Measure{{Name: "migration mode", Note: note}}, lr.Measures...)
 	}
