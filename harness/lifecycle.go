@@ -184,58 +184,54 @@ func (ex *execution) migrateOps(st *scenarios.Step) []operation {
 func (ex *execution) migrationOps(st *scenarios.Step, m *scenarios.Migrate) []operation {
 	vm := ex.sc.VM(m.VM)
 	return []operation{{vm: vm,
-		run: func(ctx context.Context) (lifeprobe.Outcome, error) {
-			l, err := capable[Lifecycle](ex, CapMigration)
-			if err != nil {
-				return lifeprobe.Outcome{}, err
-			}
+		run: through(ex, CapMigration, func(ctx context.Context, l Lifecycle) (lifeprobe.Outcome, error) {
 			return l.Migrate(ctx, vm, m, st.Probe)
-		},
+		}),
 		after: func() { ex.world.Move(vm.Name, m.To) }}}
 }
 
 func (ex *execution) restartDaemonOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(st.RestartDaemon.VM)
-	return []operation{{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
-		d, err := capable[Daemons](ex, CapDaemonRestart)
-		if err != nil {
-			return lifeprobe.Outcome{}, err
-		}
+	return []operation{{vm: vm, run: through(ex, CapDaemonRestart, func(ctx context.Context, d Daemons) (lifeprobe.Outcome, error) {
 		return d.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
-	}}}
+	})}}
 }
 
 func (ex *execution) guestIPOps(st *scenarios.Step) []operation {
 	vm := ex.sc.VM(st.GuestIP.VM)
-	return []operation{{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
-		l, err := capable[Lifecycle](ex, CapGuestIP)
-		if err != nil {
-			return lifeprobe.Outcome{}, err
-		}
-		res, err := l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
-		if err == nil {
+	return []operation{{vm: vm,
+		run: through(ex, CapGuestIP, func(ctx context.Context, l Lifecycle) (lifeprobe.Outcome, error) {
+			return l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
+		}),
+		after: func() {
 			if ex.guestV4 == nil {
 				ex.guestV4 = map[string]string{}
 			}
 			ex.guestV4[vm.Name] = st.GuestIP.V4
-		}
-		return res, err
-	}}}
+		}}}
 }
 
 func (ex *execution) restartLauncherOps(st *scenarios.Step) []operation {
 	var ops []operation
 	for _, name := range st.RestartLauncher {
 		vm := ex.sc.VM(name)
-		ops = append(ops, operation{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
-			l, err := capable[Lifecycle](ex, CapLauncherRestart)
-			if err != nil {
-				return lifeprobe.Outcome{}, err
-			}
+		ops = append(ops, operation{vm: vm, run: through(ex, CapLauncherRestart, func(ctx context.Context, l Lifecycle) (lifeprobe.Outcome, error) {
 			return l.RestartLauncher(ctx, vm, st.Probe)
-		}})
+		})})
 	}
 	return ops
+}
+
+// through runs an operation through the capability c of the
+// environment, T its interface.
+func through[T any](ex *execution, c Capability, op func(context.Context, T) (lifeprobe.Outcome, error)) func(context.Context) (lifeprobe.Outcome, error) {
+	return func(ctx context.Context) (lifeprobe.Outcome, error) {
+		t, err := capable[T](ex, c)
+		if err != nil {
+			return lifeprobe.Outcome{}, err
+		}
+		return op(ctx, t)
+	}
 }
 
 // probeVerdicts judge a lifecycle probe: some packets seen and at most

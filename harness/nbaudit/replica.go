@@ -83,16 +83,20 @@ func decodeQoS(uuid string, r ovsdbmon.Row) (nbdb.QoS, error) {
 
 func decodePortGroup(uuid string, r ovsdbmon.Row) (nbdb.PortGroup, error) {
 	p := nbdb.PortGroup{UUID: uuid}
-	err := firstErr(ovsdbmon.Decode(r, "name", ovsdbmon.String, &p.Name),
-		ovsdbmon.Decode(r, "external_ids", ovsdbmon.StringMap, &p.ExternalIDs))
-	return p, rowErr(nbdb.PortGroupTable, uuid, err)
+	err := decodeNamed(nbdb.PortGroupTable, uuid, r, &p.Name, &p.ExternalIDs)
+	return p, err
 }
 
 func decodeAddressSet(uuid string, r ovsdbmon.Row) (nbdb.AddressSet, error) {
 	a := nbdb.AddressSet{UUID: uuid}
-	err := firstErr(ovsdbmon.Decode(r, "name", ovsdbmon.String, &a.Name),
-		ovsdbmon.Decode(r, "external_ids", ovsdbmon.StringMap, &a.ExternalIDs))
-	return a, rowErr(nbdb.AddressSetTable, uuid, err)
+	err := decodeNamed(nbdb.AddressSetTable, uuid, r, &a.Name, &a.ExternalIDs)
+	return a, err
+}
+
+// decodeNamed decodes the name and external_ids columns of a row.
+func decodeNamed(table, uuid string, r ovsdbmon.Row, name *string, ids *map[string]string) error {
+	return rowErr(table, uuid, firstErr(ovsdbmon.Decode(r, "name", ovsdbmon.String, name),
+		ovsdbmon.Decode(r, "external_ids", ovsdbmon.StringMap, ids)))
 }
 
 func decodeSwitch(uuid string, r ovsdbmon.Row) (nbdb.LogicalSwitch, error) {

@@ -76,9 +76,6 @@ func (r *RawSpec) frameLen() int {
 	return n
 }
 
-// Spec returns the validated spec (with defaults filled in).
-func (b *FrameBuilder) Spec() RawSpec { return b.spec }
-
 // FrameBuilder serializes the frames of one RawSpec, reusing its buffers.
 type FrameBuilder struct {
 	spec    RawSpec
