@@ -20,14 +20,12 @@ func guestSpec(vm *scenarios.VM, p *scenarios.Probe) guestOp {
 // Migrate live-migrates the VM (vm_migrate.go: probes both ways,
 // both nodes' uplinks watched).
 func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (lifeprobe.Outcome, error) {
-	g := guestSpec(vm, p)
 	target := e.nodeName(m.To)
 	mode, note, err := e.migrationMode(vm, target, kubevirt.MigrationMode(m.Mode))
 	if err != nil {
 		return lifeprobe.Outcome{}, err
 	}
-	res, err := e.life.Migrate(ctx, migrateSpec{VM: g.VM, Target: target, Mode: mode,
-		LateTargetLSP: m.LateTargetLSP, Object: g.Object, DSCP: p.DSCP, Traffic: g.Traffic})
+	res, err := e.life.Migrate(ctx, migrateSpec{guestOp: guestSpec(vm, p), Target: target, Mode: mode, LateTargetLSP: m.LateTargetLSP})
 	if err != nil {
 		return lifeprobe.Outcome{}, err
 	}

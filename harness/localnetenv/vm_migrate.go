@@ -15,18 +15,15 @@ import (
 // migrateSpec is a live migration under constant-rate traffic (scenario
 // 08-vm-lifecycle).
 type migrateSpec struct {
-	VM     vmID                   `json:"vm"`
+	guestOp
 	Target string                 `json:"target"`
 	Mode   kubevirt.MigrationMode `json:"mode"`
 	// LateTargetLSP creates the target LSP only after the switch
 	// (per-pod-lsp): the VM is "migrated in" after its policy.
-	LateTargetLSP bool      `json:"lateTargetLSP"`
-	Object        objectRef `json:"object"`
-	DSCP          int       `json:"dscp"`
+	LateTargetLSP bool `json:"lateTargetLSP"`
 	// MTURequest of the target VIF (multi-chassis binding tunnels need
 	// headroom for their Geneve encapsulation).
-	MTURequest int          `json:"mtuRequest"`
-	Traffic    probeTraffic `json:"traffic"`
+	MTURequest int `json:"mtuRequest"`
 	// Handover (multi-chassis) orders the handover's writes (default
 	// kubevirt.HandoverLSPFirst).
 	Handover kubevirt.HandoverOrder `json:"handover,omitempty"`
