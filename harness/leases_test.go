@@ -23,11 +23,7 @@ func (e leaseEnv) Lease(vm *scenarios.VM) (netip.Prefix, error) { return e.lease
 // every manifest but the topological ones applied in its world.
 func appliedExecution(t *testing.T, name string, env Env) (*scenarios.Scenario, *execution) {
 	t.Helper()
-	scs, err := scenarios.Resolve([]string{name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := scs[0]
+	sc := builtin(t, name)
 	ex := &execution{sc: sc, env: env, world: world.New(sc)}
 	for _, m := range sc.Manifests {
 		if !m.Topological() {

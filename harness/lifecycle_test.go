@@ -13,32 +13,12 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-func vmAfterPolicy(t *testing.T) *scenarios.Scenario {
-	t.Helper()
-	scs, err := scenarios.Resolve([]string{"vm-after-policy"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return scs[0]
-}
-
-func startVMStep(t *testing.T, res results.Scenario) results.Step {
-	t.Helper()
-	for _, st := range res.Steps {
-		if st.Kind == "startVM" {
-			return st
-		}
-	}
-	t.Fatalf("no startVM step in %+v", res.Steps)
-	return results.Step{}
-}
-
 // TestStartVMMeasuresJoin: the startVM step records the port-up and
 // port-group join times and the port groups the intent puts the VM in.
 func TestStartVMMeasuresJoin(t *testing.T) {
-	sim := newSim(vmAfterPolicy(t), "23.03.1")
+	sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
 	res, _ := runOne(t, sim.sc, &simProv{env: sim}, ModeV4)
-	st := startVMStep(t, res)
+	st := stepOf(t, res, "startVM", 0)
 	if st.Status != results.Pass {
 		t.Fatalf("startVM step %s: %s", st.Status, st.Error)
 	}
@@ -60,7 +40,7 @@ func TestStartVMMeasuresJoin(t *testing.T) {
 // TestStartVMNeverJoins: a port that never joins its port group fails the
 // step as nb-rows after the join timeout, and the later steps do not run.
 func TestStartVMNeverJoins(t *testing.T) {
-	sim := newSim(vmAfterPolicy(t), "23.03.1")
+	sim := newSim(builtin(t, "vm-after-policy"), "23.03.1")
 	sim.noJoin = true
 	r := &Runner{Prov: &simProv{env: sim}, Dir: t.TempDir(), Mode: ModeV4, PollInterval: time.Millisecond, JoinTimeout: 200 * time.Millisecond}
 	run, err := r.Run(t.Context(), "test", []*scenarios.Scenario{sim.sc})
@@ -68,7 +48,7 @@ func TestStartVMNeverJoins(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := run.Scenarios[0]
-	st := startVMStep(t, res)
+	st := stepOf(t, res, "startVM", 0)
 	if st.Status != results.Fail || !strings.Contains(st.Error, "is not in port groups") {
 		t.Errorf("startVM step %s %q, want a failure naming the missing port groups", st.Status, st.Error)
 	}
@@ -97,11 +77,7 @@ func TestLifecycleProbeJudged(t *testing.T) {
 		{"daemon-restarts", lifeprobe.Outcome{Packets: 500, Gap: 751 * time.Millisecond}, []verdict.Property{verdict.Gap}},
 	}
 	for _, c := range cases {
-		scs, err := scenarios.Resolve([]string{c.scenario})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sim := newSim(scs[0], "23.03.1")
+		sim := newSim(builtin(t, c.scenario), "23.03.1")
 		life := c.life
 		life.Measures = []results.Measure{{Name: "probe", Count: life.Packets, Unit: "packets"}}
 		life.Detail = "detail"

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/nqos/nqos/harness/results"
-	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/scenarios/manifests"
 )
 
@@ -28,11 +27,7 @@ func (s *simEnv) LauncherPods(_ context.Context, namespace, name string) ([]stri
 // TestStartFailsTwoSided: a VM expected not to start that starts, and a
 // reason that differs, each fail the check.
 func TestStartFailsTwoSided(t *testing.T) {
-	scs, err := scenarios.Resolve([]string{"placement-node-labels"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := scs[0]
+	sc := builtin(t, "placement-node-labels")
 	vms := sc.Steps[2].Expect.VMs
 	vms[0].StartFails.Reason = "0/3 nodes are available: 3 node(s) had untolerated taint."
 	vms[1].VM = "web-1"

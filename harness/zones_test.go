@@ -62,17 +62,8 @@ func (p zonedProv) Provision(context.Context, *scenarios.Scenario, []scenarios.F
 
 func (zonedProv) Lacks() map[Capability]string { return nil }
 
-func story1(t *testing.T) *scenarios.Scenario {
-	t.Helper()
-	scs, err := scenarios.Resolve([]string{"story1-tiers"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return scs[0]
-}
-
 func TestZonedRowChecks(t *testing.T) {
-	sc := story1(t)
+	sc := builtin(t, "story1-tiers")
 	res, _ := runOne(t, sc, zonedProv{&zonedSim{simEnv: newSim(sc, "23.03.1")}}, ModeV4)
 	if res.Status != results.Pass {
 		t.Fatalf("per-zone rows of a correct split: %s %s", res.Status, res.Error)
@@ -89,7 +80,7 @@ func TestZonedRowChecks(t *testing.T) {
 		{"a zone without the QoS rows", &zonedSim{dropQoS: true}, "zone node2: NetworkQoS vms/tier-production: no QoS row for rule 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sc := story1(t)
+			sc := builtin(t, "story1-tiers")
 			for i := range sc.Steps {
 				if w := sc.Steps[i].Wait; w != nil {
 					w.Timeout = 50 * time.Millisecond
@@ -105,7 +96,7 @@ func TestZonedRowChecks(t *testing.T) {
 }
 
 func TestZoneRowsOfAPlainEnv(t *testing.T) {
-	sc := story1(t)
+	sc := builtin(t, "story1-tiers")
 	ex := &execution{env: newSim(sc, "23.03.1")}
 	zs, err := ex.zoneRows(context.Background())
 	if err != nil || len(zs) != 1 || zs[0].Ports != nil || zs[0].prefix(len(zs)) != "" {
