@@ -10,11 +10,8 @@ import (
 
 	"github.com/nqos/nqos/harness/verdict"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/nbaudit"
@@ -79,22 +76,14 @@ func (e *testbedEnv) StartVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 // AcceptedStatus reads the NetworkQoS once: metadata.generation and the
 // Accepted condition with its observedGeneration.
 func (e *testbedEnv) AcceptedStatus(ctx context.Context, namespace, name string) (harness.ObjectStatus, error) {
-	gvr, _ := resourceOf(v1alpha1.Kind)
-	u, err := e.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return harness.ObjectStatus{}, nil
-	}
-	if err != nil {
+	u, found, err := e.networkQoS(ctx, namespace, name)
+	if !found {
 		return harness.ObjectStatus{}, err
 	}
 	out := harness.ObjectStatus{Found: true, Generation: u.GetGeneration()}
-	raw, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
-	if err != nil {
-		return out, fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", namespace, name, err)
-	}
 	var conds []metav1.Condition
-	if err := remarshal(raw, &conds); err != nil {
-		return out, fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", namespace, name, err)
+	if err := decodeConditions(u, &conds); err != nil {
+		return out, err
 	}
 	for _, c := range conds {
 		if c.Type == qos.ConditionAccepted {

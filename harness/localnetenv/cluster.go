@@ -82,23 +82,38 @@ func (e *testbedEnv) Delete(ctx context.Context, m *scenarios.Manifest) error {
 
 // Conditions reads status.conditions of a NetworkQoS.
 func (e *testbedEnv) Conditions(ctx context.Context, namespace, name string) ([]qos.Condition, error) {
-	gvr, _ := resourceOf(v1alpha1.Kind)
-	u, err := e.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+	u, found, err := e.networkQoS(ctx, namespace, name)
+	if !found {
 		return nil, err
 	}
-	raw, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
-	if err != nil {
-		return nil, fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", namespace, name, err)
-	}
 	var conds []qos.Condition
-	if err := remarshal(raw, &conds); err != nil {
-		return nil, fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", namespace, name, err)
+	if err := decodeConditions(u, &conds); err != nil {
+		return nil, err
 	}
 	return conds, nil
+}
+
+// networkQoS reads a NetworkQoS object; found is false for a missing
+// one (no error) and when the read failed.
+func (e *testbedEnv) networkQoS(ctx context.Context, namespace, name string) (u *unstructured.Unstructured, found bool, err error) {
+	gvr, _ := resourceOf(v1alpha1.Kind)
+	u, err = e.dyn.Resource(gvr).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	return u, err == nil, err
+}
+
+// decodeConditions decodes the object's status.conditions into conds.
+func decodeConditions(u *unstructured.Unstructured, conds any) error {
+	raw, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if err == nil {
+		err = remarshal(raw, conds)
+	}
+	if err != nil {
+		return fmt.Errorf("NetworkQoS %s/%s: status.conditions: %w", u.GetNamespace(), u.GetName(), err)
+	}
+	return nil
 }
 
 func remarshal(in, out any) error {

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/results"
 )
@@ -86,11 +83,8 @@ func (e *testbedEnv) StartZoneController(ctx context.Context, node int) (harness
 // AggregateStatus is a NetworkQoS's status.status ("" for a missing
 // object or an unset status).
 func (e *testbedEnv) AggregateStatus(ctx context.Context, namespace, name string) (string, error) {
-	u, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
+	u, found, err := e.networkQoS(ctx, namespace, name)
+	if !found {
 		return "", err
 	}
 	s, _, err := unstructured.NestedString(u.Object, "status", "status")
