@@ -14,16 +14,22 @@ import (
 
 func hasV4(fams []scenarios.Family) bool { return slices.Contains(fams, scenarios.V4) }
 
+// v4Adversary is the environment's Adversary for a step whose traffic is
+// IPv4 (why says so): a run without IPv4 cannot run it.
+func (ex *execution) v4Adversary(why string) (Adversary, error) {
+	if !hasV4(ex.fams) {
+		return nil, fmt.Errorf("%s and this run has no IPv4", why)
+	}
+	return capable[Adversary](ex, CapAdversary)
+}
+
 // spoof runs the spoof flows and has package verdict judge them: the
 // spoofer's frames with the forged IP keep its own DSCP and meter (the
 // capture's token-bucket verdicts), frames with the forged MAC never leave
 // the node, the forged VM's own frames keep its class.
 func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error {
 	sp := st.Spoof
-	if !hasV4(ex.fams) {
-		return fmt.Errorf("spoof: the spoofed frames are IPv4 and this run has no IPv4")
-	}
-	adv, err := capable[Adversary](ex, CapAdversary)
+	adv, err := ex.v4Adversary("spoof: the spoofed frames are IPv4")
 	if err != nil {
 		return err
 	}
@@ -51,10 +57,7 @@ func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error
 // for later startVM probes.
 func (ex *execution) ovnBaseline(ctx context.Context, _ int, st *scenarios.Step) error {
 	b := st.OVNBaseline
-	if !hasV4(ex.fams) {
-		return fmt.Errorf("ovnBaseline: the probe is IPv4 and this run has no IPv4")
-	}
-	adv, err := capable[Adversary](ex, CapAdversary)
+	adv, err := ex.v4Adversary("ovnBaseline: the probe is IPv4")
 	if err != nil {
 		return err
 	}
