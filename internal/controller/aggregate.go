@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,9 +14,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -318,41 +315,20 @@ func (a *Aggregator) sync(ctx context.Context, key string) error {
 	return errors.Join(errs...)
 }
 
-// aggregateApply is the server-side-apply body of the status subresource
-// with status.status only (nil: an empty status, which drops every field
-// the manager owned).
-type aggregateApply struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-	Status *struct {
-		Status string `json:"status"`
-	} `json:"status,omitempty"`
+// aggregateStatus is the status of an aggregator's apply body:
+// status.status only.
+type aggregateStatus struct {
+	Status string `json:"status"`
 }
 
+// applyStatus applies status.status (nil: an empty status, which drops
+// every field the manager owned) as manager.
 func (a *Aggregator) applyStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, manager string, status *string) error {
-	var body aggregateApply
-	body.APIVersion, body.Kind = v1alpha1.GroupName+"/"+v1alpha1.Version, v1alpha1.Kind
-	body.Metadata.Name, body.Metadata.Namespace = nq.Name, nq.Namespace
+	var body any
 	if status != nil {
-		body.Status = &struct {
-			Status string `json:"status"`
-		}{*status}
+		body = aggregateStatus{*status}
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("networkqos %s: status: %w", objectRef(nq), err)
-	}
-	force := true
-	_, err = a.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(nq.Namespace).
-		Patch(ctx, nq.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: manager, Force: &force}, "status")
-	if apierrors.IsNotFound(err) {
-		return nil // deleted meanwhile
-	}
-	if err != nil {
+	if err := applyStatus(ctx, a.dyn, nq, manager, body); err != nil {
 		return fmt.Errorf("networkqos %s: apply status as %s: %w", objectRef(nq), manager, err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package deploytest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -396,7 +397,7 @@ func TestShippedRBAC(t *testing.T) {
 			if len(failed) > 0 {
 				t.Fatalf("checks failed under the shipped rules: %s", failures(failed))
 			}
-			t.Logf("grants used: %v", keys(u))
+			t.Logf("grants used: %v", slices.Sorted(maps.Keys(u)))
 			for k := range u {
 				used[k] = true
 			}
@@ -407,7 +408,7 @@ func TestShippedRBAC(t *testing.T) {
 			continue // the zone controllers' (TestZoneHeartbeatUnderShippedRBAC)
 		}
 		if !used[g.String()] {
-			t.Errorf("grant %q is never used by the controller (extra); used: %v", g, keys(used))
+			t.Errorf("grant %q is never used by the controller (extra); used: %v", g, slices.Sorted(maps.Keys(used)))
 		}
 	}
 	for _, g := range rules.grants() {
@@ -433,13 +434,4 @@ func modeName(mode string) string {
 		return "(informers list)"
 	}
 	return "(informers stream watch-lists)"
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
