@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -90,17 +89,10 @@ func NewAggregator(cfg AggregatorConfig) (*Aggregator, error) {
 	if cfg.Kube == nil {
 		return nil, errors.New("aggregator: Config.Kube is required")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	kube, err := kubernetes.NewForConfig(protobufConfig(cfg.Kube))
+	log := orDiscard(cfg.Log)
+	kube, dyn, err := newClients("aggregator", cfg.Kube)
 	if err != nil {
-		return nil, fmt.Errorf("aggregator: kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Kube)
-	if err != nil {
-		return nil, fmt.Errorf("aggregator: dynamic client: %w", err)
+		return nil, err
 	}
 	if err := requireResource(kube.Discovery(), v1alpha1.GroupVersionResource()); err != nil {
 		return nil, err

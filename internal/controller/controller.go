@@ -148,17 +148,10 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Kube == nil || (cfg.NB == nil) == (cfg.DialNB == nil) {
 		return nil, errors.New("controller: Config.Kube and exactly one of Config.NB and Config.DialNB are required")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	kube, err := kubernetes.NewForConfig(protobufConfig(cfg.Kube))
+	log := orDiscard(cfg.Log)
+	kube, dyn, err := newClients("controller", cfg.Kube)
 	if err != nil {
-		return nil, fmt.Errorf("controller: kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Kube)
-	if err != nil {
-		return nil, fmt.Errorf("controller: dynamic client: %w", err)
+		return nil, err
 	}
 	c := &Controller{
 		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, ovnkube: cfg.OVNKubeNetworkQoS, log: log,
@@ -208,6 +201,29 @@ func (c *Controller) attachNB(nb NB) {
 	nb.OnLogicalSwitchPortAdd(c.onPortAdd)
 	nb.OnLogicalSwitchAdd(c.onSwitchAdd)
 	nb.OnOwnedRowChange(c.onOwnedChange)
+}
+
+// newClients are the API clients of a controller or the aggregator
+// (who, naming it in errors): typed over protobufConfig, dynamic for the
+// CRDs.
+func newClients(who string, cfg *rest.Config) (*kubernetes.Clientset, *dynamic.DynamicClient, error) {
+	kube, err := kubernetes.NewForConfig(protobufConfig(cfg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: kubernetes client: %w", who, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: dynamic client: %w", who, err)
+	}
+	return kube, dyn, nil
+}
+
+// orDiscard is log, or a logger that discards for nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
 }
 
 // protobufConfig is cfg speaking protobuf to the built-in APIs (pods
