@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +91,7 @@ func TestAggregatorUnderShippedRBAC(t *testing.T) {
 	for _, g := range []string{"patch k8s.ovn.org/networkqoses/status", "get coordination.k8s.io/leases", "update coordination.k8s.io/leases",
 		"watch coordination.k8s.io/leases"} {
 		if !used[g] {
-			t.Errorf("grant %q never used; used: %v", g, slices.Sorted(maps.Keys(used)))
+			t.Errorf("grant %q never used; used: %v", g, keys(used))
 		}
 	}
 }

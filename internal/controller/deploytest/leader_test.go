@@ -127,15 +127,10 @@ func mustWriters(t testing.TB, nbDir string) map[string]int {
 // happen, and 200 only once the NB holds every object's rows; SIGTERM
 // exits 0.
 func TestReadyzAndSigterm(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t), "")
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired())
+	o := newOKEPWorld(t, false)
+	w, nb := o.w, o.nb
 	nb.Stop()
-	p := startProc(t, bin, "replica-ready", nil, controllerFlags(kubeconfig, nb.Addr())...)
+	p := startProc(t, o.bin, "replica-ready", nil, controllerFlags(o.kubeconfig, nb.Addr())...)
 	notReady := 0
 	err := poll.Until(w.ctx, 20*time.Second, 50*time.Millisecond, "/readyz 503 naming the Northbound five times", func(ctx context.Context) (bool, error) {
 		code, body, err := p.readyz(ctx)

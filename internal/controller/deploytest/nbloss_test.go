@@ -48,14 +48,9 @@ func TestLeaderReleasesLeaseWhenNBLost(t *testing.T) {
 // naming the Northbound while the NB is down and 200 again after it
 // returns; the process keeps running.
 func TestReadyzFollowsNBAfterStartup(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t), "")
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired())
-	p := startProc(t, bin, "replica-nbloss", nil, controllerFlags(kubeconfig, nb.Addr())...)
+	o := newOKEPWorld(t, false)
+	nb := o.nb
+	p := startProc(t, o.bin, "replica-nbloss", nil, controllerFlags(o.kubeconfig, nb.Addr())...)
 	waitReadyz(t, p, "/readyz 200", func(code int, _ string) bool { return code == http.StatusOK })
 	nb.Stop()
 	waitReadyz(t, p, "/readyz 503 naming the Northbound", func(code int, body string) bool {

@@ -397,7 +397,7 @@ func TestShippedRBAC(t *testing.T) {
 			if len(failed) > 0 {
 				t.Fatalf("checks failed under the shipped rules: %s", failures(failed))
 			}
-			t.Logf("grants used: %v", slices.Sorted(maps.Keys(u)))
+			t.Logf("grants used: %v", keys(u))
 			for k := range u {
 				used[k] = true
 			}
@@ -408,7 +408,7 @@ func TestShippedRBAC(t *testing.T) {
 			continue // the zone controllers' (TestZoneHeartbeatUnderShippedRBAC)
 		}
 		if !used[g.String()] {
-			t.Errorf("grant %q is never used by the controller (extra); used: %v", g, slices.Sorted(maps.Keys(used)))
+			t.Errorf("grant %q is never used by the controller (extra); used: %v", g, keys(used))
 		}
 	}
 	for _, g := range rules.grants() {
@@ -435,3 +435,6 @@ func modeName(mode string) string {
 	}
 	return "(informers stream watch-lists)"
 }
+
+// keys are m's keys, sorted.
+func keys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

@@ -7,6 +7,40 @@ import (
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 )
 
+// okepWorld is the okep objects in a world, a Northbound prepared for
+// their rows, the built binary and the kubeconfig of a ServiceAccount
+// bound to the shipped rules.
+type okepWorld struct {
+	w          *world
+	nb         *nbtest.Server
+	bin        string
+	kubeconfig string
+	// lease is the Lease the rules name, "" for none.
+	lease string
+}
+
+// newOKEPWorld sets up an okepWorld. Leased, for leader election: the
+// rules name a Lease of this world ("nqos-<id>") and the NB also holds
+// the port of the pod "virt-launcher-late" that such a test creates.
+func newOKEPWorld(t testing.TB, leased bool) *okepWorld {
+	t.Helper()
+	srv := the.cluster.get(t)
+	nb := startNB(t)
+	bin := the.binary.get(t)
+	w := newWorld(t, srv, nb)
+	id := newID(t)
+	var lease string
+	var extraPorts []string
+	if leased {
+		lease = "nqos-" + id
+		extraPorts = append(extraPorts, w.lsp("virt-launcher-late"))
+	}
+	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, lease)
+	w.create(w.okepDocs()...)
+	w.prepareNB(w.desired(), extraPorts...)
+	return &okepWorld{w: w, nb: nb, bin: bin, kubeconfig: kubeconfig, lease: lease}
+}
+
 // replicaPair is two replicas of the built binary, "replica-a" and
 // "replica-b", electing a leader on one Lease under the shipped RBAC,
 // against a Northbound prepared for the okep objects and a late pod's
@@ -26,18 +60,11 @@ type replicaPair struct {
 // object's rows.
 func startReplicaPair(t testing.TB, extra ...string) *replicaPair {
 	t.Helper()
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	lease := "nqos-" + id
+	o := newOKEPWorld(t, true)
+	w, nb, lease := o.w, o.nb, o.lease
 	flags := append([]string{"--leader-elect", "--leader-elect-lease-namespace=" + deployNS, "--leader-elect-lease-name=" + lease}, extra...)
-	args := controllerFlags(kubeconfig, nb.Addr(), flags...)
-	procs := map[string]*proc{"replica-a": startProc(t, bin, "replica-a", nil, args...), "replica-b": startProc(t, bin, "replica-b", nil, args...)}
+	args := controllerFlags(o.kubeconfig, nb.Addr(), flags...)
+	procs := map[string]*proc{"replica-a": startProc(t, o.bin, "replica-a", nil, args...), "replica-b": startProc(t, o.bin, "replica-b", nil, args...)}
 	leaderID, err := leaseHolder(w, lease, 30*time.Second, "replica-a", "replica-b")
 	if err != nil {
 		t.Fatal(err)
