@@ -6,8 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -161,11 +162,7 @@ func qosArgs(q qos.QoSRow) []string {
 
 // mapArgs renders a map column as sorted column:"key"="value" arguments.
 func mapArgs(column string, m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = column + ":" + ovsString(k) + "=" + ovsString(m[k])
