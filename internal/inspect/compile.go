@@ -6,9 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -162,7 +161,11 @@ func qosArgs(q qos.QoSRow) []string {
 
 // mapArgs renders a map column as sorted column:"key"="value" arguments.
 func mapArgs(column string, m map[string]string) []string {
-	keys := slices.Sorted(maps.Keys(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	out := make([]string, len(keys))
 	for i, k := range keys {
 		out[i] = column + ":" + ovsString(k) + "=" + ovsString(m[k])
