@@ -80,8 +80,7 @@ type Aggregator struct {
 	writes, removals prometheus.Counter
 	staleZones       prometheus.Gauge
 
-	readyMu  sync.Mutex
-	notReady error
+	readiness readiness
 }
 
 // NewAggregator builds an aggregator; Run starts it.
@@ -99,9 +98,9 @@ func NewAggregator(cfg AggregatorConfig) (*Aggregator, error) {
 	}
 	a := &Aggregator{
 		log: log, dyn: dyn,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos-aggregate"}),
-		factory:  informers.NewSharedInformerFactory(listThenWatch{kube}, 0),
-		notReady: errors.New("not started"),
+		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos-aggregate"}),
+		factory:   informers.NewSharedInformerFactory(listThenWatch{kube}, 0),
+		readiness: readiness{err: errors.New("not started")},
 		writes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "nqos_aggregate_status_writes_total", Help: "status.status writes of the aggregator.",
 		}),
@@ -187,19 +186,10 @@ func (a *Aggregator) addHandlers() error {
 // NotReady is why the aggregator is not ready (caches not synced, or the
 // first pass over every object not done), nil once it is.
 func (a *Aggregator) NotReady() error {
-	a.readyMu.Lock()
-	err := a.notReady
-	a.readyMu.Unlock()
-	if err != nil {
+	if err := a.readiness.get(); err != nil {
 		return err
 	}
 	return a.first.pending()
-}
-
-func (a *Aggregator) setNotReady(err error) {
-	a.readyMu.Lock()
-	defer a.readyMu.Unlock()
-	a.notReady = err
 }
 
 // Run starts the informers, waits for their caches and aggregates until
@@ -207,7 +197,7 @@ func (a *Aggregator) setNotReady(err error) {
 // next leader redoes it: every write is idempotent).
 func (a *Aggregator) Run(ctx context.Context) error {
 	defer a.queue.ShutDown()
-	a.setNotReady(errors.New("waiting for the informer caches"))
+	a.readiness.set(errors.New("waiting for the informer caches"))
 	a.factory.Start(ctx.Done())
 	go a.nqos.RunWithContext(ctx)
 	synced := []cache.InformerSynced{a.nodes.HasSynced, a.nqos.HasSynced}
@@ -217,7 +207,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		err := errors.New("aggregator: informer caches did not sync before shutdown")
-		a.setNotReady(err)
+		a.readiness.set(err)
 		return err
 	}
 	a.live.Store(true)
@@ -226,7 +216,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	for _, key := range keys {
 		a.queue.Add(key)
 	}
-	a.setNotReady(nil)
+	a.readiness.set(nil)
 	a.log.Info("aggregator ready", "objects", len(keys), "zones", len(a.zones()))
 	var wg sync.WaitGroup
 	for range workers {

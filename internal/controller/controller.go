@@ -139,8 +139,7 @@ type Controller struct {
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
-	readyMu  sync.Mutex
-	notReady error // why the controller is not ready; nil once it is
+	readiness readiness
 }
 
 // New builds a controller; Run starts it.
@@ -163,7 +162,7 @@ func New(cfg Config) (*Controller, error) {
 		applied:     newAppliedRows(),
 		resyncEvery: cfg.ResyncPeriod,
 		nbLostAfter: cfg.NBLostTimeout,
-		notReady:    errors.New("not started"),
+		readiness:   readiness{err: errors.New("not started")},
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -261,10 +260,7 @@ func (c *Controller) Ready() bool { return c.NotReady() == nil }
 // NotReady is why the controller is not ready (the last startup error
 // while it retries), nil once it is.
 func (c *Controller) NotReady() error {
-	c.readyMu.Lock()
-	err := c.notReady
-	c.readyMu.Unlock()
-	if err != nil {
+	if err := c.readiness.get(); err != nil {
 		return err
 	}
 	if err := c.nbHealth.err(); err != nil {
@@ -278,10 +274,23 @@ func (c *Controller) NotReady() error {
 	return c.first.pending() // every startup object reconciled once
 }
 
-func (c *Controller) setNotReady(err error) {
-	c.readyMu.Lock()
-	defer c.readyMu.Unlock()
-	c.notReady = err
+// readiness is why a controller or the aggregator is not ready, nil
+// once it is.
+type readiness struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *readiness) get() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *readiness) set(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
 }
 
 // Run starts the informers, waits for their caches, runs the startup
@@ -290,7 +299,7 @@ func (c *Controller) setNotReady(err error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.close()
 	defer c.queue.ShutDown()
-	c.setNotReady(errors.New("waiting for the informer caches and the Northbound connection"))
+	c.readiness.set(errors.New("waiting for the informer caches and the Northbound connection"))
 	if c.heartbeat != nil {
 		hbCtx, stopHeartbeat := context.WithCancel(ctx)
 		hbDone := make(chan struct{})
@@ -306,16 +315,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		err = nbErr
 	}
 	if err != nil {
-		c.setNotReady(err)
+		c.readiness.set(err)
 		return err
 	}
 	c.live.Store(true)
-	c.setNotReady(errors.New("startup NB sync running"))
+	c.readiness.set(errors.New("startup NB sync running"))
 	ctx, c.depose = context.WithCancelCause(ctx)
 	defer c.depose(nil)
 	synced, err := c.startup(ctx)
 	if err != nil {
-		c.setNotReady(err)
+		c.readiness.set(err)
 		return err
 	}
 	keys := c.inf.networkQoSKeys()
@@ -323,7 +332,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	for _, key := range keys {
 		c.queue.Add(key)
 	}
-	c.setNotReady(nil)
+	c.readiness.set(nil)
 	c.log.Info("controller ready", "zone", c.zone)
 	work, cancelWork := workContext(ctx)
 	defer cancelWork()
@@ -359,7 +368,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) || errors.Is(cause, ErrNBUnreachable) {
-		c.setNotReady(cause)
+		c.readiness.set(cause)
 		return fmt.Errorf("controller: stopped writing: %w", cause)
 	}
 	return nil
