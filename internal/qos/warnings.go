@@ -116,7 +116,7 @@ func destsCover(a, b []dest) bool {
 	if slicesAny(a, func(d dest) bool { return d.any }) {
 		return true
 	}
-	return everyCovered(a, b, func(da, db dest) bool { return db.block != nil && blockCovers(da.block, db.block) })
+	return ListCovers(a, b, func(da, db dest) bool { return db.block != nil && blockCovers(da.block, db.block) })
 }
 
 // blockCovers: every address of b (minus its excepts) is in a (minus its
@@ -134,17 +134,19 @@ func blockCovers(a, b *ipBlock) bool {
 }
 
 func portsCover(a, b []protoPorts) bool {
-	return everyCovered(a, b, func(pa, pb protoPorts) bool { return pa.proto == pb.proto && portSubset(pb.ports, pa.ports) })
+	return ListCovers(a, b, func(pa, pb protoPorts) bool { return pa.proto == pb.proto && portSubset(pb.ports, pa.ports) })
 }
 
 // portSubset: the ports of b are among a's ("no ports" is every port).
 func portSubset(b, a []int) bool {
-	return everyCovered(a, b, func(x, y int) bool { return x == y })
+	return ListCovers(a, b, func(x, y int) bool { return x == y })
 }
 
-// everyCovered: an empty a ("every") covers all; otherwise b must be
-// non-empty and each of its elements y covered by one of a's x (by(x, y)).
-func everyCovered[T any](a, b []T, by func(x, y T) bool) bool {
+// ListCovers decides whether list field a of one rule covers list field
+// b of another, as a NetworkQoS rule's destinations and ports read: an
+// empty a ("every") covers all; otherwise b must be non-empty and each
+// of its elements y covered by one of a's x (by(x, y)).
+func ListCovers[T any](a, b []T, by func(x, y T) bool) bool {
 	if len(a) == 0 {
 		return true
 	}
