@@ -2,7 +2,8 @@ package capture
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -35,11 +36,7 @@ func (a *Analysis) Summary() string {
 
 func histString(c *Counts) string {
 	h := c.DSCPHistogram()
-	keys := make([]int, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
+	keys := slices.Sorted(maps.Keys(h))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%d:%d", k, h[k])

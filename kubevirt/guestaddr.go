@@ -1,7 +1,6 @@
 package kubevirt
 
 import (
-	"fmt"
 	"net/netip"
 
 	"github.com/nqos/nqos/internal/netns"
@@ -9,18 +8,7 @@ import (
 
 // addGuestAddrs adds CIDRs to a guest NIC (IPv6 without DAD).
 func addGuestAddrs(ns, nic string, cidrs ...string) error {
-	return netns.Named(ns).WithConn(func(c *netns.Conn) error {
-		for _, s := range cidrs {
-			p, err := netip.ParsePrefix(s)
-			if err != nil {
-				return fmt.Errorf("address %q of %s: %w", s, nic, err)
-			}
-			if err := c.AddAddr(nic, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return netns.Named(ns).WithConn(func(c *netns.Conn) error { return c.AddCIDRs(nic, cidrs...) })
 }
 
 // flushGuestAddrs removes a guest NIC's global addresses.

@@ -367,30 +367,29 @@ func (m *Manager) binding(ctx context.Context, node, lsp string) (main string, a
 
 // waitAdditionalChassis waits until the LSP is also bound on target.
 func (m *Manager) waitAdditionalChassis(ctx context.Context, lsp, target string) error {
-	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" additional chassis "+target, func(ctx context.Context) (bool, error) {
-		main, add, err := m.binding(ctx, target, lsp)
-		switch {
-		case errors.Is(err, errNoBinding):
-			return false, poll.Retry("%v", err)
-		case err != nil:
-			return false, err
-		case !slices.Contains(add, target):
-			return false, poll.Retry("chassis %q, additional chassis %q", main, add)
-		}
-		return true, nil
+	return m.waitBinding(ctx, lsp, target, "additional chassis "+target, func(_ string, add []string) bool {
+		return slices.Contains(add, target)
 	})
 }
 
 // waitMainChassis waits until the LSP is bound on target alone.
 func (m *Manager) waitMainChassis(ctx context.Context, lsp, target string) error {
-	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" on "+target+" alone", func(ctx context.Context) (bool, error) {
-		main, add, err := m.binding(ctx, target, lsp)
+	return m.waitBinding(ctx, lsp, target, "on "+target+" alone", func(main string, add []string) bool {
+		return main == target && len(add) == 0
+	})
+}
+
+// waitBinding waits until the LSP's Port_Binding, read on node, has
+// chassis for which done holds; want says what done wants.
+func (m *Manager) waitBinding(ctx context.Context, lsp, node, want string, done func(main string, additional []string) bool) error {
+	return poll.Until(ctx, 30*time.Second, 10*time.Millisecond, "Port_Binding "+lsp+" "+want, func(ctx context.Context) (bool, error) {
+		main, add, err := m.binding(ctx, node, lsp)
 		switch {
 		case errors.Is(err, errNoBinding):
 			return false, poll.Retry("%v", err)
 		case err != nil:
 			return false, err
-		case main != target || len(add) > 0:
+		case !done(main, add):
 			return false, poll.Retry("chassis %q, additional chassis %q", main, add)
 		}
 		return true, nil

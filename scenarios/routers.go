@@ -23,12 +23,7 @@ type Route struct {
 
 // Router returns the router named name, or nil.
 func (sc *Scenario) Router(name string) *Router {
-	for i := range sc.Topology.Routers {
-		if sc.Topology.Routers[i].Name == name {
-			return &sc.Topology.Routers[i]
-		}
-	}
-	return nil
+	return named(sc.Topology.Routers, name, func(r *Router) string { return r.Name })
 }
 
 // routers checks the routers and gives each routed host its router's

@@ -33,12 +33,7 @@ type UnstartedVM struct {
 
 // Unstarted returns the unstarted VM of that name, or nil.
 func (sc *Scenario) Unstarted(name string) *UnstartedVM {
-	for i := range sc.UnstartedVMs {
-		if sc.UnstartedVMs[i].Name == name {
-			return &sc.UnstartedVMs[i]
-		}
-	}
-	return nil
+	return named(sc.UnstartedVMs, name, func(vm *UnstartedVM) string { return vm.Name })
 }
 
 func (vc *VMCheck) validate(v *validator, path string) error {

@@ -326,32 +326,17 @@ type Probe struct {
 
 // VM returns the topology VM of that name, or nil.
 func (sc *Scenario) VM(name string) *VM {
-	for i := range sc.Topology.VMs {
-		if sc.Topology.VMs[i].Name == name {
-			return &sc.Topology.VMs[i]
-		}
-	}
-	return nil
+	return named(sc.Topology.VMs, name, func(vm *VM) string { return vm.Name })
 }
 
 // Host returns the external host of that name, or nil.
 func (sc *Scenario) Host(name string) *Host {
-	for i := range sc.Topology.Hosts {
-		if sc.Topology.Hosts[i].Name == name {
-			return &sc.Topology.Hosts[i]
-		}
-	}
-	return nil
+	return named(sc.Topology.Hosts, name, func(h *Host) string { return h.Name })
 }
 
 // Network returns the topology network of that name, or nil.
 func (sc *Scenario) Network(name string) *Network {
-	for i := range sc.Topology.Networks {
-		if sc.Topology.Networks[i].Name == name {
-			return &sc.Topology.Networks[i]
-		}
-	}
-	return nil
+	return named(sc.Topology.Networks, name, func(n *Network) string { return n.Name })
 }
 
 // NetworkManifest returns the NAD (or CUDN) manifest of a network, or nil.
@@ -366,9 +351,14 @@ func (sc *Scenario) NetworkManifest(network string) *Manifest {
 
 // Flow returns the flow of that name, or nil.
 func (sc *Scenario) Flow(name string) *Flow {
-	for i := range sc.Flows {
-		if sc.Flows[i].Name == name {
-			return &sc.Flows[i]
+	return named(sc.Flows, name, func(f *Flow) string { return f.Name })
+}
+
+// named returns the element of s that nameOf calls name, or nil.
+func named[T any](s []T, name string, nameOf func(*T) string) *T {
+	for i := range s {
+		if nameOf(&s[i]) == name {
+			return &s[i]
 		}
 	}
 	return nil

@@ -25,20 +25,8 @@ import (
 // invalid input.
 const (
 	exitDisagree = 1
-	exitInvalid  = 2
+	exitInvalid  = inspect.ExitInvalid
 )
-
-// exitError carries a command's exit code.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-func (e *exitError) ExitCode() int { return e.code }
-
-func invalid(err error) error { return &exitError{code: exitInvalid, err: err} }
 
 // verifyOptions are the flags of `nqos-sim verify`.
 type verifyOptions struct {
@@ -108,7 +96,7 @@ func runVerify(ctx context.Context, args []string) error {
 		return nil
 	}
 	if err != nil {
-		return invalid(err)
+		return inspect.Invalid(err)
 	}
 	set, err := o.load(ctx)
 	if err != nil {
@@ -149,7 +137,7 @@ func verifyOnce(ctx context.Context, o verifyOptions, set *manifestDir) (*verify
 	plan, err := verify.Build(set.objs, strings.Join(o.files, ","), opts)
 	var ie *verify.InputError
 	if errors.As(err, &ie) {
-		return nil, "", invalid(err)
+		return nil, "", inspect.Invalid(err)
 	}
 	if err != nil {
 		return nil, "", err
@@ -211,7 +199,7 @@ func verdictOf(reps ...*verify.Report) error {
 		}
 	}
 	if len(bad) > 0 {
-		return &exitError{code: exitDisagree, err: errors.New(strings.Join(bad, "; "))}
+		return &inspect.ExitError{Code: exitDisagree, Err: errors.New(strings.Join(bad, "; "))}
 	}
 	return nil
 }

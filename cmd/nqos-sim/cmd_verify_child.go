@@ -17,6 +17,7 @@ import (
 	"github.com/nqos/nqos/harness"
 	"github.com/nqos/nqos/harness/localnetenv"
 	"github.com/nqos/nqos/harness/verify"
+	"github.com/nqos/nqos/internal/inspect"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -53,7 +54,7 @@ func runChild(ctx context.Context, bin string, args []string, tds *harness.Teard
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee) && ee.ExitCode() == exitInvalid:
-		return nil, invalid(fmt.Errorf("invalid input (see above)"))
+		return nil, inspect.Invalid(fmt.Errorf("invalid input (see above)"))
 	case err != nil && !(errors.As(err, &ee) && ee.ExitCode() == exitDisagree):
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/nqos/nqos/internal/inspect"
 	"github.com/nqos/nqos/scenarios/manifests"
 )
 
@@ -15,7 +16,7 @@ func (o *verifyOptions) load(ctx context.Context) (*manifestDir, error) {
 	if !o.cluster.Asked() {
 		set, err := loadManifests(o.files...)
 		if err != nil {
-			return nil, invalid(err)
+			return nil, inspect.Invalid(err)
 		}
 		return set, nil
 	}
@@ -28,7 +29,7 @@ func (o *verifyOptions) load(ctx context.Context) (*manifestDir, error) {
 	}
 	d := &manifestDir{objs: m.Objects}
 	if d.set, err = manifests.Decode(d.objs); err != nil {
-		return nil, invalid(fmt.Errorf("%s: %w", o.cluster.String(), err))
+		return nil, inspect.Invalid(fmt.Errorf("%s: %w", o.cluster.String(), err))
 	}
 	o.files = []string{o.cluster.String()}
 	o.nodes = max(o.nodes, m.Nodes)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nqos/nqos/harness/verify"
+	"github.com/nqos/nqos/internal/inspect"
 	"github.com/nqos/nqos/internal/testenv"
 )
 
@@ -39,7 +40,7 @@ func TestVerifyInvalidInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := runVerifyQuiet(t, tc.args)
-			var ec *exitError
+			var ec *inspect.ExitError
 			if !errors.As(err, &ec) || ec.ExitCode() != exitInvalid || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want exit 2 naming %q", err, tc.want)
 			}
@@ -84,7 +85,7 @@ func TestVerifyInvalidNetworkQoS(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := runVerifyQuiet(t, []string{"-f", dir, "--ovn", "23.03"})
-	var ec *exitError
+	var ec *inspect.ExitError
 	if !errors.As(err, &ec) || ec.ExitCode() != exitInvalid || !strings.Contains(err.Error(), qosFile+":1: NetworkQoS vms/wrong") || !strings.Contains(err.Error(), "dscp") {
 		t.Fatalf("err = %v, want exit 2 naming %s, NetworkQoS vms/wrong and the dscp field", err, qosFile)
 	}
@@ -101,7 +102,7 @@ func TestVerifyExitCodes(t *testing.T) {
 	}
 	for _, reps := range [][]*verify.Report{{bad}, {ok, bad}, {empty}} {
 		err := verdictOf(reps...)
-		var ec *exitError
+		var ec *inspect.ExitError
 		if !errors.As(err, &ec) || ec.ExitCode() != exitDisagree {
 			t.Errorf("%d reports: err = %v, want exit 1", len(reps), err)
 		}

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,12 +14,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -84,8 +80,7 @@ type Aggregator struct {
 	writes, removals prometheus.Counter
 	staleZones       prometheus.Gauge
 
-	readyMu  sync.Mutex
-	notReady error
+	readiness readiness
 }
 
 // NewAggregator builds an aggregator; Run starts it.
@@ -93,26 +88,19 @@ func NewAggregator(cfg AggregatorConfig) (*Aggregator, error) {
 	if cfg.Kube == nil {
 		return nil, errors.New("aggregator: Config.Kube is required")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	kube, err := kubernetes.NewForConfig(protobufConfig(cfg.Kube))
+	log := orDiscard(cfg.Log)
+	kube, dyn, err := newClients("aggregator", cfg.Kube)
 	if err != nil {
-		return nil, fmt.Errorf("aggregator: kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Kube)
-	if err != nil {
-		return nil, fmt.Errorf("aggregator: dynamic client: %w", err)
+		return nil, err
 	}
 	if err := requireResource(kube.Discovery(), v1alpha1.GroupVersionResource()); err != nil {
 		return nil, err
 	}
 	a := &Aggregator{
 		log: log, dyn: dyn,
-		queue:    workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos-aggregate"}),
-		factory:  informers.NewSharedInformerFactory(listThenWatch{kube}, 0),
-		notReady: errors.New("not started"),
+		queue:     workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(), workqueue.TypedRateLimitingQueueConfig[string]{Name: "networkqos-aggregate"}),
+		factory:   informers.NewSharedInformerFactory(listThenWatch{kube}, 0),
+		readiness: readiness{err: errors.New("not started")},
 		writes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "nqos_aggregate_status_writes_total", Help: "status.status writes of the aggregator.",
 		}),
@@ -198,19 +186,10 @@ func (a *Aggregator) addHandlers() error {
 // NotReady is why the aggregator is not ready (caches not synced, or the
 // first pass over every object not done), nil once it is.
 func (a *Aggregator) NotReady() error {
-	a.readyMu.Lock()
-	err := a.notReady
-	a.readyMu.Unlock()
-	if err != nil {
+	if err := a.readiness.get(); err != nil {
 		return err
 	}
 	return a.first.pending()
-}
-
-func (a *Aggregator) setNotReady(err error) {
-	a.readyMu.Lock()
-	defer a.readyMu.Unlock()
-	a.notReady = err
 }
 
 // Run starts the informers, waits for their caches and aggregates until
@@ -218,7 +197,7 @@ func (a *Aggregator) setNotReady(err error) {
 // next leader redoes it: every write is idempotent).
 func (a *Aggregator) Run(ctx context.Context) error {
 	defer a.queue.ShutDown()
-	a.setNotReady(errors.New("waiting for the informer caches"))
+	a.readiness.set(errors.New("waiting for the informer caches"))
 	a.factory.Start(ctx.Done())
 	go a.nqos.RunWithContext(ctx)
 	synced := []cache.InformerSynced{a.nodes.HasSynced, a.nqos.HasSynced}
@@ -228,7 +207,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		err := errors.New("aggregator: informer caches did not sync before shutdown")
-		a.setNotReady(err)
+		a.readiness.set(err)
 		return err
 	}
 	a.live.Store(true)
@@ -237,7 +216,7 @@ func (a *Aggregator) Run(ctx context.Context) error {
 	for _, key := range keys {
 		a.queue.Add(key)
 	}
-	a.setNotReady(nil)
+	a.readiness.set(nil)
 	a.log.Info("aggregator ready", "objects", len(keys), "zones", len(a.zones()))
 	var wg sync.WaitGroup
 	for range workers {
@@ -318,41 +297,20 @@ func (a *Aggregator) sync(ctx context.Context, key string) error {
 	return errors.Join(errs...)
 }
 
-// aggregateApply is the server-side-apply body of the status subresource
-// with status.status only (nil: an empty status, which drops every field
-// the manager owned).
-type aggregateApply struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-	Status *struct {
-		Status string `json:"status"`
-	} `json:"status,omitempty"`
+// aggregateStatus is the status of an aggregator's apply body:
+// status.status only.
+type aggregateStatus struct {
+	Status string `json:"status"`
 }
 
+// applyStatus applies status.status (nil: an empty status, which drops
+// every field the manager owned) as manager.
 func (a *Aggregator) applyStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, manager string, status *string) error {
-	var body aggregateApply
-	body.APIVersion, body.Kind = v1alpha1.GroupName+"/"+v1alpha1.Version, v1alpha1.Kind
-	body.Metadata.Name, body.Metadata.Namespace = nq.Name, nq.Namespace
+	var body any
 	if status != nil {
-		body.Status = &struct {
-			Status string `json:"status"`
-		}{*status}
+		body = aggregateStatus{*status}
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("networkqos %s: status: %w", objectRef(nq), err)
-	}
-	force := true
-	_, err = a.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(nq.Namespace).
-		Patch(ctx, nq.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: manager, Force: &force}, "status")
-	if apierrors.IsNotFound(err) {
-		return nil // deleted meanwhile
-	}
-	if err != nil {
+	if err := applyStatus(ctx, a.dyn, nq, manager, body); err != nil {
 		return fmt.Errorf("networkqos %s: apply status as %s: %w", objectRef(nq), manager, err)
 	}
 	return nil

@@ -139,8 +139,7 @@ type Controller struct {
 
 	live atomic.Bool // caches synced: event handlers map events to keys
 
-	readyMu  sync.Mutex
-	notReady error // why the controller is not ready; nil once it is
+	readiness readiness
 }
 
 // New builds a controller; Run starts it.
@@ -148,17 +147,10 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Kube == nil || (cfg.NB == nil) == (cfg.DialNB == nil) {
 		return nil, errors.New("controller: Config.Kube and exactly one of Config.NB and Config.DialNB are required")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	kube, err := kubernetes.NewForConfig(protobufConfig(cfg.Kube))
+	log := orDiscard(cfg.Log)
+	kube, dyn, err := newClients("controller", cfg.Kube)
 	if err != nil {
-		return nil, fmt.Errorf("controller: kubernetes client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg.Kube)
-	if err != nil {
-		return nil, fmt.Errorf("controller: dynamic client: %w", err)
+		return nil, err
 	}
 	c := &Controller{
 		nb: cfg.NB, dialNB: cfg.DialNB, node: cfg.Node, zone: zoneName(cfg.Node), fence: cfg.Fence, ovnkube: cfg.OVNKubeNetworkQoS, log: log,
@@ -170,7 +162,7 @@ func New(cfg Config) (*Controller, error) {
 		applied:     newAppliedRows(),
 		resyncEvery: cfg.ResyncPeriod,
 		nbLostAfter: cfg.NBLostTimeout,
-		notReady:    errors.New("not started"),
+		readiness:   readiness{err: errors.New("not started")},
 	}
 	reg := cfg.Metrics
 	if reg == nil {
@@ -210,6 +202,29 @@ func (c *Controller) attachNB(nb NB) {
 	nb.OnOwnedRowChange(c.onOwnedChange)
 }
 
+// newClients are the API clients of a controller or the aggregator
+// (who, naming it in errors): typed over protobufConfig, dynamic for the
+// CRDs.
+func newClients(who string, cfg *rest.Config) (*kubernetes.Clientset, *dynamic.DynamicClient, error) {
+	kube, err := kubernetes.NewForConfig(protobufConfig(cfg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: kubernetes client: %w", who, err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: dynamic client: %w", who, err)
+	}
+	return kube, dyn, nil
+}
+
+// orDiscard is log, or a logger that discards for nil.
+func orDiscard(log *slog.Logger) *slog.Logger {
+	if log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return log
+}
+
 // protobufConfig is cfg speaking protobuf to the built-in APIs (pods
 // and namespaces decode several times faster than from JSON) unless cfg
 // names a content type; the dynamic client for the CRDs stays on JSON.
@@ -245,10 +260,7 @@ func (c *Controller) Ready() bool { return c.NotReady() == nil }
 // NotReady is why the controller is not ready (the last startup error
 // while it retries), nil once it is.
 func (c *Controller) NotReady() error {
-	c.readyMu.Lock()
-	err := c.notReady
-	c.readyMu.Unlock()
-	if err != nil {
+	if err := c.readiness.get(); err != nil {
 		return err
 	}
 	if err := c.nbHealth.err(); err != nil {
@@ -262,10 +274,23 @@ func (c *Controller) NotReady() error {
 	return c.first.pending() // every startup object reconciled once
 }
 
-func (c *Controller) setNotReady(err error) {
-	c.readyMu.Lock()
-	defer c.readyMu.Unlock()
-	c.notReady = err
+// readiness is why a controller or the aggregator is not ready, nil
+// once it is.
+type readiness struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *readiness) get() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *readiness) set(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.err = err
 }
 
 // Run starts the informers, waits for their caches, runs the startup
@@ -274,7 +299,7 @@ func (c *Controller) setNotReady(err error) {
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.events.close()
 	defer c.queue.ShutDown()
-	c.setNotReady(errors.New("waiting for the informer caches and the Northbound connection"))
+	c.readiness.set(errors.New("waiting for the informer caches and the Northbound connection"))
 	if c.heartbeat != nil {
 		hbCtx, stopHeartbeat := context.WithCancel(ctx)
 		hbDone := make(chan struct{})
@@ -290,16 +315,16 @@ func (c *Controller) Run(ctx context.Context) error {
 		err = nbErr
 	}
 	if err != nil {
-		c.setNotReady(err)
+		c.readiness.set(err)
 		return err
 	}
 	c.live.Store(true)
-	c.setNotReady(errors.New("startup NB sync running"))
+	c.readiness.set(errors.New("startup NB sync running"))
 	ctx, c.depose = context.WithCancelCause(ctx)
 	defer c.depose(nil)
 	synced, err := c.startup(ctx)
 	if err != nil {
-		c.setNotReady(err)
+		c.readiness.set(err)
 		return err
 	}
 	keys := c.inf.networkQoSKeys()
@@ -307,7 +332,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	for _, key := range keys {
 		c.queue.Add(key)
 	}
-	c.setNotReady(nil)
+	c.readiness.set(nil)
 	c.log.Info("controller ready", "zone", c.zone)
 	work, cancelWork := workContext(ctx)
 	defer cancelWork()
@@ -343,7 +368,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.queue.ShutDown()
 	wg.Wait()
 	if cause := context.Cause(ctx); errors.Is(cause, ovnnb.ErrFenced) || errors.Is(cause, ErrNBUnreachable) {
-		c.setNotReady(cause)
+		c.readiness.set(cause)
 		return fmt.Errorf("controller: stopped writing: %w", cause)
 	}
 	return nil

@@ -28,6 +28,19 @@ func (c *Controller) onOwnedChange(key ovnnb.Key) {
 // resync reconciles every object and collects orphaned rows every
 // period until ctx ends.
 func (c *Controller) resync(ctx context.Context, period time.Duration) {
+	every(ctx, period, func() bool {
+		c.enqueueAll()
+		if err := c.collectOrphans(ctx); err != nil {
+			c.metrics.nbFailed(err)
+			c.log.Error("resync: garbage collection failed", "err", err)
+		}
+		return true
+	})
+}
+
+// every calls fn each period, the first time one period from now, until
+// ctx ends or fn returns false.
+func every(ctx context.Context, period time.Duration, fn func() bool) {
 	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
@@ -36,10 +49,8 @@ func (c *Controller) resync(ctx context.Context, period time.Duration) {
 			return
 		case <-tick.C:
 		}
-		c.enqueueAll()
-		if err := c.collectOrphans(ctx); err != nil {
-			c.metrics.nbFailed(err)
-			c.log.Error("resync: garbage collection failed", "err", err)
+		if !fn() {
+			return
 		}
 	}
 }

@@ -56,10 +56,7 @@ func NewElector(cfg LeaderConfig) (*Elector, error) {
 	if err != nil {
 		return nil, fmt.Errorf("leader election: kubernetes client: %w", err)
 	}
-	e := &Elector{cfg: cfg, log: cfg.Log, finished: make(chan struct{})}
-	if e.log == nil {
-		e.log = slog.New(slog.DiscardHandler)
-	}
+	e := &Elector{cfg: cfg, log: orDiscard(cfg.Log), finished: make(chan struct{})}
 	lock := &observedLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metaFor(cfg.Namespace, cfg.Name),
 		Client:     kube.CoordinationV1(),

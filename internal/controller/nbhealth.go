@@ -63,20 +63,14 @@ func (h *nbHealth) err() error {
 // is down, and a leader whose connection stays down for longer than
 // lostAfter stops (cause ErrNBUnreachable) so its lease is released.
 func (c *Controller) watchNB(ctx context.Context, lostAfter time.Duration, connected func() bool) {
-	tick := time.NewTicker(nbCheckEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	every(ctx, nbCheckEvery, func() bool {
 		down := c.nbHealth.observe(connected(), time.Now())
 		if c.fence != "" && down > lostAfter {
 			err := fmt.Errorf("%w for %v (bound %v): stopping so that another replica can lead", ErrNBUnreachable, down.Round(time.Millisecond), lostAfter)
 			c.log.Error("Northbound lost", "err", err)
 			c.depose(err)
-			return
+			return false
 		}
-	}
+		return true
+	})
 }

@@ -34,7 +34,7 @@ func (c *Controller) startup(ctx context.Context) (map[string]bool, error) {
 		if errors.Is(err, ovnnb.ErrFenced) {
 			return nil, fmt.Errorf("controller: startup: %w", err) // another leader took over
 		}
-		c.setNotReady(fmt.Errorf("startup NB sync failed, retrying: %w", err))
+		c.readiness.set(fmt.Errorf("startup NB sync failed, retrying: %w", err))
 		c.log.Error("startup sync failed, retrying", "err", err)
 		select {
 		case <-ctx.Done():

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/qos"
@@ -21,7 +22,7 @@ const (
 	statusNotApplied = StatusNotApplied
 )
 
-// statusApply is the server-side-apply body for the status subresource:
+// statusApply is the status of a controller's apply body (statusApplyBody):
 // only our own conditions, so other writers' conditions (other zones)
 // are kept by the API server (conditions is a list map keyed by type).
 //
@@ -36,16 +37,40 @@ const (
 // apply body (omitempty) and never owns the field. Aggregating the
 // per-zone conditions is a cluster-manager job, as upstream does.
 type statusApply struct {
+	Status     string             `json:"status,omitempty"`
+	Conditions []metav1.Condition `json:"conditions"`
+}
+
+// statusApplyBody is a server-side-apply body of a NetworkQoS's status
+// subresource; a nil Status sends none.
+type statusApplyBody struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
 	Metadata   struct {
 		Name      string `json:"name"`
 		Namespace string `json:"namespace"`
 	} `json:"metadata"`
-	Status struct {
-		Status     string             `json:"status,omitempty"`
-		Conditions []metav1.Condition `json:"conditions"`
-	} `json:"status"`
+	Status any `json:"status,omitempty"`
+}
+
+// applyStatus is a forced server-side apply of nq's status subresource,
+// owned by manager, with status (nil: an empty status, which drops every
+// field the manager owned). A NetworkQoS deleted meanwhile is no error;
+// the caller wraps the error.
+func applyStatus(ctx context.Context, dyn dynamic.Interface, nq *v1alpha1.NetworkQoS, manager string, status any) error {
+	body := statusApplyBody{APIVersion: v1alpha1.GroupName + "/" + v1alpha1.Version, Kind: v1alpha1.Kind, Status: status}
+	body.Metadata.Name, body.Metadata.Namespace = nq.Name, nq.Namespace
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	force := true
+	_, err = dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(nq.Namespace).
+		Patch(ctx, nq.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: manager, Force: &force}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil // deleted meanwhile; the delete event tears down
+	}
+	return err
 }
 
 // writeStatus sets our conditions (Accepted, NQOSReady-In-Zone-<zone>
@@ -74,21 +99,7 @@ func (c *Controller) writeStatus(ctx context.Context, nq *v1alpha1.NetworkQoS, c
 	if reflect.DeepEqual(cur, next) && (c.node != "" || aggregate == nq.Status.Status) {
 		return nil
 	}
-	var body statusApply
-	body.APIVersion, body.Kind = v1alpha1.GroupName+"/"+v1alpha1.Version, v1alpha1.Kind
-	body.Metadata.Name, body.Metadata.Namespace = nq.Name, nq.Namespace
-	body.Status.Status, body.Status.Conditions = aggregate, ours
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return fmt.Errorf("networkqos %s: status: %w", objectRef(nq), err)
-	}
-	force := true
-	_, err = c.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(nq.Namespace).
-		Patch(ctx, nq.Name, types.ApplyPatchType, raw, metav1.PatchOptions{FieldManager: "nqos-" + c.zone, Force: &force}, "status")
-	if apierrors.IsNotFound(err) {
-		return nil // deleted meanwhile; the delete event tears down
-	}
-	if err != nil {
+	if err := applyStatus(ctx, c.dyn, nq, "nqos-"+c.zone, statusApply{Status: aggregate, Conditions: ours}); err != nil {
 		return fmt.Errorf("networkqos %s: write status: %w", objectRef(nq), err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"text/tabwriter"
 
@@ -125,7 +126,7 @@ func DiffViews(old, new *intent.View) (*DiffReport, error) {
 	slices.SortFunc(rep.Classes, func(a, b Change) int {
 		return cmp.Or(cmp.Compare(a.VM, b.VM), cmp.Compare(a.Family, b.Family), cmp.Compare(a.Dst, b.Dst), cmp.Compare(a.Protocol, b.Protocol), cmp.Compare(a.Port, b.Port))
 	})
-	rep.VMs = delta(keys(vmsOnly[0]), keys(vmsOnly[1]))
+	rep.VMs = delta(slices.Sorted(maps.Keys(vmsOnly[0])), slices.Sorted(maps.Keys(vmsOnly[1])))
 	rep.Shadowed = delta(shadowedKeys(old), shadowedKeys(new))
 	rep.Rejected = delta(rejectedKeys(old), rejectedKeys(new))
 	rep.Meters = delta(meterKeys(old), meterKeys(new))
@@ -138,15 +139,6 @@ func sameIntent(a, b intent.Intent) bool {
 }
 
 func eq[T comparable](a, b *T) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
 
 // delta: Added are the entries of new only, Removed those of old only.
 func delta(old, new []string) Delta {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+
+	"github.com/nqos/nqos/internal/qos"
 )
 
 // Shadowed is a rule selecting a VM that can never win any of its
@@ -49,17 +51,7 @@ func covers(s, r Rule) bool {
 }
 
 // coversDests: no blocks means every destination of both families.
-func coversDests(s, r []Block) bool {
-	if len(s) == 0 {
-		return true
-	}
-	if len(r) == 0 {
-		return false
-	}
-	return !slices.ContainsFunc(r, func(b Block) bool {
-		return !slices.ContainsFunc(s, func(c Block) bool { return blockCovers(c, b) })
-	})
-}
+func coversDests(s, r []Block) bool { return qos.ListCovers(s, r, blockCovers) }
 
 // blockCovers: b's addresses lie inside c and outside c's excepts, save
 // where b excepts them itself.
@@ -81,15 +73,7 @@ func prefixWithin(inner, outer netip.Prefix) bool {
 
 // coversPorts: no ports means every protocol and port.
 func coversPorts(s, r []Port) bool {
-	if len(s) == 0 {
-		return true
-	}
-	if len(r) == 0 {
-		return false
-	}
-	return !slices.ContainsFunc(r, func(p Port) bool {
-		return !slices.ContainsFunc(s, func(q Port) bool { return q.Protocol == p.Protocol && (q.Port == 0 || q.Port == p.Port) })
-	})
+	return qos.ListCovers(s, r, func(q, p Port) bool { return q.Protocol == p.Protocol && (q.Port == 0 || q.Port == p.Port) })
 }
 
 // consequence says what shadowed rule r loses given the rules above it.

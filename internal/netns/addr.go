@@ -25,6 +25,21 @@ func (c *Conn) AddAddr(name string, p netip.Prefix) error {
 	return c.with(name, "add address "+p.String(), func(l netlink.Link) error { return c.h.AddrAdd(l, toAddr(p)) })
 }
 
+// AddCIDRs adds addresses written as CIDRs ("10.0.0.1/24") to a link,
+// each as AddAddr does.
+func (c *Conn) AddCIDRs(name string, cidrs ...string) error {
+	for _, s := range cidrs {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return fmt.Errorf("address %q of %s: %w", s, name, err)
+		}
+		if err := c.AddAddr(name, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReplaceAddr adds an address to a link or refreshes it if present.
 func (c *Conn) ReplaceAddr(name string, p netip.Prefix) error {
 	return c.with(name, "replace address "+p.String(), func(l netlink.Link) error { return c.h.AddrReplace(l, toAddr(p)) })

@@ -46,12 +46,12 @@ func TestApplyLifecycle(t *testing.T) {
 		{"drop rule 1 and its set", shrink, true},
 		{"empty", empty, false},
 	} {
-		res := f.apply(key, step.want)
+		res := f.Apply(key, step.want)
 		if !res.Changed || len(res.MissingPorts) > 0 || len(res.MissingSwitches) > 0 {
 			t.Fatalf("%s: first Apply = %+v, want Changed and nothing missing", step.name, res)
 		}
 		f.requireApplied(key, step.want)
-		if again := f.apply(key, step.want); again.Changed {
+		if again := f.Apply(key, step.want); again.Changed {
 			t.Fatalf("%s: second Apply with the same want committed a transaction", step.name)
 		}
 		uuids := qosUUIDs(f.state(), key)
@@ -125,20 +125,20 @@ func normalized(w ovnnb.ObjectRows) ovnnb.ObjectRows {
 func TestApplyPortAppearsLater(t *testing.T) {
 	f := newFixture(t, "ns1.net1_ns1_vm-a")
 	added := make(chan string, 16)
-	f.c.OnLogicalSwitchPortAdd(func(name string) { added <- name })
+	f.C.OnLogicalSwitchPortAdd(func(name string) { added <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "late"}
 	want := object(key, 10, []string{"ns1.net1_ns1_vm-a", "ns1.net1_ns1_vm-b"}, rule{DSCP: 46})
 
-	if f.c.HasPort("ns1.net1_ns1_vm-b") {
+	if f.C.HasPort("ns1.net1_ns1_vm-b") {
 		t.Fatal("HasPort true for a port not in the NB")
 	}
-	res := f.apply(key, want)
+	res := f.Apply(key, want)
 	if !reflect.DeepEqual(res.MissingPorts, []string{"ns1.net1_ns1_vm-b"}) || !res.Changed {
 		t.Fatalf("first Apply = %+v, want Changed and MissingPorts [ns1.net1_ns1_vm-b]", res)
 	}
 	f.requireApplied(key, bridged(want, "ns1.net1_ns1_vm-b"), "ns1.net1_ns1_vm-b")
 
-	f.srv.MustNBCtl("lsp-add", testSwitch, "ns1.net1_ns1_vm-b")
+	f.Srv.MustNBCtl("lsp-add", testSwitch, "ns1.net1_ns1_vm-b")
 	f.waitUntil("OnLogicalSwitchPortAdd(ns1.net1_ns1_vm-b)", func() bool {
 		select {
 		case name := <-added:
@@ -147,15 +147,15 @@ func TestApplyPortAppearsLater(t *testing.T) {
 			return false
 		}
 	})
-	if !f.c.HasPort("ns1.net1_ns1_vm-b") {
+	if !f.C.HasPort("ns1.net1_ns1_vm-b") {
 		t.Fatal("HasPort false after the add callback")
 	}
-	res = f.apply(key, want)
+	res = f.Apply(key, want)
 	if len(res.MissingPorts) != 0 || !res.Changed {
 		t.Fatalf("Apply after lsp-add = %+v, want Changed and nothing missing", res)
 	}
 	f.requireApplied(key, bridged(want, "ns1.net1_ns1_vm-b")) // joined; its bridge goes next
-	if res = f.apply(key, want); !res.Changed || len(res.Bridged) != 0 {
+	if res = f.Apply(key, want); !res.Changed || len(res.Bridged) != 0 {
 		t.Fatalf("Apply after the join = %+v, want the bridge deleted", res)
 	}
 	f.requireApplied(key, want)
@@ -182,7 +182,7 @@ func TestApplyMissingSwitch(t *testing.T) {
 	key := ovnnb.Key{Namespace: "ns1", Name: "nosw"}
 	want := object(key, 10, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 8})
 	want.QoS[1].Switch = "other_ovn_localnet_switch"
-	res, err := f.c.Apply(f.ctx, key, want)
+	res, err := f.C.Apply(f.Ctx, key, want)
 	if !errors.Is(err, ovnnb.ErrMissingSwitch) || !strings.Contains(err.Error(), "ns1/nosw") {
 		t.Fatalf("Apply error = %v, want ErrMissingSwitch naming ns1/nosw", err)
 	}
@@ -215,7 +215,7 @@ func TestApplyRejectsBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := object(key, 10, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 8})
 			tc.break_(&want)
-			_, err := f.c.Apply(f.ctx, key, want)
+			_, err := f.C.Apply(f.Ctx, key, want)
 			if err == nil || !strings.Contains(err.Error(), "ns1/bad") || !strings.Contains(err.Error(), tc.field) {
 				t.Fatalf("Apply error = %v, want one naming ns1/bad and %q", err, tc.field)
 			}
@@ -238,13 +238,13 @@ func TestApplyReadsOwnWrites(t *testing.T) {
 		v[i] = object(key, 60+i, []string{"p1", "p2"}[i:], rule{DSCP: 46 - i, Rate: uint32(1000 * (i + 1))})
 		destSet(key, &v[i], 0, []string{"192.0.2.1", "192.0.2.2"}[i])
 	}
-	f.apply(key, v[0])
+	f.Apply(key, v[0])
 	for i := range 300 {
 		want := v[(i+1)%2]
-		if res := f.apply(key, want); !res.Changed {
+		if res := f.Apply(key, want); !res.Changed {
 			t.Fatalf("iteration %d: Apply of a changed want sent nothing", i)
 		}
-		if res := f.apply(key, want); res.Changed {
+		if res := f.Apply(key, want); res.Changed {
 			t.Fatalf("iteration %d: immediate re-Apply sent a transaction: the cache lagged behind the commit", i)
 		}
 	}

@@ -116,9 +116,9 @@ func diffCounts(s nbState, key ovnnb.Key, want ovnnb.ObjectRows) []string {
 }
 
 func (f *fixture) requireApplied(key ovnnb.Key, want ovnnb.ObjectRows, missing ...string) {
-	f.t.Helper()
+	f.T.Helper()
 	if d := diffApplied(f.state(), key, want, missing...); len(d) > 0 {
-		f.t.Fatalf("NB differs from want for %s:\n  %s", key, strings.Join(d, "\n  "))
+		f.T.Fatalf("NB differs from want for %s:\n  %s", key, strings.Join(d, "\n  "))
 	}
 	f.requireConsistent()
 }
@@ -127,9 +127,9 @@ func (f *fixture) requireApplied(key ovnnb.Key, want ovnnb.ObjectRows, missing .
 // an owned QoS row referencing a missing port group or address set, or
 // on no logical switch.
 func (f *fixture) requireConsistent() {
-	f.t.Helper()
+	f.T.Helper()
 	if v := brokenRefs(f.state()); len(v) > 0 {
-		f.t.Fatalf("NB invariants broken:\n  %s", strings.Join(v, "\n  "))
+		f.T.Fatalf("NB invariants broken:\n  %s", strings.Join(v, "\n  "))
 	}
 }
 
@@ -161,30 +161,30 @@ func brokenRefs(s nbState) []string {
 
 // rows is Client.Rows; a failed read fails the test.
 func (f *fixture) rows() qos.Desired {
-	f.t.Helper()
-	d, err := f.c.Rows(f.ctx)
+	f.T.Helper()
+	d, err := f.C.Rows(f.Ctx)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return d
 }
 
 // ownedKeys is Client.OwnedKeys; a failed read fails the test.
 func (f *fixture) ownedKeys() []ovnnb.Key {
-	f.t.Helper()
-	keys, err := f.c.OwnedKeys(f.ctx)
+	f.T.Helper()
+	keys, err := f.C.OwnedKeys(f.Ctx)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return keys
 }
 
 // legacyRows is Client.LegacyRows; a failed read fails the test.
 func (f *fixture) legacyRows() []ovnnb.LegacyRow {
-	f.t.Helper()
-	rows, err := f.c.LegacyRows(f.ctx)
+	f.T.Helper()
+	rows, err := f.C.LegacyRows(f.Ctx)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return rows
 }

@@ -33,8 +33,8 @@ func TestApplyBatch(t *testing.T) {
 	ports := portNames("ns.net_ns", 20)
 	f := newFixture(t, ports...)
 	objs := batchObjects(250, ports)
-	w := watchRefs(t, f.srv)
-	res, err := f.c.ApplyBatch(f.ctx, objs)
+	w := watchRefs(t, f.Srv)
+	res, err := f.C.ApplyBatch(f.Ctx, objs)
 	if err != nil {
 		t.Fatalf("ApplyBatch: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestApplyBatch(t *testing.T) {
 	}
 	f.requireConsistent()
 
-	again, err := f.c.ApplyBatch(f.ctx, objs)
+	again, err := f.C.ApplyBatch(f.Ctx, objs)
 	if err != nil || again.Transactions != 0 {
 		t.Fatalf("second ApplyBatch = %d transactions, %v; want none", again.Transactions, err)
 	}
@@ -69,7 +69,7 @@ func TestApplyBatch(t *testing.T) {
 	// A foreign port group in the way of one new object: it alone fails.
 	extra := batchObjects(253, ports)[250:]
 	f.nbctlSynced("pg-add", extra[1].Rows.PortGroups[0].Name)
-	res, err = f.c.ApplyBatch(f.ctx, extra)
+	res, err = f.C.ApplyBatch(f.Ctx, extra)
 	if err != nil || res.Transactions != 1 || len(res.Failed) != 1 || res.Failed[extra[1].Key] == nil {
 		t.Fatalf("ApplyBatch with a foreign row = %+v, %v; want one transaction and only %s failed", res, err, extra[1].Key)
 	}
@@ -94,15 +94,15 @@ func TestTeardownBatchOrder(t *testing.T) {
 	ports := portNames("ns.net_ns", 10)
 	f := newFixture(t, ports...)
 	objs := batchObjects(120, ports)
-	if _, err := f.c.ApplyBatch(f.ctx, objs); err != nil {
+	if _, err := f.C.ApplyBatch(f.Ctx, objs); err != nil {
 		t.Fatalf("ApplyBatch: %v", err)
 	}
-	w := watchRefs(t, f.srv)
+	w := watchRefs(t, f.Srv)
 	keys := make([]ovnnb.Key, len(objs))
 	for i, o := range objs {
 		keys[i] = o.Key
 	}
-	n, err := f.c.TeardownBatch(f.ctx, keys)
+	n, err := f.C.TeardownBatch(f.Ctx, keys)
 	if err != nil || n != 4 {
 		t.Fatalf("TeardownBatch = %d transactions, %v; want 4 (two per chunk of 100)", n, err)
 	}
@@ -135,13 +135,13 @@ func TestMigrateLegacyBatchOrder(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	l := seedLegacy(f, key)
-	w := watchRefs(t, f.srv)
+	w := watchRefs(t, f.Srv)
 	pg := object(key, 60, []string{"p1", "p2"}).PortGroups[0]
 	var ms []ovnnb.Migration
 	for _, r := range f.legacyRows() {
 		ms = append(ms, ovnnb.Migration{Row: r, PortGroup: pg})
 	}
-	res, err := f.c.MigrateLegacyBatch(f.ctx, ms)
+	res, err := f.C.MigrateLegacyBatch(f.Ctx, ms)
 	if err != nil || len(res.Failed) != 0 || res.Transactions != 2 {
 		t.Fatalf("MigrateLegacyBatch = %+v, %v; want 2 transactions, none failed", res, err)
 	}

@@ -41,11 +41,11 @@ func benchWants(ports []string) (keys []ovnnb.Key, v [2][]ovnnb.ObjectRows) {
 func benchFixture(b *testing.B) (*fixture, []ovnnb.Key, [2][]ovnnb.ObjectRows) {
 	ports := portNames("ns.net_ns", benchPorts)
 	f := newFixture(b)
-	f.srv.MustAddPorts(b, testSwitch, ports...)
+	f.Srv.MustAddPorts(b, testSwitch, ports...)
 	f.waitPort(ports[len(ports)-1])
 	keys, v := benchWants(ports)
 	for i, key := range keys {
-		f.apply(key, v[0][i])
+		f.Apply(key, v[0][i])
 	}
 	return f, keys, v
 }
@@ -76,7 +76,7 @@ func applyLoop(b *testing.B, f *fixture, keys []ovnnb.Key, v [2][]ovnnb.ObjectRo
 		if flip {
 			cur[o] = 1 - cur[o]
 		}
-		if f.apply(keys[o], v[cur[o]][o]).Changed {
+		if f.Apply(keys[o], v[cur[o]][o]).Changed {
 			tx++
 		}
 		ops++

@@ -22,7 +22,7 @@ import (
 // k8s.ovn.org/network for a user-defined network), priority
 // 10000+priority*10+rule, to-lport, bound to the switch.
 func ovnkubeObject(f *fixture, controller, network, sw, ns, name string, priority int) {
-	f.t.Helper()
+	f.T.Helper()
 	obj := controller + ":" + qos.OwnerType + ":" + ns + ":" + name
 	owner := map[string]string{qos.OwnerControllerKey: controller, qos.OwnerTypeKey: qos.OwnerType, qos.ObjectNameKey: ns + ":" + name}
 	set := func(rule, dest, addr string) (string, []string) {
@@ -53,7 +53,7 @@ func ovnkubeObject(f *fixture, controller, network, sw, ns, name string, priorit
 		args = append(args, extArgs(ext)...)
 		args = append(args, "--", "add", "Logical_Switch", sw, "qos_rules", ref)
 	}
-	f.srv.MustNBCtl(args...)
+	f.Srv.MustNBCtl(args...)
 }
 
 // TestCoexistWithOvnkubeRows: rows OVN-Kubernetes's own NetworkQoS
@@ -65,13 +65,13 @@ func ovnkubeObject(f *fixture, controller, network, sw, ns, name string, priorit
 // are reported by ForeignNetworkQoS and none of them is nqos's.
 func TestCoexistWithOvnkubeRows(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
-	f.srv.MustNBCtl("ls-add", "node1")
+	f.Srv.MustNBCtl("ls-add", "node1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	ovnkubeObject(f, qos.OVNKubeControllerName(testNet), testNet, testSwitch, key.Namespace, key.Name, 60)
 	ovnkubeObject(f, qos.OVNKubeControllerName(testNet), testNet, testSwitch, "ns1", "unknown", 61)
 	ovnkubeObject(f, "default-network-controller", "", "node1", key.Namespace, key.Name, 60)
 	f.waitUntil("OVN-Kubernetes's rows in the client's cache", func() bool {
-		rows, err := f.c.ForeignNetworkQoS(f.ctx, nil)
+		rows, err := f.C.ForeignNetworkQoS(f.Ctx, nil)
 		return err == nil && len(rows) == 6
 	})
 	before := f.state()
@@ -92,25 +92,25 @@ func TestCoexistWithOvnkubeRows(t *testing.T) {
 		}
 	},
 		namedStep{"adopt while OVN-Kubernetes's NetworkQoS runs", func() error {
-			res, err := f.c.AdoptEarlierRows(f.ctx, false)
+			res, err := f.C.AdoptEarlierRows(f.Ctx, false)
 			if err == nil && res.Total() != 0 {
 				err = fmt.Errorf("adopted %+v of OVN-Kubernetes's rows", res)
 			}
 			return err
 		}},
 		namedStep{"startup GC", func() error {
-			keys, err := f.c.OwnedKeys(f.ctx)
+			keys, err := f.C.OwnedKeys(f.Ctx)
 			if err != nil {
 				return err
 			}
 			if !reflect.DeepEqual(keys, []ovnnb.Key{key}) {
 				return fmt.Errorf("OwnedKeys = %v, want only %v", keys, key)
 			}
-			_, err = f.c.TeardownBatch(f.ctx, slices.DeleteFunc(keys, func(k ovnnb.Key) bool { return k == key }))
+			_, err = f.C.TeardownBatch(f.Ctx, slices.DeleteFunc(keys, func(k ovnnb.Key) bool { return k == key }))
 			return err
 		}},
 		namedStep{"legacy rows", func() error {
-			rows, err := f.c.LegacyRows(f.ctx)
+			rows, err := f.C.LegacyRows(f.Ctx)
 			if err == nil && len(rows) != 0 {
 				err = fmt.Errorf("LegacyRows = %+v, want none (the address-set rows are OVN-Kubernetes's)", rows)
 			}
@@ -120,7 +120,7 @@ func TestCoexistWithOvnkubeRows(t *testing.T) {
 	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
 		t.Fatalf("teardown left nqos rows: %v", d)
 	}
-	on, err := f.c.ForeignNetworkQoS(f.ctx, []string{testSwitch})
+	on, err := f.C.ForeignNetworkQoS(f.Ctx, []string{testSwitch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,12 +161,12 @@ func TestAdoptEarlierNQOSRows(t *testing.T) {
 		fmt.Sprintf(`match="inport == @%s && ip4.dst == {$%s}"`, pg, as), "action:dscp=46")
 	args = append(args, ext(obj+":0", qos.RuleIndexKey, "0")...)
 	args = append(args, "--", "add", "Logical_Switch", testSwitch, "qos_rules", "@q")
-	f.srv.MustNBCtl(args...)
+	f.Srv.MustNBCtl(args...)
 	f.waitUntil("the earlier rows in the client's cache", func() bool {
-		rows, err := f.c.ForeignNetworkQoS(f.ctx, nil)
+		rows, err := f.C.ForeignNetworkQoS(f.Ctx, nil)
 		return err == nil && len(rows) == 1
 	})
-	res, err := f.c.AdoptEarlierRows(f.ctx, false)
+	res, err := f.C.AdoptEarlierRows(f.Ctx, false)
 	if err != nil || res.PortGroups != 1 || res.QoS != 1 || res.AddressSets != 0 {
 		t.Fatalf("AdoptEarlierRows = %+v, %v; want the port group and the QoS row, no address set", res, err)
 	}
@@ -174,7 +174,7 @@ func TestAdoptEarlierNQOSRows(t *testing.T) {
 		t.Fatalf("OwnedKeys after adoption = %v, want [%v]", keys, key)
 	}
 	want := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 46})
-	f.apply(key, want)
+	f.Apply(key, want)
 	s := f.state()
 	if d := diffApplied(s, key, want); len(d) > 0 {
 		t.Fatalf("after Apply: %v", d)

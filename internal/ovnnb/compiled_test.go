@@ -37,14 +37,14 @@ func TestCompiledRowsRoundTrip(t *testing.T) {
 		for _, n := range r.Networks {
 			switchOf[n.Name] = n.Switch
 			if !created[n.Switch] {
-				f.srv.MustNBCtl("ls-add", n.Switch)
+				f.Srv.MustNBCtl("ls-add", n.Switch)
 				created[n.Switch] = true
 			}
 		}
 		for _, pg := range r.PortGroups {
 			for _, p := range pg.Ports {
-				if !f.c.HasPort(p) {
-					f.srv.MustAddPorts(t, switchOf[pg.ExternalIDs[qos.NetworkKey]], p)
+				if !f.C.HasPort(p) {
+					f.Srv.MustAddPorts(t, switchOf[pg.ExternalIDs[qos.NetworkKey]], p)
 					f.waitPort(p)
 				}
 			}
@@ -54,7 +54,7 @@ func TestCompiledRowsRoundTrip(t *testing.T) {
 		key := ovnnb.Key{Namespace: r.Namespace, Name: r.Name}
 		var res ovnnb.ApplyResult
 		f.waitUntil("switches of "+r.Key()+" in the cache", func() bool {
-			res, err = f.c.Apply(f.ctx, key, ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS})
+			res, err = f.C.Apply(f.Ctx, key, ovnnb.ObjectRows{PortGroups: r.PortGroups, AddressSets: r.AddressSets, QoS: r.QoS})
 			return !errors.Is(err, ovnnb.ErrMissingSwitch)
 		})
 		if err != nil || len(res.MissingPorts) > 0 {
@@ -74,7 +74,7 @@ func TestCompiledRowsRoundTrip(t *testing.T) {
 	}
 	f.requireConsistent()
 	for _, r := range results {
-		if err := f.c.Teardown(f.ctx, ovnnb.Key{Namespace: r.Namespace, Name: r.Name}); err != nil {
+		if err := f.C.Teardown(f.Ctx, ovnnb.Key{Namespace: r.Namespace, Name: r.Name}); err != nil {
 			t.Fatalf("Teardown(%s): %v", r.Key(), err)
 		}
 	}

@@ -18,44 +18,44 @@ import (
 // taken over.
 func TestFenceRefusesDeposedLeader(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
-	old := f.c
+	old := f.C
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	if err := old.TakeFence(f.ctx, "replica-a"); err != nil {
+	if err := old.TakeFence(f.Ctx, "replica-a"); err != nil {
 		t.Fatalf("TakeFence(replica-a): %v", err)
 	}
 	v1 := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.apply(key, v1)
+	f.Apply(key, v1)
 
-	next, err := ovnnb.Dial(f.ctx, f.srv.Addr(), slog.New(slog.DiscardHandler))
+	next, err := ovnnb.Dial(f.Ctx, f.Srv.Addr(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(next.Close)
-	if err := next.TakeFence(f.ctx, "replica-b"); err != nil {
+	if err := next.TakeFence(f.Ctx, "replica-b"); err != nil {
 		t.Fatalf("TakeFence(replica-b): %v", err)
 	}
-	if h, err := next.FenceHolder(f.ctx); err != nil || h != "replica-b" {
+	if h, err := next.FenceHolder(f.Ctx); err != nil || h != "replica-b" {
 		t.Fatalf("FenceHolder = %q, %v; want replica-b", h, err)
 	}
 	v2 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 10})
-	if _, err := old.Apply(f.ctx, key, v2); !errors.Is(err, ovnnb.ErrFenced) {
+	if _, err := old.Apply(f.Ctx, key, v2); !errors.Is(err, ovnnb.ErrFenced) {
 		t.Fatalf("deposed leader's Apply: err = %v, want ErrFenced", err)
 	}
-	if err := old.Teardown(f.ctx, key); !errors.Is(err, ovnnb.ErrFenced) {
+	if err := old.Teardown(f.Ctx, key); !errors.Is(err, ovnnb.ErrFenced) {
 		t.Fatalf("deposed leader's Teardown: err = %v, want ErrFenced", err)
 	}
 	f.requireApplied(key, v1)
-	if _, err := next.Apply(f.ctx, key, v2); err != nil {
+	if _, err := next.Apply(f.Ctx, key, v2); err != nil {
 		t.Fatalf("new leader's Apply: %v", err)
 	}
 	f.requireApplied(key, v2)
 
 	other := newFixture(t)
-	other.srv.MustNBCtl("create", "Address_Set", "name="+ovnnb.FenceName, "external_ids:owner=someone-else")
+	other.Srv.MustNBCtl("create", "Address_Set", "name="+ovnnb.FenceName, "external_ids:owner=someone-else")
 	// Until the client's cache has the row, the insert fails on the
 	// name index; then TakeFence refuses by reading it. Never a success.
 	other.waitUntil("TakeFence refusing a foreign fence row", func() bool {
-		err := other.c.TakeFence(other.ctx, "replica-a")
+		err := other.C.TakeFence(other.Ctx, "replica-a")
 		if err == nil {
 			t.Fatal("TakeFence over a foreign row succeeded")
 		}
@@ -75,7 +75,7 @@ func TestUpdateOfDeletedRowFails(t *testing.T) {
 		{Op: ovsdb.OperationMutate, Table: nbdb.PortGroupTable, Where: where,
 			Mutations: []ovsdb.Mutation{{Column: "ports", Mutator: ovsdb.MutateOperationDelete, Value: ovsdb.OvsSet{GoSet: []any{gone}}}}},
 	} {
-		if err := f.c.Commit(f.ctx, []ovsdb.Operation{op}); !errors.Is(err, ovnnb.ErrRowGone) {
+		if err := f.C.Commit(f.Ctx, []ovsdb.Operation{op}); !errors.Is(err, ovnnb.ErrRowGone) {
 			t.Errorf("%s of a missing %s row: err = %v, want ErrRowGone", op.Op, op.Table, err)
 		}
 	}

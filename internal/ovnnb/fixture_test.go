@@ -1,7 +1,6 @@
 package ovnnb_test
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,45 +10,28 @@ import (
 
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
-	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 )
 
 const (
-	testNet    = "tenantblue"
-	testSwitch = "tenantblue_ovn_localnet_switch"
-	deadline   = 20 * time.Second
+	testNet    = nbtest.FixtureNet
+	testSwitch = nbtest.FixtureSwitch
+	deadline   = nbtest.WaitDeadline
 )
 
-// fixture is a real NB ovsdb-server with one localnet switch and ports,
-// and a Client connected to it.
+// fixture is the shared NB fixture (nbtest.Fixture): a real NB
+// ovsdb-server with one localnet switch and ports, and a Client
+// connected to it.
 type fixture struct {
-	t   testing.TB
-	srv *nbtest.Server
-	c   *ovnnb.Client
-	ctx context.Context
+	*nbtest.Fixture
 	// syncs counts nbctlSynced markers.
 	syncs int
 }
 
 func newFixture(t testing.TB, ports ...string) *fixture {
 	t.Helper()
-	srv := nbtest.Start(t)
-	srv.MustNBCtl("ls-add", testSwitch)
-	srv.MustAddPorts(t, testSwitch, ports...)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := ovnnb.Dial(ctx, srv.Addr(), log)
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(c.Close)
-	f := &fixture{t: t, srv: srv, c: c, ctx: ctx}
-	for _, p := range ports {
-		f.waitPort(p)
-	}
-	return f
+	return &fixture{Fixture: nbtest.NewFixture(t, 2*time.Minute, log, ports...)}
 }
 
 // nbctlSynced runs ovn-nbctl with args and waits until the client's
@@ -58,34 +40,23 @@ func newFixture(t testing.TB, ports ...string) *fixture {
 // update. A marker switch added in the same transaction reaches the
 // cache in the same update as everything else.
 func (f *fixture) nbctlSynced(args ...string) {
-	f.t.Helper()
+	f.T.Helper()
 	f.syncs++
 	marker := fmt.Sprintf("nbsync%d", f.syncs)
-	f.srv.MustNBCtl(append(args, "--", "ls-add", marker)...)
-	f.waitUntil("switch "+marker+" in the client's cache", func() bool { return f.c.HasSwitch(marker) })
+	f.Srv.MustNBCtl(append(args, "--", "ls-add", marker)...)
+	f.waitUntil("switch "+marker+" in the client's cache", func() bool { return f.C.HasSwitch(marker) })
 }
 
 // waitPort polls the client's cache for an LSP, with a deadline.
 func (f *fixture) waitPort(name string) {
-	f.t.Helper()
-	f.waitUntil("port "+name+" in cache", func() bool { return f.c.HasPort(name) })
+	f.T.Helper()
+	f.waitUntil("port "+name+" in cache", func() bool { return f.C.HasPort(name) })
 }
 
+// waitUntil is WaitUntil of a condition that cannot fail.
 func (f *fixture) waitUntil(what string, cond func() bool) {
-	f.t.Helper()
-	err := poll.Until(f.ctx, deadline, 5*time.Millisecond, what, func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		f.t.Fatal(err)
-	}
-}
-
-func (f *fixture) apply(key ovnnb.Key, want ovnnb.ObjectRows) ovnnb.ApplyResult {
-	f.t.Helper()
-	res, err := f.c.Apply(f.ctx, key, want)
-	if err != nil {
-		f.t.Fatalf("Apply(%s): %v", key, err)
-	}
-	return res
+	f.T.Helper()
+	f.WaitUntil(what, func() (bool, error) { return cond(), nil })
 }
 
 // rule is one egress rule of a test object.
@@ -93,7 +64,7 @@ type rule = nbtest.Rule
 
 // object builds the rows a NetworkQoS on the test network owns.
 func object(key ovnnb.Key, priority int, ports []string, rules ...rule) ovnnb.ObjectRows {
-	return nbtest.Object(testNet, testSwitch, key, priority, ports, rules...)
+	return nbtest.FixtureObject(key, priority, ports, rules...)
 }
 
 // destSet adds a destination address set for rule i and returns its name.
@@ -123,7 +94,7 @@ type nbState struct {
 }
 
 func (f *fixture) state() nbState {
-	f.t.Helper()
+	f.T.Helper()
 	var s nbState
 	var err error
 	check := func(e error) {
@@ -131,18 +102,18 @@ func (f *fixture) state() nbState {
 			err = e
 		}
 	}
-	s.QoS, err = f.srv.ListQoS()
+	s.QoS, err = f.Srv.ListQoS()
 	var e error
-	s.PGs, e = f.srv.ListPortGroups()
+	s.PGs, e = f.Srv.ListPortGroups()
 	check(e)
-	s.ASes, e = f.srv.ListAddressSets()
+	s.ASes, e = f.Srv.ListAddressSets()
 	check(e)
-	s.Switches, e = f.srv.ListSwitches()
+	s.Switches, e = f.Srv.ListSwitches()
 	check(e)
-	ports, e := f.srv.ListPorts()
+	ports, e := f.Srv.ListPorts()
 	check(e)
 	if err != nil {
-		f.t.Fatalf("read NB with ovn-nbctl: %v", err)
+		f.T.Fatalf("read NB with ovn-nbctl: %v", err)
 	}
 	s.Ports = map[string]string{}
 	for _, p := range ports {
@@ -213,9 +184,9 @@ func (f *fixture) objectLife(t *testing.T, key ovnnb.Key, check func(step string
 	v1 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 46, Rate: 1000}, rule{DSCP: 10})
 	destSet(key, &v1, 1, "198.51.100.1")
 	v2 := object(key, 60, []string{"p2"}, rule{DSCP: 40})
-	steps := append([]namedStep{{"apply", func() error { _, err := f.c.Apply(f.ctx, key, v1); return err }}}, middle...)
-	steps = append(steps, namedStep{"change", func() error { _, err := f.c.Apply(f.ctx, key, v2); return err }},
-		namedStep{"teardown", func() error { return f.c.Teardown(f.ctx, key) }})
+	steps := append([]namedStep{{"apply", func() error { _, err := f.C.Apply(f.Ctx, key, v1); return err }}}, middle...)
+	steps = append(steps, namedStep{"change", func() error { _, err := f.C.Apply(f.Ctx, key, v2); return err }},
+		namedStep{"teardown", func() error { return f.C.Teardown(f.Ctx, key) }})
 	for _, st := range steps {
 		if err := st.do(); err != nil {
 			t.Fatalf("%s: %v", st.name, err)

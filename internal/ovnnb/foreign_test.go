@@ -13,8 +13,8 @@ import (
 // ours (same namespace, same object name under another owner-type, a
 // NetworkQoS-like name without owner-type), through ovn-nbctl.
 func seedForeign(f *fixture) {
-	f.t.Helper()
-	f.srv.MustNBCtl(
+	f.T.Helper()
+	f.Srv.MustNBCtl(
 		"--", "--id=@q1", "create", "QoS", "priority=10600", "direction=to-lport",
 		`match="ip4.src == 10.0.0.1"`, "action:dscp=10",
 		`external_ids:"k8s.ovn.org/owner-type"=EgressQoS`, `external_ids:"k8s.ovn.org/name"=ns1`,
@@ -73,7 +73,7 @@ func TestOnlyOwnedRowsTouched(t *testing.T) {
 	other := ovnnb.Key{Namespace: "ns1", Name: "silver"}
 	otherRows := object(other, 20, []string{"p3"}, rule{DSCP: 8})
 	destSet(other, &otherRows, 0, "192.0.2.1")
-	f.apply(other, otherRows)
+	f.Apply(other, otherRows)
 
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	f.objectLife(t, key, func(step string) {
@@ -102,7 +102,7 @@ func TestApplyRefusesForeignName(t *testing.T) {
 	f.nbctlSynced("--", "pg-add", want.PortGroups[0].Name, "p1",
 		"--", "set", "Port_Group", want.PortGroups[0].Name, `external_ids:"k8s.ovn.org/owner-type"=NetworkPolicy`)
 	before := f.state()
-	_, err := f.c.Apply(f.ctx, key, want)
+	_, err := f.C.Apply(f.Ctx, key, want)
 	if err == nil || !strings.Contains(err.Error(), want.PortGroups[0].Name) || !strings.Contains(err.Error(), "ns1/gold") {
 		t.Fatalf("Apply error = %v, want one naming the port group and ns1/gold", err)
 	}

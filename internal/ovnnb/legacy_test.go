@@ -52,7 +52,7 @@ type legacyFixture struct {
 }
 
 func seedLegacy(f *fixture, key ovnnb.Key) legacyFixture {
-	f.t.Helper()
+	f.T.Helper()
 	var l legacyFixture
 	var ext4, ext6, extDst map[string]string
 	l.src4, ext4 = upstreamSet(key, "src", "v4")
@@ -88,20 +88,20 @@ func seedLegacy(f *fixture, key ovnnb.Key) legacyFixture {
 		args = append(args, extArgs(ext)...)
 		args = append(args, "--", "add", "Logical_Switch", testSwitch, "qos_rules", ref)
 	}
-	f.srv.MustNBCtl(args...)
+	f.Srv.MustNBCtl(args...)
 	// ovn-nbctl wrote through its own connection: wait until the client's
 	// cache holds the rows (and their switch references), adopt them as a
 	// controller without OVN-Kubernetes's NetworkQoS does at startup, and
 	// wait until the cache shows them adopted.
 	f.waitUntil("the upstream rows in the client's cache", func() bool {
-		rows, err := f.c.ForeignNetworkQoS(f.ctx, nil)
+		rows, err := f.C.ForeignNetworkQoS(f.Ctx, nil)
 		return err == nil && len(rows) == len(l.matches)
 	})
-	if res, err := f.c.AdoptEarlierRows(f.ctx, true); err != nil || res.QoS != len(l.matches) || res.AddressSets != 3 {
-		f.t.Fatalf("AdoptEarlierRows = %+v, %v; want %d QoS rows and 3 address sets", res, err, len(l.matches))
+	if res, err := f.C.AdoptEarlierRows(f.Ctx, true); err != nil || res.QoS != len(l.matches) || res.AddressSets != 3 {
+		f.T.Fatalf("AdoptEarlierRows = %+v, %v; want %d QoS rows and 3 address sets", res, err, len(l.matches))
 	}
 	f.waitUntil("the legacy rows in the client's cache", func() bool {
-		rows, err := f.c.LegacyRows(f.ctx)
+		rows, err := f.C.LegacyRows(f.Ctx)
 		return err == nil && len(rows) == len(l.matches) && len(rows[0].Switches) == 1
 	})
 	return l
@@ -117,7 +117,7 @@ func TestMigrateLegacy(t *testing.T) {
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	l := seedLegacy(f, key)
 	before := f.state()
-	w := watchRefs(t, f.srv)
+	w := watchRefs(t, f.Srv)
 
 	rows := f.legacyRows()
 	if len(rows) != 3 {
@@ -138,7 +138,7 @@ func TestMigrateLegacy(t *testing.T) {
 	}
 	wantDeleted := [][]string{nil, sortedCopy([]string{l.src4, l.src6}), nil}
 	for i, r := range rows {
-		res, err := f.c.MigrateLegacy(f.ctx, r, pg)
+		res, err := f.C.MigrateLegacy(f.Ctx, r, pg)
 		if err != nil {
 			t.Fatalf("MigrateLegacy(rule %d): %v", i, err)
 		}
@@ -158,7 +158,7 @@ func TestMigrateLegacy(t *testing.T) {
 	}
 	after := f.state()
 	for i, r := range rows {
-		res, err := f.c.MigrateLegacy(f.ctx, r, pg)
+		res, err := f.C.MigrateLegacy(f.Ctx, r, pg)
 		if err != nil || res.Rewritten || res.Transactions != 0 || len(res.DeletedSets) > 0 || res.NewMatch != wantMatches[i] {
 			t.Fatalf("second MigrateLegacy(rule %d) = %+v, %v; want a no-op", i, res, err)
 		}

@@ -99,11 +99,11 @@ func TestPerPortRowsFollowPorts(t *testing.T) {
 	var before map[string]string
 	for i, st := range steps {
 		if i == 2 {
-			f.srv.MustAddPorts(t, testSwitch, c)
+			f.Srv.MustAddPorts(t, testSwitch, c)
 			f.waitPort(c)
 		}
 		want := compilePerPort(t, st.pods...)
-		res := f.apply(key, want)
+		res := f.Apply(key, want)
 		if !res.Changed || strings.Join(res.MissingPorts, ",") != strings.Join(st.missing, ",") ||
 			strings.Join(res.Bridged, ",") != strings.Join(st.bridge, ",") {
 			t.Fatalf("%s: Apply = %+v, want Changed, missing %v, bridged %v", st.name, res, st.missing, st.bridge)
@@ -122,10 +122,10 @@ func TestPerPortRowsFollowPorts(t *testing.T) {
 			t.Fatalf("%s: the operator's row changed: %v -> %v", st.name, foreign, got)
 		}
 	}
-	if again := f.apply(key, compilePerPort(t, "vm-a", "vm-c")); again.Changed {
+	if again := f.Apply(key, compilePerPort(t, "vm-a", "vm-c")); again.Changed {
 		t.Fatal("a further Apply committed a transaction")
 	}
-	if err := f.c.Teardown(f.ctx, key); err != nil {
+	if err := f.C.Teardown(f.Ctx, key); err != nil {
 		t.Fatalf("Teardown: %v", err)
 	}
 	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
@@ -174,12 +174,12 @@ func TestLingerKeepsDepartingPort(t *testing.T) {
 	a, b := lsp("vm-a"), lsp("vm-b")
 	f := newFixture(t, a, b)
 	key := ovnnb.Key{Namespace: "vms", Name: "capped"}
-	f.apply(key, compilePerPort(t, "vm-a", "vm-b"))
+	f.Apply(key, compilePerPort(t, "vm-a", "vm-b"))
 	both := f.state()
 
 	gone := compilePerPort(t, "vm-b")
 	gone.Linger = func(port string) bool { return port == a }
-	res := f.apply(key, gone)
+	res := f.Apply(key, gone)
 	if res.Changed || strings.Join(res.Lingering, ",") != a {
 		t.Fatalf("Apply with vm-a's pod gone = %+v, want no transaction and %s lingering", res, a)
 	}
@@ -188,18 +188,18 @@ func TestLingerKeepsDepartingPort(t *testing.T) {
 	}
 
 	f.nbctlSynced("lsp-del", a)
-	res = f.apply(key, gone)
+	res = f.Apply(key, gone)
 	if !res.Changed || len(res.Lingering) != 0 {
 		t.Fatalf("Apply after vm-a's LSP was deleted = %+v, want its row deleted", res)
 	}
 	f.requireApplied(key, gone)
 
-	f.srv.MustAddPorts(t, testSwitch, a)
+	f.Srv.MustAddPorts(t, testSwitch, a)
 	f.waitPort(a)
-	f.apply(key, compilePerPort(t, "vm-a", "vm-b"))
+	f.Apply(key, compilePerPort(t, "vm-a", "vm-b"))
 	stays := compilePerPort(t, "vm-b")
 	stays.Linger = func(string) bool { return false }
-	if res := f.apply(key, stays); !res.Changed || len(res.Lingering) != 0 {
+	if res := f.Apply(key, stays); !res.Changed || len(res.Lingering) != 0 {
 		t.Fatalf("Apply with vm-a no longer selected = %+v, want it removed at once", res)
 	}
 	f.requireApplied(key, stays)

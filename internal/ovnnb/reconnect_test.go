@@ -15,32 +15,32 @@ import (
 func TestReconnect(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	added := make(chan string, 64)
-	f.c.OnLogicalSwitchPortAdd(func(name string) { added <- name })
+	f.C.OnLogicalSwitchPortAdd(func(name string) { added <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	v1 := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.apply(key, v1)
+	f.Apply(key, v1)
 
-	f.srv.Stop()
-	short, cancel := context.WithTimeout(f.ctx, 300*time.Millisecond)
+	f.Srv.Stop()
+	short, cancel := context.WithTimeout(f.Ctx, 300*time.Millisecond)
 	start := time.Now()
-	_, err := f.c.Apply(short, key, object(key, 60, []string{"p1", "p2"}, rule{DSCP: 40}))
+	_, err := f.C.Apply(short, key, object(key, 60, []string{"p1", "p2"}, rule{DSCP: 40}))
 	cancel()
 	// Either the write hits the dead socket or, once the client noticed,
 	// the transaction waits for the reconnect until the deadline.
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("Apply with the server down: err = %v after %s, want an error within the context deadline", err, time.Since(start))
 	}
-	f.srv.Restart()
+	f.Srv.Restart()
 
 	v2 := object(key, 60, []string{"p1", "p2"}, rule{DSCP: 40, Rate: 5000})
-	if res := f.apply(key, v2); !res.Changed {
+	if res := f.Apply(key, v2); !res.Changed {
 		t.Fatalf("Apply after restart = %+v, want Changed", res)
 	}
 	f.requireApplied(key, v2)
-	if res := f.apply(key, v2); res.Changed {
+	if res := f.Apply(key, v2); res.Changed {
 		t.Fatal("second Apply after restart committed a transaction")
 	}
-	f.srv.MustNBCtl("lsp-add", testSwitch, "p3")
+	f.Srv.MustNBCtl("lsp-add", testSwitch, "p3")
 	f.waitUntil("add callback for p3 after reconnect", func() bool {
 		for {
 			select {

@@ -44,23 +44,23 @@ func TestPortRenamedInPlace(t *testing.T) {
 	const src, dst = "ns1.net1_ns1_virt-launcher-vm-src", "ns1.net1_ns1_virt-launcher-vm-dst"
 	f := newFixture(t, src, "other")
 	adds := make(announcements, 64)
-	f.c.OnLogicalSwitchPortAdd(func(name string) { adds <- name })
+	f.C.OnLogicalSwitchPortAdd(func(name string) { adds <- name })
 	key := ovnnb.Key{Namespace: "ns1", Name: "mig"}
 	both := object(key, 10, []string{src, dst}, rule{DSCP: 46})
-	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{dst}) {
+	if res := f.Apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{dst}) {
 		t.Fatalf("Apply before the rename = %+v, want MissingPorts [%s]", res, dst)
 	}
 	f.requireApplied(key, bridged(both, dst), dst)
 	before := f.state()
 	uuid := before.portUUID(t, src)
 
-	f.srv.MustNBCtl("set", "Logical_Switch_Port", src, "name="+dst, "external_ids:pod=true")
+	f.Srv.MustNBCtl("set", "Logical_Switch_Port", src, "name="+dst, "external_ids:pod=true")
 	// The initial rows may be announced first (cache events are
 	// asynchronous); only dst matters here.
 	var earlier []string
 	f.waitUntil("OnLogicalSwitchPortAdd("+dst+") after the rename", func() bool { return adds.until(dst, &earlier) })
-	if !f.c.HasPort(dst) || f.c.HasPort(src) {
-		t.Fatalf("after the rename HasPort(%s)=%v HasPort(%s)=%v, want true, false", dst, f.c.HasPort(dst), src, f.c.HasPort(src))
+	if !f.C.HasPort(dst) || f.C.HasPort(src) {
+		t.Fatalf("after the rename HasPort(%s)=%v HasPort(%s)=%v, want true, false", dst, f.C.HasPort(dst), src, f.C.HasPort(src))
 	}
 	after := f.state()
 	if got := after.portUUID(t, dst); got != uuid {
@@ -73,7 +73,7 @@ func TestPortRenamedInPlace(t *testing.T) {
 	// Both pods still exist: the source pod's name is now the missing one
 	// (it gets a bridge), and the group already holds the row (its bridge
 	// goes): the membership itself is not touched.
-	if res := f.apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{src}) || !reflect.DeepEqual(res.Bridged, []string{src}) {
+	if res := f.Apply(key, both); !reflect.DeepEqual(res.MissingPorts, []string{src}) || !reflect.DeepEqual(res.Bridged, []string{src}) {
 		t.Fatalf("Apply after the rename = %+v, want MissingPorts and Bridged [%s]", res, src)
 	}
 	f.requireApplied(key, bridged(both, src), src)
@@ -82,14 +82,14 @@ func TestPortRenamedInPlace(t *testing.T) {
 	}
 	// Source pod deleted: only the new name is wanted.
 	onlyDst := object(key, 10, []string{dst}, rule{DSCP: 46})
-	if res := f.apply(key, onlyDst); len(res.MissingPorts) > 0 || len(res.Bridged) > 0 {
+	if res := f.Apply(key, onlyDst); len(res.MissingPorts) > 0 || len(res.Bridged) > 0 {
 		t.Fatalf("Apply with the target name only = %+v, want nothing missing and no bridge", res)
 	}
 	f.requireApplied(key, onlyDst)
 
 	// An update that keeps the name is not an appearance.
-	f.srv.MustNBCtl("set", "Logical_Switch_Port", dst, "external_ids:namespace=ns1")
-	f.srv.MustNBCtl("lsp-add", testSwitch, "marker")
+	f.Srv.MustNBCtl("set", "Logical_Switch_Port", dst, "external_ids:namespace=ns1")
+	f.Srv.MustNBCtl("lsp-add", testSwitch, "marker")
 	earlier = nil
 	f.waitUntil("OnLogicalSwitchPortAdd(marker)", func() bool { return adds.until("marker", &earlier) })
 	if len(earlier) > 0 {

@@ -18,14 +18,14 @@ import (
 func TestReadsFailWhileNBDown(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
-	if err := f.c.Teardown(f.ctx, key); err != nil {
+	f.Apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
+	if err := f.C.Teardown(f.Ctx, key); err != nil {
 		t.Fatalf("Teardown: %v", err)
 	}
-	f.srv.Stop()
+	f.Srv.Stop()
 
-	err := poll.Until(f.ctx, 30*time.Second, 0, "no owned NB rows", func(ctx context.Context) (bool, error) {
-		rows, err := f.c.Rows(ctx)
+	err := poll.Until(f.Ctx, 30*time.Second, 0, "no owned NB rows", func(ctx context.Context) (bool, error) {
+		rows, err := f.C.Rows(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -36,18 +36,18 @@ func TestReadsFailWhileNBDown(t *testing.T) {
 	}
 	t.Logf("noOwnedRows wait with the NB down: %v", err)
 	for name, read := range map[string]func() error{
-		"OwnedKeys":  func() error { _, err := f.c.OwnedKeys(f.ctx); return err },
-		"LegacyRows": func() error { _, err := f.c.LegacyRows(f.ctx); return err },
-		"Tables":     func() error { _, err := f.c.Tables(f.ctx); return err },
+		"OwnedKeys":  func() error { _, err := f.C.OwnedKeys(f.Ctx); return err },
+		"LegacyRows": func() error { _, err := f.C.LegacyRows(f.Ctx); return err },
+		"Tables":     func() error { _, err := f.C.Tables(f.Ctx); return err },
 	} {
 		if err := read(); !errors.Is(err, ovnnb.ErrStaleCache) {
 			t.Errorf("%s with the NB down = %v, want ErrStaleCache", name, err)
 		}
 	}
 
-	f.srv.Restart()
+	f.Srv.Restart()
 	f.waitUntil("reads to succeed after the restart", func() bool {
-		_, err := f.c.Rows(f.ctx)
+		_, err := f.C.Rows(f.Ctx)
 		return err == nil
 	})
 	if keys := f.ownedKeys(); len(keys) != 0 {

@@ -137,11 +137,11 @@ func TestTeardownOrder(t *testing.T) {
 	want.QoS[1].Match += " && ip4.dst == {$" + set + "}"
 	pg := want.PortGroups[0].Name
 
-	w := watchRefs(t, f.srv)
-	f.apply(key, want)
+	w := watchRefs(t, f.Srv)
+	f.Apply(key, want)
 	w.until(t, "rows applied", func() bool { return len(w.qos) == 2 })
 
-	if err := f.c.Teardown(f.ctx, key); err != nil {
+	if err := f.C.Teardown(f.Ctx, key); err != nil {
 		t.Fatalf("Teardown: %v", err)
 	}
 	var qosGoneAt, pgGoneAt int
@@ -160,7 +160,7 @@ func TestTeardownOrder(t *testing.T) {
 	if d := diffCounts(f.state(), key, ovnnb.ObjectRows{}); len(d) > 0 {
 		t.Fatalf("teardown left rows: %v", d)
 	}
-	if err := f.c.Teardown(f.ctx, key); err != nil {
+	if err := f.C.Teardown(f.Ctx, key); err != nil {
 		t.Fatalf("second Teardown: %v", err)
 	}
 }
@@ -174,9 +174,9 @@ func TestApplyShrinkIsAtomic(t *testing.T) {
 	full := object(key, 60, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 10})
 	set := destSet(key, &full, 1, "198.51.100.1")
 	full.QoS[1].Match += " && ip4.dst == {$" + set + "}"
-	f.apply(key, full)
-	w := watchRefs(t, f.srv)
-	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
+	f.Apply(key, full)
+	w := watchRefs(t, f.Srv)
+	f.Apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
 	w.until(t, "rule 1 removed", func() bool { return len(w.qos) == 1 && len(w.names["Address_Set"]) == 0 })
 	if w.seen != 2 { // initial state + one transaction
 		t.Fatalf("watcher saw %d states, want initial + 1 transaction", w.seen)

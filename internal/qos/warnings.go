@@ -113,18 +113,10 @@ func covers(a, b rule) bool {
 }
 
 func destsCover(a, b []dest) bool {
-	if len(a) == 0 || slicesAny(a, func(d dest) bool { return d.any }) {
+	if slicesAny(a, func(d dest) bool { return d.any }) {
 		return true
 	}
-	if len(b) == 0 {
-		return false
-	}
-	for _, db := range b {
-		if db.block == nil || !slicesAny(a, func(da dest) bool { return blockCovers(da.block, db.block) }) {
-			return false
-		}
-	}
-	return true
+	return ListCovers(a, b, func(da, db dest) bool { return db.block != nil && blockCovers(da.block, db.block) })
 }
 
 // blockCovers: every address of b (minus its excepts) is in a (minus its
@@ -142,34 +134,27 @@ func blockCovers(a, b *ipBlock) bool {
 }
 
 func portsCover(a, b []protoPorts) bool {
-	if len(a) == 0 {
-		return true
-	}
-	if len(b) == 0 {
-		return false
-	}
-	for _, pb := range b {
-		if !slicesAny(a, func(pa protoPorts) bool { return pa.proto == pb.proto && portSubset(pb.ports, pa.ports) }) {
-			return false
-		}
-	}
-	return true
+	return ListCovers(a, b, func(pa, pb protoPorts) bool { return pa.proto == pb.proto && portSubset(pb.ports, pa.ports) })
 }
 
 // portSubset: the ports of b are among a's ("no ports" is every port).
 func portSubset(b, a []int) bool {
+	return ListCovers(a, b, func(x, y int) bool { return x == y })
+}
+
+// ListCovers decides whether list field a of one rule covers list field
+// b of another, as a NetworkQoS rule's destinations and ports read: an
+// empty a ("every") covers all; otherwise b must be non-empty and each
+// of its elements y covered by one of a's x (by(x, y)).
+func ListCovers[T any](a, b []T, by func(x, y T) bool) bool {
 	if len(a) == 0 {
 		return true
 	}
 	if len(b) == 0 {
 		return false
 	}
-	in := map[int]bool{}
-	for _, p := range a {
-		in[p] = true
-	}
-	for _, p := range b {
-		if !in[p] {
+	for _, y := range b {
+		if !slicesAny(a, func(x T) bool { return by(x, y) }) {
 			return false
 		}
 	}

@@ -64,18 +64,7 @@ func (t *Testbed) startHost(ctx context.Context, i int, hs HostSpec) (Host, erro
 // addAddrs adds CIDRs to dev in namespace ns; IPv6 ones without DAD so
 // nothing waits on it.
 func addAddrs(ns, dev string, cidrs []string) error {
-	return withLinks(ns, func(c *netns.Conn) error {
-		for _, a := range cidrs {
-			p, err := netip.ParsePrefix(a)
-			if err != nil {
-				return fmt.Errorf("address %q of %s: %w", a, dev, err)
-			}
-			if err := c.AddAddr(dev, p); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return withLinks(ns, func(c *netns.Conn) error { return c.AddCIDRs(dev, cidrs...) })
 }
 
 // startIperfServers runs one daemonised iperf3 server per port and

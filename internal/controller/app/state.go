@@ -26,35 +26,22 @@ type state struct {
 
 func newState(electing bool) *state { return &state{standby: electing} }
 
-func (s *state) setElector(e interface{ Err() error }) {
+// set runs f, which sets fields of s, under s's lock.
+func (s *state) set(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.elector = e
+	f()
 }
 
-func (s *state) lead() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.standby, s.started = false, true
-}
+func (s *state) setElector(e interface{ Err() error }) { s.set(func() { s.elector = e }) }
 
-func (s *state) nbFailed(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nbErr = err
-}
+func (s *state) lead() { s.set(func() { s.standby, s.started = false, true }) }
 
-func (s *state) nbConnected() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.nbErr = nil
-}
+func (s *state) nbFailed(err error) { s.set(func() { s.nbErr = err }) }
 
-func (s *state) setController(c interface{ NotReady() error }) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.ctrl = c
-}
+func (s *state) nbConnected() { s.nbFailed(nil) }
+
+func (s *state) setController(c interface{ NotReady() error }) { s.set(func() { s.ctrl = c }) }
 
 // ready is the /readyz verdict: nil, or why not.
 func (s *state) ready() error {

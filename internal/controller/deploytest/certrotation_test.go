@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/poll"
 )
 
@@ -31,11 +32,11 @@ func TestCertRotationReconnects(t *testing.T) {
 	srvCert, srvKey := oldCA.issue(t, dir, "ovnnb-server-old", true)
 	cliCert, cliKey := oldCA.issue(t, dir, "nqos-client-old", false)
 	install(t, live, cliCert, cliKey, oldCA.file)
-	nb := startSSLNB(t, srvCert, srvKey, oldCA.file)
+	nb := nbtest.StartSSL(t, nbtest.TLS{PrivateKey: srvKey, Certificate: srvCert, CACert: oldCA.file})
 	w := newWorld(t, srv, nb)
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	p := startProc(t, bin, "replica-tls", nil, controllerFlags(srv.KubeconfigPath(), nb.sslAddr(),
+	p := startProc(t, bin, "replica-tls", nil, controllerFlags(srv.KubeconfigPath(), nb.SSLAddr(),
 		"--nb-client-privkey="+filepath.Join(live, "tls.key"), "--nb-client-cert="+filepath.Join(live, "tls.crt"),
 		"--nb-client-cacert="+filepath.Join(live, "ca.crt"), "--nb-cert-common-name=ovnnb")...)
 	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
@@ -45,10 +46,8 @@ func TestCertRotationReconnects(t *testing.T) {
 	waitReadyz(t, p, "/readyz 200 before the rotation", func(code int, _ string) bool { return code == http.StatusOK })
 
 	newCA := newCA(t, dir, "new")
-	nb.cert, nb.key = newCA.issue(t, dir, "ovnnb-server-new", true)
-	nb.caCert = newCA.file
-	nb.stop()
-	nb.start()
+	srvCert, srvKey = newCA.issue(t, dir, "ovnnb-server-new", true)
+	nb.RestartSSL(nbtest.TLS{PrivateKey: srvKey, Certificate: srvCert, CACert: newCA.file})
 	waitReadyz(t, p, "/readyz 503 while the old files cannot reconnect", func(code int, body string) bool {
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "Northbound")
 	})

@@ -14,27 +14,10 @@ import (
 // exits to restart as a candidate, while the new leader keeps the NB
 // converged.
 func TestDeposedLeaderIsFenced(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	lease := "nqos-" + id
-	args := controllerFlags(kubeconfig, nb.Addr(), "--leader-elect", "--leader-elect-lease-namespace="+deployNS, "--leader-elect-lease-name="+lease)
-	procs := map[string]*proc{"replica-a": startProc(t, bin, "replica-a", nil, args...), "replica-b": startProc(t, bin, "replica-b", nil, args...)}
-	oldID, err := leaseHolder(w, lease, 30*time.Second, "replica-a", "replica-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	newID := map[string]string{"replica-a": "replica-b", "replica-b": "replica-a"}[oldID]
-	old := procs[oldID]
-	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
-	if check, err := j.wait(checkRows, j.rows); err != nil {
-		t.Fatalf("%s: %v", check, err)
-	}
+	r := startReplicaPair(t)
+	w, nb, lease, j := r.w, r.nb, r.lease, r.j
+	oldID, newID := r.leaderID, r.standbyID
+	old := r.procs[oldID]
 
 	// A change the old leader may be handling when it stops.
 	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: production"))

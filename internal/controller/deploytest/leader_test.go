@@ -55,27 +55,10 @@ func leaseHolder(w *world, name string, timeout time.Duration, want ...string) (
 // no orphan, nothing is duplicated); SIGTERM of the new leader exits 0
 // and releases the lease.
 func TestTwoReplicasLeaderElection(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	lease := "nqos-" + id
-	args := controllerFlags(kubeconfig, nb.Addr(), "--leader-elect", "--leader-elect-lease-namespace="+deployNS, "--leader-elect-lease-name="+lease)
-	procs := map[string]*proc{"replica-a": startProc(t, bin, "replica-a", nil, args...), "replica-b": startProc(t, bin, "replica-b", nil, args...)}
-	leaderID, err := leaseHolder(w, lease, 30*time.Second, "replica-a", "replica-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	standbyID := map[string]string{"replica-a": "replica-b", "replica-b": "replica-a"}[leaderID]
-	leader, standby := procs[leaderID], procs[standbyID]
-	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
-	if check, err := j.wait(checkRows, j.rows); err != nil {
-		t.Fatalf("%s: %v", check, err)
-	}
+	r := startReplicaPair(t)
+	w, nb, lease, j := r.w, r.nb, r.lease, r.j
+	leaderID, standbyID := r.leaderID, r.standbyID
+	leader, standby := r.procs[leaderID], r.procs[standbyID]
 	// The standby is ready (healthy, waiting) and has written nothing.
 	if code, body, err := standby.readyz(w.ctx); err != nil || code != http.StatusOK {
 		t.Errorf("standby /readyz = %d %q %v, want 200", code, body, err)
@@ -144,15 +127,10 @@ func mustWriters(t testing.TB, nbDir string) map[string]int {
 // happen, and 200 only once the NB holds every object's rows; SIGTERM
 // exits 0.
 func TestReadyzAndSigterm(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t), "")
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired())
+	o := newOKEPWorld(t, false)
+	w, nb := o.w, o.nb
 	nb.Stop()
-	p := startProc(t, bin, "replica-ready", nil, controllerFlags(kubeconfig, nb.Addr())...)
+	p := startProc(t, o.bin, "replica-ready", nil, controllerFlags(o.kubeconfig, nb.Addr())...)
 	notReady := 0
 	err := poll.Until(w.ctx, 20*time.Second, 50*time.Millisecond, "/readyz 503 naming the Northbound five times", func(ctx context.Context) (bool, error) {
 		code, body, err := p.readyz(ctx)

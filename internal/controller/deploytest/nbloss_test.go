@@ -16,27 +16,9 @@ const nbLostTimeout = time.Second
 // over at once (no lease-duration wait), is not ready while the NB is
 // down, and converges the NB once it is back.
 func TestLeaderReleasesLeaseWhenNBLost(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	id := newID(t)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, "nqos-"+id)
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	lease := "nqos-" + id
-	args := controllerFlags(kubeconfig, nb.Addr(), "--leader-elect", "--leader-elect-lease-namespace="+deployNS,
-		"--leader-elect-lease-name="+lease, "--nb-lost-timeout="+nbLostTimeout.String())
-	procs := map[string]*proc{"replica-a": startProc(t, bin, "replica-a", nil, args...), "replica-b": startProc(t, bin, "replica-b", nil, args...)}
-	leaderID, err := leaseHolder(w, lease, 30*time.Second, "replica-a", "replica-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	standbyID := map[string]string{"replica-a": "replica-b", "replica-b": "replica-a"}[leaderID]
-	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
-	if check, err := j.wait(checkRows, j.rows); err != nil {
-		t.Fatalf("%s: %v", check, err)
-	}
+	r := startReplicaPair(t, "--nb-lost-timeout="+nbLostTimeout.String())
+	w, nb, lease, j := r.w, r.nb, r.lease, r.j
+	leaderID, standbyID, procs := r.leaderID, r.standbyID, r.procs
 	nb.Stop()
 	stopped := time.Now()
 	// Released, not expired: the standby acquires within a few retry periods.
@@ -66,14 +48,9 @@ func TestLeaderReleasesLeaseWhenNBLost(t *testing.T) {
 // naming the Northbound while the NB is down and 200 again after it
 // returns; the process keeps running.
 func TestReadyzFollowsNBAfterStartup(t *testing.T) {
-	srv := the.cluster.get(t)
-	nb := startNB(t)
-	bin := the.binary.get(t)
-	w := newWorld(t, srv, nb)
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+newID(t), "")
-	w.create(w.okepDocs()...)
-	w.prepareNB(w.desired())
-	p := startProc(t, bin, "replica-nbloss", nil, controllerFlags(kubeconfig, nb.Addr())...)
+	o := newOKEPWorld(t, false)
+	nb := o.nb
+	p := startProc(t, o.bin, "replica-nbloss", nil, controllerFlags(o.kubeconfig, nb.Addr())...)
 	waitReadyz(t, p, "/readyz 200", func(code int, _ string) bool { return code == http.StatusOK })
 	nb.Stop()
 	waitReadyz(t, p, "/readyz 503 naming the Northbound", func(code int, body string) bool {

@@ -3,6 +3,7 @@ package deploytest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -435,11 +436,5 @@ func modeName(mode string) string {
 	return "(informers stream watch-lists)"
 }
 
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+// keys are m's keys, sorted.
+func keys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/internal/ovnnb"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/poll"
 )
 
@@ -24,26 +25,26 @@ func TestNorthboundOverSSL(t *testing.T) {
 	srvCert, srvKey := good.issue(t, dir, "ovnnb-server", true)
 	cliCert, cliKey := good.issue(t, dir, "nqos-client", false)
 	badCert, badKey := other.issue(t, dir, "stranger", false)
-	nb := startSSLNB(t, srvCert, srvKey, good.file)
+	nb := nbtest.StartSSL(t, nbtest.TLS{PrivateKey: srvKey, Certificate: srvCert, CACert: good.file})
 	ctx := context.Background()
 
 	t.Run("client certificate of another CA", func(t *testing.T) {
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		c, err := ovnnb.DialWith(dctx, nb.sslAddr(), ovnnb.Options{PrivateKey: badKey, Certificate: badCert, CACert: good.file}, nil)
+		c, err := ovnnb.DialWith(dctx, nb.SSLAddr(), ovnnb.Options{PrivateKey: badKey, Certificate: badCert, CACert: good.file}, nil)
 		if err == nil {
 			c.Close()
 			t.Fatal("the NB accepted a client certificate from another CA")
 		}
 		t.Logf("refused: %v", err)
-		if !strings.Contains(err.Error(), nb.sslAddr()) || !strings.Contains(err.Error(), "unknown certificate authority") {
+		if !strings.Contains(err.Error(), nb.SSLAddr()) || !strings.Contains(err.Error(), "unknown certificate authority") {
 			t.Errorf("error %q does not name the address and the unknown certificate authority", err)
 		}
 	})
 	t.Run("server certificate of another CA", func(t *testing.T) {
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		c, err := ovnnb.DialWith(dctx, nb.sslAddr(), ovnnb.Options{PrivateKey: cliKey, Certificate: cliCert, CACert: other.file}, nil)
+		c, err := ovnnb.DialWith(dctx, nb.SSLAddr(), ovnnb.Options{PrivateKey: cliKey, Certificate: cliCert, CACert: other.file}, nil)
 		if err == nil {
 			c.Close()
 			t.Fatal("the client accepted a server certificate from another CA")
@@ -54,7 +55,7 @@ func TestNorthboundOverSSL(t *testing.T) {
 		}
 	})
 	t.Run("missing key", func(t *testing.T) {
-		_, err := ovnnb.DialWith(ctx, nb.sslAddr(), ovnnb.Options{Certificate: cliCert, CACert: good.file}, slog.New(slog.DiscardHandler))
+		_, err := ovnnb.DialWith(ctx, nb.SSLAddr(), ovnnb.Options{Certificate: cliCert, CACert: good.file}, slog.New(slog.DiscardHandler))
 		if err == nil || !strings.Contains(err.Error(), "private key") {
 			t.Errorf("ssl: without a key: err = %v, want one naming the private key", err)
 		}
@@ -63,14 +64,13 @@ func TestNorthboundOverSSL(t *testing.T) {
 	w := newWorld(t, srv, nb)
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
-	startInProcess(t, controllerFlags(srv.KubeconfigPath(), nb.sslAddr(),
+	startInProcess(t, controllerFlags(srv.KubeconfigPath(), nb.SSLAddr(),
 		"--nb-client-privkey="+cliKey, "--nb-client-cert="+cliCert, "--nb-client-cacert="+good.file, "--nb-cert-common-name=ovnnb")...)
 	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
 	if check, err := j.wait(checkRows, j.rows); err != nil {
 		t.Fatalf("over ssl: %s: %v", check, err)
 	}
-	nb.stop()
-	nb.start()
+	nb.Restart()
 	// The test's own reader reconnects too; its reads fail until then.
 	err := poll.Until(ctx, 30*time.Second, 50*time.Millisecond, "test reader reconnected", func(ctx context.Context) (bool, error) {
 		if _, err := j.nbc.Rows(ctx); err != nil {

@@ -30,14 +30,23 @@ const readyTimeout = 15 * time.Second
 
 // Server is a running ovsdb-server holding one OVN_Northbound database.
 type Server struct {
-	t      testing.TB
-	dir    string
-	db     string
-	sock   string
-	runID  string
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	t     testing.TB
+	dir   string
+	db    string
+	sock  string
+	runID string
+	// sslPort is the ssl: listener's port, "" for none.
+	sslPort string
+	mu      sync.Mutex
+	tls     TLS
+	cmd     *exec.Cmd
+	exited  chan struct{}
+}
+
+// TLS names the files of an ssl: listener: the server's private key and
+// certificate, and the CA that must have signed its clients' certificates.
+type TLS struct {
+	PrivateKey, Certificate, CACert string
 }
 
 // Start creates a fresh Northbound database and serves it. It gates the
@@ -45,6 +54,19 @@ type Server struct {
 // the schema (skipped under -short or when missing, failed under CI),
 // and registers a cleanup that stops the server and removes its files.
 func Start(t testing.TB) *Server {
+	t.Helper()
+	return start(t, TLS{})
+}
+
+// StartSSL is Start with a second listener, ssl: on a free port of
+// 127.0.0.1, that requires client certificates signed by tls.CACert.
+// Addr stays the unix socket, for the test's own ovn-nbctl and readers.
+func StartSSL(t testing.TB, tls TLS) *Server {
+	t.Helper()
+	return start(t, tls)
+}
+
+func start(t testing.TB, tls TLS) *Server {
 	t.Helper()
 	testenv.Binaries(t, "ovsdb-server", "ovsdb-tool", "ovn-nbctl")
 	inst, _, err := ovninstall.Current(context.Background())
@@ -57,7 +79,10 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("nbtest: temp dir: %v", err)
 	}
 	s := &Server{t: t, dir: dir, runID: runID,
-		db: filepath.Join(dir, "nb.db"), sock: filepath.Join(dir, "nb.sock")}
+		db: filepath.Join(dir, "nb.db"), sock: filepath.Join(dir, "nb.sock"), tls: tls}
+	if tls != (TLS{}) {
+		s.sslPort = freePort(t)
+	}
 	t.Cleanup(func() {
 		s.Stop()
 		if !t.Failed() {
@@ -79,6 +104,20 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// freePort is a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("nbtest: free port: %v", err)
+	}
+	defer l.Close()
+	_, port, err := net.SplitHostPort(l.Addr().String())
+	if err != nil {
+		t.Fatalf("nbtest: free port: %v", err)
+	}
+	return port
+}
+
 func newRunID(t testing.TB) string {
 	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
@@ -89,6 +128,15 @@ func newRunID(t testing.TB) string {
 
 // Addr is the libovsdb/ovn-nbctl address of the server ("unix:<path>").
 func (s *Server) Addr() string { return "unix:" + s.sock }
+
+// SSLAddr is the ssl: listener's address ("ssl:127.0.0.1:<port>"), ""
+// for a server started without one.
+func (s *Server) SSLAddr() string {
+	if s.sslPort == "" {
+		return ""
+	}
+	return "ssl:127.0.0.1:" + s.sslPort
+}
 
 // Dir is the server's working directory (database, socket, log).
 func (s *Server) Dir() string { return s.dir }
@@ -103,11 +151,15 @@ func (s *Server) start() error {
 		return errors.New("ovsdb-server already running")
 	}
 	_ = os.Remove(s.sock)
-	cmd := exec.Command("ovsdb-server", s.db,
-		"--remote=punix:"+s.sock,
+	args := []string{s.db, "--remote=punix:" + s.sock}
+	if s.sslPort != "" {
+		args = append(args, "--remote=pssl:"+s.sslPort+":127.0.0.1",
+			"--private-key="+s.tls.PrivateKey, "--certificate="+s.tls.Certificate, "--ca-cert="+s.tls.CACert)
+	}
+	cmd := exec.Command("ovsdb-server", append(args,
 		"--unixctl="+filepath.Join(s.dir, "ovsdb-server.ctl"),
 		"--log-file="+filepath.Join(s.dir, "ovsdb-server.log"),
-		"--no-chdir", "-vconsole:off")
+		"--no-chdir", "-vconsole:off")...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	// Killed with the test binary even when a timeout skips t.Cleanup.
@@ -121,27 +173,35 @@ func (s *Server) start() error {
 	return s.waitReady(exited, &stderr)
 }
 
-// waitReady polls the socket until ovsdb-server accepts a connection.
+// waitReady polls the socket, and the ssl: port if there is one, until
+// ovsdb-server accepts a connection on each.
 func (s *Server) waitReady(exited <-chan struct{}, stderr *bytes.Buffer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
+	listeners := [][2]string{{"unix", s.sock}}
+	if s.sslPort != "" {
+		listeners = append(listeners, [2]string{"tcp", "127.0.0.1:" + s.sslPort})
+	}
 	var d net.Dialer
-	for {
-		conn, err := d.DialContext(ctx, "unix", s.sock)
-		if err == nil {
-			_ = conn.Close()
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("ovsdb-server for %s exited during start: %s", s.db, strings.TrimSpace(stderr.String()))
-		case <-ctx.Done():
-			return fmt.Errorf("ovsdb-server for %s not answering on %s: %w", s.db, s.sock, err)
-		case <-tick.C:
+	for _, l := range listeners {
+		for {
+			conn, err := d.DialContext(ctx, l[0], l[1])
+			if err == nil {
+				_ = conn.Close()
+				break
+			}
+			select {
+			case <-exited:
+				return fmt.Errorf("ovsdb-server for %s exited during start: %s", s.db, strings.TrimSpace(stderr.String()))
+			case <-ctx.Done():
+				return fmt.Errorf("ovsdb-server for %s not answering on %s: %w", s.db, l[1], err)
+			case <-tick.C:
+			}
 		}
 	}
+	return nil
 }
 
 // Stop kills the server and waits for it; the database file stays.
@@ -164,6 +224,19 @@ func (s *Server) Restart() {
 	if err := s.start(); err != nil {
 		s.t.Fatalf("nbtest: restart: %v", err)
 	}
+}
+
+// RestartSSL is Restart with the ssl: listener serving other files (a
+// rotated certificate or CA); the port stays.
+func (s *Server) RestartSSL(tls TLS) {
+	s.t.Helper()
+	if s.sslPort == "" {
+		s.t.Fatal("nbtest: RestartSSL of a server started without an ssl: listener")
+	}
+	s.mu.Lock()
+	s.tls = tls
+	s.mu.Unlock()
+	s.Restart()
 }
 
 // NBCtl runs ovn-nbctl against this database and returns its stdout.
