@@ -19,7 +19,7 @@ func TestAudit(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	good := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.apply(key, good)
+	f.Apply(key, good)
 	pg := good.PortGroups[0].Name
 	if v := f.audit(); len(v) != 0 {
 		t.Fatalf("Audit of a clean NB = %+v", v)
@@ -52,8 +52,8 @@ func TestAudit(t *testing.T) {
 	bad[qos.ObjectNameKey] = "nocolon"
 	args = append(args, "--", "create", "Port_Group", "name=badname")
 	args = append(args, extArgs(bad)...)
-	f.srv.MustNBCtl(args...)
-	f.waitUntil("seeded rows in cache", func() (bool, error) { return len(f.audit()) >= 4, nil })
+	f.Srv.MustNBCtl(args...)
+	f.WaitUntil("seeded rows in cache", func() (bool, error) { return len(f.audit()) >= 4, nil })
 
 	want := []nbaudit.Violation{
 		{Row: "Port_Group badname", Problem: `external_ids k8s.ovn.org/name="nocolon" does not name a NetworkQoS`},
@@ -72,10 +72,10 @@ func TestAudit(t *testing.T) {
 func TestAuditFailsOnReadError(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	f.apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
-	f.srv.Stop()
-	f.waitUntil("Audit to fail on the stopped NB", func() (bool, error) {
-		v, err := nbaudit.Audit(f.ctx, f.c)
+	f.Apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
+	f.Srv.Stop()
+	f.WaitUntil("Audit to fail on the stopped NB", func() (bool, error) {
+		v, err := nbaudit.Audit(f.Ctx, f.C)
 		if err == nil {
 			return false, poll.Retry("Audit returned %d violations and no error", len(v))
 		}
@@ -84,7 +84,7 @@ func TestAuditFailsOnReadError(t *testing.T) {
 		}
 		return true, nil
 	})
-	w := nbaudit.Watch(f.ctx, f.srv.Addr(), nbaudit.Options{})
+	w := nbaudit.Watch(f.Ctx, f.Srv.Addr(), nbaudit.Options{})
 	got := w.Stop()
 	if len(got) != 1 || got[0].Violation.Row != "NB monitor" || !strings.Contains(got[0].Violation.Problem, "cannot watch") {
 		t.Fatalf("sightings of a watcher on a stopped NB = %+v, want one NB monitor: cannot watch", got)

@@ -42,7 +42,7 @@ func BenchmarkWatch(b *testing.B) {
 			destSet(key, &rows, 1, fmt.Sprintf("203.0.113.%d", ver+1), "192.0.2.1")
 			v[ver] = append(v[ver], rows)
 		}
-		f.apply(key, v[0][i])
+		f.Apply(key, v[0][i])
 	}
 	w := f.watch(nbaudit.Options{})
 	cur := make([]int, len(keys))
@@ -50,7 +50,7 @@ func BenchmarkWatch(b *testing.B) {
 	for b.Loop() {
 		o := tx % len(keys)
 		cur[o] = 1 - cur[o]
-		f.apply(keys[o], v[cur[o]][o])
+		f.Apply(keys[o], v[cur[o]][o])
 		tx++
 	}
 	last := time.Now()

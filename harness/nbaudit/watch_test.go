@@ -20,14 +20,14 @@ func TestWatchSeesOneTransactionState(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	key := ovnnb.Key{Namespace: "vms", Name: "gold"}
 	rows := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.apply(key, rows)
+	f.Apply(key, rows)
 	w := f.watch(nbaudit.Options{})
 
 	pg := rows.PortGroups[0]
 	before := time.Now()
-	f.srv.MustNBCtl("pg-del", pg.Name)
+	f.Srv.MustNBCtl("pg-del", pg.Name)
 	recreate := append([]string{"pg-add", pg.Name, "p1", "--", "set", "Port_Group", pg.Name}, extArgs(pg.ExternalIDs)...)
-	f.srv.MustNBCtl(recreate...)
+	f.Srv.MustNBCtl(recreate...)
 	seen := f.waitChecks(w, 3)
 	if n := w.Checks(); n != 3 {
 		t.Fatalf("Checks() = %d after two transactions, want 3 (initial + one per transaction)", n)
@@ -58,17 +58,17 @@ func TestWatchCleanTeardown(t *testing.T) {
 	goldRows := object(gold, 60, []string{"p1", "p2"}, rule{DSCP: 46})
 	backupRows := object(backup, 50, []string{"p3"}, rule{DSCP: 8, Rate: 100000, Burst: 100000})
 	destSet(backup, &backupRows, 0, "10.20.0.0/16")
-	f.apply(gold, goldRows)
-	f.apply(backup, backupRows)
+	f.Apply(gold, goldRows)
+	f.Apply(backup, backupRows)
 	w := f.watch(nbaudit.Options{})
 
 	for _, k := range []ovnnb.Key{gold, backup} {
-		if err := f.c.Teardown(f.ctx, k); err != nil {
+		if err := f.C.Teardown(f.Ctx, k); err != nil {
 			t.Fatalf("Teardown(%s): %v", k, err)
 		}
 	}
 	f.waitChecks(w, 1+4)
-	if keys, err := f.c.OwnedKeys(f.ctx); err != nil || len(keys) != 0 {
+	if keys, err := f.C.OwnedKeys(f.Ctx); err != nil || len(keys) != 0 {
 		t.Fatalf("owned rows left after teardown: %v (err %v)", keys, err)
 	}
 	if got := w.Stop(); len(got) != 0 {
@@ -86,12 +86,12 @@ func TestWatchRejected(t *testing.T) {
 	bad := ovnnb.Key{Namespace: "vms", Name: "x"}
 	good := ovnnb.Key{Namespace: "vms", Name: "ok"}
 	badRows := object(bad, 40, []string{"p1"}, rule{DSCP: 10})
-	f.apply(good, object(good, 60, []string{"p2"}, rule{DSCP: 46}))
+	f.Apply(good, object(good, 60, []string{"p2"}, rule{DSCP: 46}))
 	w := f.watch(nbaudit.Options{Rejected: func(k ovnnb.Key) bool { return k == bad }})
 
 	before := time.Now()
-	f.apply(bad, badRows)
-	if err := f.c.Teardown(f.ctx, bad); err != nil {
+	f.Apply(bad, badRows)
+	if err := f.C.Teardown(f.Ctx, bad); err != nil {
 		t.Fatalf("Teardown(%s): %v", bad, err)
 	}
 	seen := f.waitChecks(w, 1+3)
@@ -121,12 +121,12 @@ func TestWatchReconnect(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "vms", Name: "gold"}
 	rows := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.apply(key, rows)
+	f.Apply(key, rows)
 	w := f.watch(nbaudit.Options{})
 
-	f.srv.Restart()
+	f.Srv.Restart()
 	resubscribed := f.waitChecks(w, 2) // the initial state of the new monitor
-	f.srv.MustNBCtl("pg-del", rows.PortGroups[0].Name)
+	f.Srv.MustNBCtl("pg-del", rows.PortGroups[0].Name)
 	f.waitChecks(w, 3)
 	got := w.Stop()
 	if len(got) != 2 {
