@@ -7,7 +7,7 @@
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 mod="$kind_here/tools/ovnkube"
-pkg="github.com/ovn-kubernetes/ovn-kubernetes/go-controller"
+pkg="github.com/ovn-org/ovn-kubernetes/go-controller"
 version="$(awk -v p="$pkg" '$1 == "require" && $2 == p { print $3 } $1 == p { print $2 }' "$mod/go.mod" | head -1)"
 if [[ -z "$version" ]]; then echo "ovnkube.sh: no $pkg in $mod/go.mod" >&2; exit 1; fi
 bin="$kind_cache/ovnkube-$version"
@@ -16,9 +16,8 @@ mkdir -p "$kind_cache"
 exec 9>"$kind_cache/ovnkube.lock"
 flock 9
 if [[ ! -x "$bin" ]]; then
-  # the ovn-kubernetes organisation's modules (go-controller, libovsdb)
-  # and two replace targets are not in the checksum database
-  export GONOSUMDB="github.com/ovn-kubernetes,github.com/JacobTanenbaum/arping,github.com/trozet/go-iptables"
+  # three of its modules are not in the checksum database
+  export GONOSUMDB="$pkg,github.com/JacobTanenbaum/arping,github.com/trozet/go-iptables"
   start=$(date +%s)
   (cd "$mod" && CGO_ENABLED=0 go build -mod=readonly -trimpath -ldflags="-s -w" -o "$bin.tmp" "$pkg/cmd/ovnkube")
   mv "$bin.tmp" "$bin"

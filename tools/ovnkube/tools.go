@@ -8,4 +8,4 @@
 // go-controller's own.
 package ovnkube
 
-import _ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/cmd/ovnkube"
+import _ "github.com/ovn-org/ovn-kubernetes/go-controller/cmd/ovnkube"
