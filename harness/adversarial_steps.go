@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nqos/nqos/harness/verdict"
-
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/scenarios"
 )
 
@@ -47,10 +47,7 @@ func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error
 		ex.measures = append(ex.measures, results.Measure{Name: "capture verdict", Count: 1, Unit: string(v.Property), Note: v.Message})
 	}
 	mism := verdict.SpoofMismatches(verdict.Spoofing{As: sp.As, DSCP: sp.DSCP, AsDSCP: sp.AsDSCP}, res.Flow, res.Verdicts)
-	if len(mism) > 0 {
-		return mism.Failure("")
-	}
-	return nil
+	return failure(mism, "")
 }
 
 // ovnBaseline measures OVN's own port-group change time and keeps it
@@ -95,4 +92,9 @@ func (kindTable) Spoof() stepKind {
 
 func (kindTable) OVNBaseline() stepKind {
 	return stepKind{name: "ovnBaseline", run: (*execution).ovnBaseline, needs: []Capability{CapAdversary}}
+}
+
+// advState is what the adversarial steps keep across steps.
+type advState struct {
+	baseline *lifeprobe.Baseline // the last ovnBaseline step's
 }

@@ -22,23 +22,35 @@ func (ex *execution) wait(ctx context.Context, step int, c *scenarios.Check) err
 	if interval <= 0 {
 		interval = 100 * time.Millisecond
 	}
-	deadline := time.NewTimer(c.Timeout)
+	var mism verdict.Mismatches
+	return poll(ctx, interval, c.Timeout, func() (done bool, err error) {
+		mism, err = ex.evaluate(ctx, step, c)
+		return len(mism) == 0, err
+	}, func(ctxErr error) error {
+		if ctxErr != nil {
+			return fmt.Errorf("wait interrupted: %w (last: %s)", ctxErr, mism)
+		}
+		return mism.Failure(fmt.Sprintf("not met within %s: ", c.Timeout))
+	})
+}
+
+// poll calls check at once and then every interval until it is done or
+// fails (its error); when ctx ends first it returns late(ctx.Err()), when
+// timeout passes first late(nil).
+func poll(ctx context.Context, interval, timeout time.Duration, check func() (done bool, err error), late func(ctxErr error) error) error {
+	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
-		mism, err := ex.evaluate(ctx, step, c)
-		if err != nil {
+		if done, err := check(); done || err != nil {
 			return err
-		}
-		if len(mism) == 0 {
-			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("wait interrupted: %w (last: %s)", ctx.Err(), mism)
+			return late(ctx.Err())
 		case <-deadline.C:
-			return mism.Failure(fmt.Sprintf("not met within %s: ", c.Timeout))
+			return late(nil)
 		case <-tick.C:
 		}
 	}
@@ -49,10 +61,7 @@ func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) e
 	if err != nil {
 		return err
 	}
-	if len(mism) > 0 {
-		return mism.Failure("")
-	}
-	return nil
+	return failure(mism, "")
 }
 
 // evaluate returns the verdict.Mismatches of a check (none: it holds); an error
@@ -158,37 +167,33 @@ func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
 func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, error) {
 	m, want := oc.Object, oc.Rows
 	got := owned(z.Rows, m)
-	var mism []string
-	bad := func(format string, args ...any) { mism = append(mism, m.Key()+": "+fmt.Sprintf(format, args...)) }
+	var out []string // prefixed with the object's key at the end
 	if want.None {
 		if n := len(got.QoS) + len(got.PortGroups) + len(got.AddressSets); n > 0 {
-			bad("owns %d rows (%d QoS, %d port groups, %d address sets), want none", n, len(got.QoS), len(got.PortGroups), len(got.AddressSets))
+			out = append(out, fmt.Sprintf("owns %d rows (%d QoS, %d port groups, %d address sets), want none", n, len(got.QoS), len(got.PortGroups), len(got.AddressSets)))
 		}
-		return mism, nil
-	}
-	if want.AddressSets != nil && len(got.AddressSets) != *want.AddressSets {
-		bad("owns %d address sets, want %d", len(got.AddressSets), *want.AddressSets)
-	}
-	if want.PortGroupMembers != nil {
-		m, err := ex.members(got, want.PortGroupMembers, z.Ports)
-		if err != nil {
-			return nil, err
+	} else {
+		if want.AddressSets != nil && len(got.AddressSets) != *want.AddressSets {
+			out = append(out, fmt.Sprintf("owns %d address sets, want %d", len(got.AddressSets), *want.AddressSets))
 		}
-		for _, s := range m {
-			bad("%s", s)
+		if want.PortGroupMembers != nil {
+			ms, err := ex.members(got, want.PortGroupMembers, z.Ports)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ms...)
 		}
-	}
-	if want.QoS != nil {
-		for _, s := range qosMismatches(got, want.QoS, true) {
-			bad("%s", s)
+		if want.QoS != nil {
+			out = append(out, qosMismatches(got, want.QoS, true)...)
 		}
-	}
-	if want.RowsInclude != nil {
-		for _, s := range qosMismatches(got, want.RowsInclude, false) {
-			bad("%s", s)
+		if want.RowsInclude != nil {
+			out = append(out, qosMismatches(got, want.RowsInclude, false)...)
 		}
 	}
-	return mism, nil
+	for i := range out {
+		out[i] = m.Key() + ": " + out[i]
+	}
+	return out, nil
 }
 
 // members compares the object's port group members with the ports the

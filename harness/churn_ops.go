@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -109,11 +112,9 @@ func (ch *churner) do(ctx context.Context, kind string) error {
 }
 
 func (ch *churner) relabel(ctx context.Context, name, value string) error {
-	vm := ch.ex.sc.VM(name)
-	if err := ch.ex.env.SetLabels(ctx, vm, map[string]string{ch.c.Label: value}, nil); err != nil {
+	if err := ch.ex.setLabels(ctx, ch.ex.sc.VM(name), map[string]string{ch.c.Label: value}, nil); err != nil {
 		return fmt.Errorf("label VM %s %s=%s: %w", name, ch.c.Label, value, err)
 	}
-	ch.ex.world.Relabel(name, map[string]string{ch.c.Label: value}, nil)
 	return nil
 }
 
@@ -192,12 +193,8 @@ func (ch *churner) confirmLoop(ctx context.Context) error {
 		case <-tick.C:
 		}
 		ch.mu.Lock()
-		keys := make([]ObjectKey, 0, len(ch.pending))
-		for k := range ch.pending {
-			keys = append(keys, k)
-		}
+		keys := slices.SortedFunc(maps.Keys(ch.pending), compareKeys)
 		ch.mu.Unlock()
-		slices.SortFunc(keys, compareKeys)
 		for _, k := range keys {
 			if err := ch.confirm(ctx, k); err != nil && ctx.Err() == nil {
 				return err
@@ -250,16 +247,106 @@ func (ch *churner) restore(ctx context.Context) error {
 		}
 	}
 	for _, name := range ch.c.VMs {
-		vm := ch.ex.sc.VM(name)
 		var err error
 		if v := ch.before[name]; v != nil {
 			err = ch.relabel(ctx, name, *v)
-		} else if err = ch.ex.env.SetLabels(ctx, vm, nil, []string{ch.c.Label}); err == nil {
-			ch.ex.world.Relabel(name, nil, []string{ch.c.Label})
+		} else {
+			err = ch.ex.setLabels(ctx, ch.ex.sc.VM(name), nil, []string{ch.c.Label})
 		}
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
 	}
 	return nil
+}
+
+// converge polls until the NB rows equal the compiler's intent for the
+// world (with the VMs' real port names) and every applied NetworkQoS's
+// Accepted condition is the compiler's, written for its current
+// generation; it returns how long that took, or the last verdict.Mismatches
+// after the step's converge timeout (when names the moment).
+func (ch *churner) converge(ctx context.Context, when string) (time.Duration, verdict.Mismatches, error) {
+	start := time.Now()
+	var mism verdict.Mismatches
+	err := poll(ctx, 100*time.Millisecond, ch.c.Converge, func() (done bool, err error) {
+		mism, err = ch.converged(ctx)
+		return len(mism) == 0, err
+	}, func(ctxErr error) error {
+		if ctxErr != nil {
+			return fmt.Errorf("churn: waiting for convergence %s: %w (last: %s)", when, ctxErr, mism)
+		}
+		for i := range mism {
+			mism[i].Text = fmt.Sprintf("not converged within %s %s: %s", ch.c.Converge, when, mism[i].Text)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return time.Since(start), mism, nil
+}
+
+// converged compares the whole NetworkQoS-owned NB state and every
+// applied object's Accepted condition with the compiler's.
+func (ch *churner) converged(ctx context.Context) (verdict.Mismatches, error) {
+	ex := ch.ex
+	want, err := ex.realIntent()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ex.env.Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the NB rows: %w", err)
+	}
+	var mism verdict.Mismatches
+	if d := lifeprobe.DiffRows(want, rows); !d.Empty() {
+		mism.Add(verdict.Rows, fmt.Sprintf("NB differs from the compiler's intent: %d rows missing %v, %d extra %v", len(d.Missing), d.Missing, len(d.Extra), d.Extra))
+	}
+	for _, o := range want.NetworkQoS {
+		k := ObjectKey{Namespace: o.Namespace, Name: o.Name}
+		wantC := acceptedOf(want, k)
+		st, err := ch.adv.AcceptedStatus(ctx, k.Namespace, k.Name)
+		if err != nil {
+			return nil, fmt.Errorf("status of NetworkQoS %s/%s: %w", k.Namespace, k.Name, err)
+		}
+		switch {
+		case wantC == nil:
+		case !st.Found || st.Accepted == nil:
+			mism.Add(verdict.Conditions, fmt.Sprintf("NetworkQoS %s/%s has no Accepted condition, want %s/%s", k.Namespace, k.Name, wantC.Status, wantC.Reason))
+		case st.Observed != st.Generation || st.Accepted.Status != wantC.Status || st.Accepted.Reason != wantC.Reason:
+			mism.Add(verdict.Conditions, fmt.Sprintf("NetworkQoS %s/%s Accepted %s/%s for generation %d (object at %d), want %s/%s",
+				k.Namespace, k.Name, st.Accepted.Status, st.Accepted.Reason, st.Observed, st.Generation, wantC.Status, wantC.Reason))
+		}
+	}
+	return mism, nil
+}
+
+// realIntent is the compiler's rows for the world, with each VM's port named
+// as the environment names it.
+func (ex *execution) realIntent() (qos.Desired, error) {
+	want, err := ex.world.Compile()
+	if err != nil {
+		return want, err
+	}
+	rename := map[string]string{}
+	for i := range ex.sc.Topology.VMs {
+		vm := &ex.sc.Topology.VMs[i]
+		if ex.world.Absent(vm.Name) {
+			continue
+		}
+		real, err := ex.env.PortName(vm)
+		if err != nil {
+			return want, fmt.Errorf("port of VM %s: %w", vm.Name, err)
+		}
+		rename[ex.world.Port(vm)] = real
+	}
+	for i, pg := range want.PortGroups {
+		ports := make([]string, len(pg.Ports))
+		for j, p := range pg.Ports {
+			ports[j] = cmp.Or(rename[p], p)
+		}
+		slices.Sort(ports)
+		want.PortGroups[i].Ports = ports
+	}
+	return want, nil
 }

@@ -265,6 +265,15 @@ type Adversary interface {
 	WatchRejected(ctx context.Context, rejected func(ObjectKey) bool) (Watch, error)
 }
 
+// ObjectStatus is a NetworkQoS's generation and Accepted condition.
+type ObjectStatus struct {
+	Found bool
+	// Generation is metadata.generation, Observed the Accepted
+	// condition's observedGeneration.
+	Generation, Observed int64
+	Accepted             *qos.Condition
+}
+
 // Fabric is the environment side of the egress, trustBoundary and
 // measure steps: traffic control on the testbed's links, an untrusted
 // fabric edge and captures where flows are delivered.
@@ -287,7 +296,7 @@ type Fabric interface {
 
 // Env is one provisioned testbed for one scenario: the core every
 // backend provides. What a step kind needs beyond it is a capability
-// (capabilities.go): an optional interface of its own above.
+// (kinds.go): an optional interface of its own above.
 type Env interface {
 	Cluster
 	NB

@@ -1,17 +1,19 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/nqos/nqos/capture"
 	"github.com/nqos/nqos/flow"
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/internal/bitrate"
 	"github.com/nqos/nqos/scenarios"
 )
@@ -41,23 +43,11 @@ type plan struct {
 }
 
 func (ex *execution) start(ctx context.Context, step int, names []string) error {
-	g := &group{}
-	for _, fam := range ex.fams {
-		var w wave
-		for _, name := range names {
-			f := ex.sc.Flow(name)
-			run, p, ok, err := ex.buildRun(f, fam, step)
-			if err != nil {
-				return err
-			}
-			if ok {
-				w.runs, w.plans = append(w.runs, run), append(w.plans, p)
-			}
-		}
-		if len(w.runs) > 0 {
-			g.waves = append(g.waves, w)
-		}
+	ws, err := ex.waves(names, step)
+	if err != nil {
+		return err
 	}
+	g := &group{waves: ws}
 	for _, name := range names {
 		g.flows = append(g.flows, ex.sc.Flow(name))
 		ex.running[name] = g
@@ -66,6 +56,28 @@ func (ex *execution) start(ctx context.Context, step int, names []string) error 
 		return nil // every flow is outside the run's IP families
 	}
 	return ex.startWave(ctx, g)
+}
+
+// waves prepares the flows names in each IP family of the run: one wave
+// per family any of them runs in.
+func (ex *execution) waves(names []string, step int) ([]wave, error) {
+	var ws []wave
+	for _, fam := range ex.fams {
+		var w wave
+		for _, name := range names {
+			run, p, ok, err := ex.buildRun(ex.sc.Flow(name), fam, step)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				w.runs, w.plans = append(w.runs, run), append(w.plans, p)
+			}
+		}
+		if len(w.runs) > 0 {
+			ws = append(ws, w)
+		}
+	}
+	return ws, nil
 }
 
 func (ex *execution) startWave(ctx context.Context, g *group) error {
@@ -85,7 +97,7 @@ func (ex *execution) stop(ctx context.Context, names []string) error {
 	var err error
 	for _, name := range names {
 		if g := ex.running[name]; g != nil {
-			err = firstErr(err, ex.finish(ctx, g))
+			err = cmp.Or(err, ex.finish(ctx, g))
 		}
 	}
 	return err
@@ -137,13 +149,6 @@ func (ex *execution) finish(ctx context.Context, g *group) error {
 	return nil
 }
 
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
-
 // peer returns the addresses of a VM or host.
 func (ex *execution) peer(name string) scenarios.Addresses {
 	if vm := ex.sc.VM(name); vm != nil {
@@ -187,7 +192,13 @@ func (ex *execution) buildRun(f *scenarios.Flow, fam scenarios.Family, step int)
 	}
 	return FlowRun{Name: spec.Name, Spec: spec, Expect: exp, Tool: f.Tool, Node: node, Floor: floor, Payload: f.Payload,
 		Network: network, FromNIC: fromNIC, ToNIC: toNIC,
-		Pcap: filepath.Join(ex.dir, fmt.Sprintf("step%02d-node%d-%s.pcap", step+1, node, fam))}, p, true, nil
+		Pcap: ex.pcap(step, fmt.Sprintf("node%d-%s", node, fam))}, p, true, nil
+}
+
+// pcap is the path of a capture file of step (index) in the scenario's
+// output directory; what says where it captures.
+func (ex *execution) pcap(step int, what string) string {
+	return filepath.Join(ex.dir, fmt.Sprintf("step%02d-%s.pcap", step+1, what))
 }
 
 func flowFamily(f scenarios.Family) flow.Family {
@@ -311,4 +322,114 @@ func (kindTable) Stop() stepKind {
 	return stepKind{name: "stop", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
 		return ex.stop(ctx, st.Stop)
 	}}
+}
+
+// judgeWave judges the measurements of one wave, one capture (pcap) at a
+// time, and returns each run's verdicts in the order of the runs: its
+// DSCP verdict, its meter's bound, its (or its shared meter's) floor,
+// then a failed traffic verdict when its sender failed.
+func judgeWave(runs []FlowRun, ms []Measured) [][]verdict.Verdict {
+	out := make([][]verdict.Verdict, len(runs))
+	byPcap := map[string][]int{}
+	for i, run := range runs {
+		byPcap[run.Pcap] = append(byPcap[run.Pcap], i)
+	}
+	for _, pcap := range slices.Sorted(maps.Keys(byPcap)) {
+		idx := byPcap[pcap]
+		a, expect, floor := captureOf(runs, ms, idx)
+		opts := verdict.Testbed(floor)
+		opts.Shared = true // the flows of one start step run together
+		vs := verdict.Flows(a, expect, opts)
+		for _, i := range idx {
+			out[i] = verdictsOf(runs[i], ms[i], vs)
+		}
+	}
+	return out
+}
+
+// captureOf is the analysis of the capture of the runs idx (an empty one
+// when it could not be analysed), the expectations of its flows and the
+// runs' lowest floor.
+func captureOf(runs []FlowRun, ms []Measured, idx []int) (*capture.Analysis, map[string]flow.Expect, float64) {
+	a := &capture.Analysis{}
+	for _, i := range idx {
+		if ms[i].Capture != nil {
+			a = ms[i].Capture
+			break
+		}
+	}
+	expect := map[string]flow.Expect{}
+	floor := 1.0
+	for _, i := range idx {
+		if a.Flow(runs[i].Spec.Name) != nil {
+			expect[runs[i].Spec.Name] = runs[i].Expect
+		}
+		floor = min(floor, runs[i].Floor)
+	}
+	return a, expect, floor
+}
+
+// verdictsOf selects the verdicts about the run's flow and its meter.
+func verdictsOf(run FlowRun, m Measured, vs []verdict.Verdict) []verdict.Verdict {
+	var out []verdict.Verdict
+	if run.Expect.Undelivered {
+		packets := -1
+		if m.Flow != nil {
+			packets = int(m.Flow.Packets)
+		}
+		out = append(out, verdict.NotDelivered(run.Spec.Name, packets, m.Unresolved))
+	} else {
+		if m.Flow == nil {
+			out = append(out, verdict.Unmeasured(run.Spec.Name, verdict.DSCP, 0, "packets", "the flow's capture was not analysed"))
+		}
+		subjects := []string{run.Spec.Name}
+		if run.Expect.Policed() {
+			subjects = append(subjects, run.Expect.MeterKey(run.Spec.Name))
+		}
+		for _, v := range vs {
+			if slices.Contains(subjects, v.Subject) {
+				out = append(out, v)
+			}
+		}
+	}
+	if m.SendErr != nil {
+		out = append(out, verdict.Unmeasured(run.Spec.Name, verdict.Traffic, 0, "", m.SendErr.Error()))
+	}
+	return out
+}
+
+// failedProperties lists, sorted and unique, every property the scenario
+// failed: the failing step's, nb-audit for invariant sightings, each
+// failed flow verdict's property (three-way among them).
+func failedProperties(res *results.Scenario, f *verdict.Failure) []verdict.Property {
+	var out []verdict.Property
+	if f != nil {
+		out = append(out, f.Properties...)
+	}
+	if len(res.Violations) > 0 {
+		out = append(out, verdict.Audit)
+	}
+	for _, fl := range res.Flows {
+		for _, v := range fl.Verdicts {
+			if !v.Pass {
+				out = append(out, v.Property)
+			}
+		}
+	}
+	for i, p := range out {
+		out[i] = p.Normal()
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// FailureLines are the machine-readable lines of a scenario result, one
+// per failed property: "FAIL scenario <name>: <property>". hack/mutation.sh
+// (through internal/seeded/testlog) reads them.
+func FailureLines(s results.Scenario) []string {
+	var out []string
+	for _, p := range s.FailedProperties {
+		out = append(out, verdict.FailureLine(s.Name, p))
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	"github.com/nqos/nqos/scenarios"
@@ -38,4 +39,80 @@ func stepKinds() map[string]stepKind {
 		out[k.name] = k
 	}
 	return out
+}
+
+// Capability is what a step kind needs beyond the core Env. Each is
+// provided by one of the optional interfaces of env.go; a backend
+// declares those its environments lack (Provisioner.Lacks), with why.
+type Capability string
+
+// Capabilities.
+const (
+	CapMigration         Capability = "migration"          // Lifecycle.Migrate
+	CapLauncherRestart   Capability = "launcher-restart"   // Lifecycle.RestartLauncher
+	CapGuestIP           Capability = "guest-ip"           // Lifecycle.ChangeGuestIP
+	CapDaemonRestart     Capability = "daemon-restart"     // Daemons
+	CapControllerProcess Capability = "controller-process" // ControllerProcess
+	CapAdversary         Capability = "adversary"          // Adversary
+	CapFabric            Capability = "fabric"             // Fabric
+	CapZones             Capability = "zones"              // ZoneControl
+	// CapDHCPNetwork is a network whose NAD or CUDN asks for DHCP IPAM
+	// (a topology network with ipam dhcp): the scenario as a whole.
+	CapDHCPNetwork Capability = "dhcp-network"
+)
+
+// Needs are the capabilities a step needs: its kind's, and its probed
+// form's when it runs under a probe.
+func Needs(st *scenarios.Step) []Capability {
+	k, ok := stepKinds()[st.Kind()]
+	if !ok {
+		return nil
+	}
+	out := append([]Capability(nil), k.needs...)
+	if st.Probe != nil {
+		out = append(out, k.probedNeeds...)
+	}
+	if k.stepNeeds != nil {
+		out = append(out, k.stepNeeds(st)...)
+	}
+	return out
+}
+
+// Unsupported says why a backend lacking the capabilities lacks cannot
+// run the scenario ("" when it can): the controller run as a process of
+// the harness (restartController, upgrade, controller.boot false), a
+// network with DHCP IPAM, or the first step whose kind needs what it
+// lacks (step -1: the scenario as a whole). It is decided before
+// anything boots.
+func Unsupported(sc *scenarios.Scenario, backend string, lacks map[Capability]string) (step int, err *NotSupportedError) {
+	if why, ok := lacks[CapControllerProcess]; ok && sc.ControllerProcess() {
+		return -1, &NotSupportedError{Backend: backend, What: why}
+	}
+	if why, ok := lacks[CapDHCPNetwork]; ok {
+		for _, n := range sc.Topology.Networks {
+			if n.IPAM == scenarios.IPAMDHCP {
+				return -1, &NotSupportedError{Backend: backend, What: fmt.Sprintf("network %s (ipam dhcp): %s", n.Name, why)}
+			}
+		}
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		for _, c := range Needs(st) {
+			if why, ok := lacks[c]; ok {
+				return i, &NotSupportedError{Backend: backend, What: fmt.Sprintf("steps[%d] (line %d) %s: %s", i, st.Line, st.Kind(), why)}
+			}
+		}
+	}
+	return -1, nil
+}
+
+// capable is the environment as the interface T of capability c; the
+// runner checked the backend's declaration before the boot, so a missing
+// interface is the backend's inconsistency, reported as not supported.
+func capable[T any](ex *execution, c Capability) (T, error) {
+	t, ok := ex.env.(T)
+	if !ok {
+		return t, &NotSupportedError{Backend: ex.r.Backend, What: fmt.Sprintf("the environment has no %s capability", c)}
+	}
+	return t, nil
 }

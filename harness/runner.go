@@ -1,12 +1,15 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/nqos/nqos/harness/results"
@@ -33,7 +36,6 @@ type Runner struct {
 	Mode     string    // v4, v6 or dual
 	IPAM     string    // ipamless, ovnk, dhcp or all ("" is all)
 	Progress *Progress // may be nil
-	Now      func() time.Time
 	// PollInterval paces wait steps; default 100ms.
 	PollInterval time.Duration
 	// JoinTimeout bounds how long a startVM step waits for the VM's port
@@ -113,16 +115,13 @@ func skipReason(sc *scenarios.Scenario, fams []scenarios.Family, ipam string) st
 
 // Run executes the scenarios one after the other.
 func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenario) (*results.Run, error) {
-	fams, err := Families(r.Mode)
-	if err != nil {
-		return nil, err
-	}
-	ipam, err := TopologyIPAM(r.IPAM)
-	if err != nil {
+	fams, ferr := Families(r.Mode)
+	ipam, ierr := TopologyIPAM(r.IPAM)
+	if err := cmp.Or(ferr, ierr); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	run := &results.Run{ID: runID, Started: r.now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
+	run := &results.Run{ID: runID, Started: time.Now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
 	for i, sc := range scs {
 		if ctx.Err() != nil {
 			run.Scenarios = append(run.Scenarios, r.notStarted(sc, fams, i, len(scs)))
@@ -137,15 +136,8 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 		}
 		run.Scenarios = append(run.Scenarios, res)
 	}
-	run.Finished = r.now()
+	run.Finished = time.Now()
 	return run, nil
-}
-
-func (r *Runner) now() time.Time {
-	if r.Now == nil {
-		return time.Now()
-	}
-	return r.Now()
 }
 
 func newResult(sc *scenarios.Scenario, fams []scenarios.Family) results.Scenario {
@@ -163,10 +155,10 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		fams = scenarioFamilies(sc, fams)
 	}
 	res = newResult(sc, fams)
-	res.Started = r.now()
+	res.Started = time.Now()
 	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
 	defer func() {
-		res.Finished = r.now()
+		res.Finished = time.Now()
 		r.Progress.ScenarioEnd(res)
 	}()
 	if why != "" {
@@ -235,7 +227,7 @@ func joinError(a, b string) string {
 // it was interrupted: nothing is provisioned with a cancelled context.
 func (r *Runner) notStarted(sc *scenarios.Scenario, fams []scenarios.Family, i, n int) results.Scenario {
 	res := newResult(sc, scenarioFamilies(sc, fams))
-	res.Started = r.now()
+	res.Started = time.Now()
 	res.Finished = res.Started
 	res.Status, res.Error = results.Interrupted, "the run was interrupted before this scenario started"
 	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
@@ -247,7 +239,7 @@ func (r *Runner) notStarted(sc *scenarios.Scenario, fams []scenarios.Family, i, 
 // decided before the boot: the step it cannot run unsupported, the
 // others not run.
 func (r *Runner) unsupportedSteps(sc *scenarios.Scenario, step int, ns *NotSupportedError) []results.Step {
-	now := r.now()
+	now := time.Now()
 	out := make([]results.Step, len(sc.Steps))
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
@@ -259,9 +251,65 @@ func (r *Runner) unsupportedSteps(sc *scenarios.Scenario, step int, ns *NotSuppo
 	return out
 }
 
-func (r *Runner) modeName() string {
-	if r.Mode == "" {
-		return ModeV4
+func (r *Runner) modeName() string { return cmp.Or(r.Mode, ModeV4) }
+
+// Teardowns are the teardowns of the environments still up, so that a
+// forced exit (a second Ctrl-C) can run them before the process ends.
+// Each teardown runs once, whoever calls it first; a second caller waits
+// for it and gets its error. The zero value is ready to use.
+type Teardowns struct {
+	mu   sync.Mutex
+	next int
+	fns  map[int]func() error
+}
+
+// Add registers close (wrapped so that it runs once) and returns the
+// wrapped teardown and a function removing it from the set.
+func (t *Teardowns) Add(close func() error) (teardown func() error, remove func()) {
+	once := sync.OnceValue(close)
+	if t == nil {
+		return once, func() {}
 	}
-	return r.Mode
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.fns == nil {
+		t.fns = map[int]func() error{}
+	}
+	id := t.next
+	t.next++
+	t.fns[id] = once
+	return once, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		delete(t.fns, id)
+	}
+}
+
+// Run runs every registered teardown (each at most once, also when the
+// runner is running it already) and joins their errors.
+func (t *Teardowns) Run() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	fns := make([]func() error, 0, len(t.fns))
+	for _, id := range slices.Sorted(maps.Keys(t.fns)) {
+		fns = append(fns, t.fns[id])
+	}
+	t.mu.Unlock()
+	var errs []error
+	for _, fn := range fns {
+		errs = append(errs, fn())
+	}
+	return errors.Join(errs...)
+}
+
+// Len is how many teardowns are registered.
+func (t *Teardowns) Len() int {
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.fns)
 }

@@ -47,7 +47,7 @@ type simEnv struct {
 	noJoin      bool               // StartVM leaves the VM out of the NB rows
 	life        *lifeprobe.Outcome // what every lifecycle operation "measures"; nil: one marked packet, nothing lost
 	ctrl        simController
-	adv         simAdv                   // sim_adv_test.go
+	adv         simAdv                   // adversarial_test.go
 	classes     map[string]tc.ClassStats // sim_fabric_test.go
 	zones       simZones                 // sim_zones_test.go
 }

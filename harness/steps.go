@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nqos/nqos/harness/verdict"
-	"github.com/nqos/nqos/harness/world"
 	"strings"
+	"time"
 
 	"github.com/nqos/nqos/harness/results"
+	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/harness/world"
 	"github.com/nqos/nqos/scenarios"
+	"github.com/nqos/nqos/scenarios/manifests"
 )
 
 // execution is the state of one scenario run.
@@ -29,7 +31,7 @@ type execution struct {
 	measures []results.Measure
 	verdicts []verdict.Verdict
 	detail   any
-	adv      advState    // adversarial.go
+	adv      advState    // adversarial_steps.go
 	fab      fabricState // fabric.go
 	kinds    map[string]stepKind
 	// guestV4 are the IPv4 addresses guestIP steps gave VMs (CIDR): the
@@ -88,7 +90,7 @@ func (ex *execution) steps(ctx context.Context) error {
 	n := len(ex.sc.Steps)
 	for i := range ex.sc.Steps {
 		st := &ex.sc.Steps[i]
-		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: st.Describe(), Started: ex.r.now()}
+		rs := results.Step{Index: i, Line: st.Line, Kind: st.Kind(), Summary: st.Describe(), Started: time.Now()}
 		if first == nil && ctx.Err() != nil {
 			first = fmt.Errorf("run interrupted before steps[%d] (line %d): %w", i, st.Line, ctx.Err())
 		}
@@ -100,7 +102,7 @@ func (ex *execution) steps(ctx context.Context) error {
 		ex.r.Progress.StepStart(ex.res.ID(), rs, n)
 		ex.measures, ex.verdicts, ex.detail = nil, nil, nil
 		err := ex.step(ctx, i, st)
-		rs.Finished, rs.Status, rs.Measures, rs.Verdicts, rs.Detail = ex.r.now(), results.Pass, ex.measures, ex.verdicts, ex.detail
+		rs.Finished, rs.Status, rs.Measures, rs.Verdicts, rs.Detail = time.Now(), results.Pass, ex.measures, ex.verdicts, ex.detail
 		if err != nil {
 			first = fmt.Errorf("steps[%d] (line %d): %w", i, st.Line, err)
 			rs.Status, rs.Error = results.Fail, err.Error()
@@ -173,14 +175,29 @@ func (ex *execution) eachObject(st *scenarios.Step, fn func(*scenarios.Manifest)
 func (ex *execution) label(ctx context.Context, _ int, st *scenarios.Step) error {
 	l := st.Label
 	vm := ex.sc.VM(l.VM)
-	if vm == nil {
-		return fmt.Errorf("label: unknown VM %q", l.VM)
-	}
-	if err := ex.env.SetLabels(ctx, vm, l.Set, l.Remove); err != nil {
+	if err := ex.setLabels(ctx, vm, l.Set, l.Remove); err != nil {
 		return fmt.Errorf("label VM %s: %w", vm.Name, err)
 	}
-	ex.world.Relabel(vm.Name, l.Set, l.Remove)
 	return nil
+}
+
+// setLabels changes the labels of a VM's pod and records the change in
+// the world.
+func (ex *execution) setLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error {
+	if err := ex.env.SetLabels(ctx, vm, set, remove); err != nil {
+		return err
+	}
+	ex.world.Relabel(vm.Name, set, remove)
+	return nil
+}
+
+// failure is a step's error for the mismatches of its checks, prefix
+// first; nil when there are none (the checks hold).
+func failure(mism verdict.Mismatches, prefix string) error {
+	if len(mism) == 0 {
+		return nil
+	}
+	return mism.Failure(prefix)
 }
 
 func joinProperties(ps []verdict.Property) string {
@@ -215,4 +232,146 @@ func (kindTable) Delete() stepKind {
 
 func (kindTable) Label() stepKind {
 	return stepKind{name: "label", run: (*execution).label}
+}
+
+// auditor is the NB invariant watcher of a scenario with
+// invariants.nbAudit: it audits every committed NB state (not a periodic
+// sample) from the scenario's first step until after its last.
+type auditor struct {
+	w     Watch
+	start time.Time
+}
+
+// startAudit starts the watcher; a nil *auditor (no nbAudit invariant)
+// does nothing. A watcher that cannot start is an environment error.
+func (ex *execution) startAudit(ctx context.Context) (*auditor, error) {
+	if !ex.sc.Invariants.NBAudit {
+		return nil, nil
+	}
+	var neverOwn []ObjectKey
+	for _, id := range ex.sc.Invariants.NeverOwnRows {
+		m, _ := ex.sc.Manifests.Get(id)
+		neverOwn = append(neverOwn, ObjectKey{Namespace: m.Namespace, Name: m.Name})
+	}
+	w, err := ex.env.Watch(ctx, neverOwn)
+	if err != nil {
+		return nil, fmt.Errorf("start the NB invariant watcher: %w", err)
+	}
+	return &auditor{w: w, start: time.Now()}, nil
+}
+
+// stop ends the watcher and returns every distinct sighting, in the order
+// first seen, as "+<offset> <row>: <problem>" (offset from the watcher's
+// start), and how many NB states were audited.
+func (a *auditor) stop() ([]string, int) {
+	if a == nil {
+		return nil, 0
+	}
+	ss := a.w.Stop()
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("+%.3fs %s: %s", s.At.Sub(a.start).Seconds(), s.Row, s.Problem)
+	}
+	return out, a.w.Checks()
+}
+
+// migrationNeeds: an apply step creating a VirtualMachineInstanceMigration
+// needs the migration capability.
+func migrationNeeds(st *scenarios.Step) []Capability {
+	if st.VMIM != nil {
+		return []Capability{CapMigration}
+	}
+	return nil
+}
+
+// applyMigration runs an apply step of a VirtualMachineInstanceMigration
+// as KubeVirt does: it decides from the world as the steps left it
+// (whether the VMI runs, where every VM is) whether the admission
+// webhook denies the object (not created) or the scheduler finds no
+// target (created, status Failed), else creates it, live-migrates the
+// VMI through the same machinery as a migrate step under the step's
+// probe and records status Succeeded. The outcome is judged against the
+// step's refused expectation (property migration).
+func (ex *execution) applyMigration(ctx context.Context, st *scenarios.Step) error {
+	x := st.VMIM
+	running := x.VM != "" && !ex.world.Absent(x.VM)
+	load := map[int]int{}
+	for _, vm := range ex.sc.Topology.VMs {
+		if !ex.world.Absent(vm.Name) {
+			load[ex.world.Node(vm.Name)]++
+		}
+	}
+	to, refusal := x.Decide(running, ex.world.Node(x.VM), load)
+	if refusal != nil {
+		return ex.refuseMigration(ctx, st, refusal)
+	}
+	if st.Refused != nil {
+		return migrationMismatch(fmt.Sprintf("%s: expected refused (%q), but KubeVirt migrates VMI %s to node %d",
+			x.Manifest.Key(), st.Refused.Reason, x.Migration.VMIKey(), to))
+	}
+	if err := ex.env.Apply(ctx, x.Manifest); err != nil {
+		return fmt.Errorf("create %s: %w", x.Manifest.Key(), err)
+	}
+	m := &scenarios.Migrate{VM: x.VM, To: to, Mode: x.Mode}
+	ex.measures = append(ex.measures, results.Measure{Name: "target node (scheduler)", Note: fmt.Sprintf("node %d (%s), %s", to, x.Nodes[to].Name, x.Mode)})
+	err := ex.lifecycle(ctx, st, ex.migrationOps(st, m))
+	phase, reason := "Succeeded", ""
+	if err != nil {
+		phase, reason = "Failed", err.Error()
+	}
+	if serr := ex.migrationStatus(ctx, x.Manifest, phase, reason, x.Nodes[to].Name); serr != nil && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// refuseMigration records a refusal: the object is created (status
+// Failed with KubeVirt's message) unless the admission webhook denied
+// it; it passes only when the step expects this refusal.
+func (ex *execution) refuseMigration(ctx context.Context, st *scenarios.Step, r *manifests.Refusal) error {
+	x := st.VMIM
+	ex.measures = append(ex.measures, results.Measure{Name: "refused: " + r.Reason, Note: r.Message})
+	if r.Reason != manifests.ReasonAdmission {
+		if err := ex.env.Apply(ctx, x.Manifest); err != nil {
+			return fmt.Errorf("create %s: %w", x.Manifest.Key(), err)
+		}
+		if err := ex.migrationStatus(ctx, x.Manifest, "Failed", r.Error(), ""); err != nil {
+			return err
+		}
+	}
+	if st.Refused == nil {
+		return migrationMismatch(fmt.Sprintf("%s refused: %s", x.Manifest.Key(), r.Error()))
+	}
+	if !st.Refused.Matches(r) {
+		return migrationMismatch(fmt.Sprintf("%s refused with %q, expected a refusal containing %q", x.Manifest.Key(), r.Error(), st.Refused.Reason))
+	}
+	return nil
+}
+
+// migrationStatus writes the migration's status.phase (and the failure
+// reason or target node) to the API server.
+func (ex *execution) migrationStatus(ctx context.Context, m *scenarios.Manifest, phase, reason, target string) error {
+	status := map[string]any{"phase": phase}
+	state := map[string]any{}
+	if target != "" {
+		state["targetNode"] = target
+	}
+	if reason != "" {
+		state["failed"], state["failureReason"] = true, reason
+	}
+	status["migrationState"] = state
+	next, err := m.Patched(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("status of %s: %w", m.Key(), err)
+	}
+	if err := ex.env.Apply(ctx, next); err != nil {
+		return fmt.Errorf("status of %s: %w", m.Key(), err)
+	}
+	return nil
+}
+
+func migrationMismatch(msg string) error {
+	var m verdict.Mismatches
+	m.Add(verdict.MigrationOutcome, msg)
+	return m.Failure("")
 }

@@ -19,18 +19,22 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
+// withAndWithoutKube runs bench as the sub-benchmarks ovn (without the
+// Kubernetes API) and ovn+kube (with it: needs the kube binaries).
+func withAndWithoutKube(b *testing.B, bench func(b *testing.B, withKube bool)) {
+	b.Run("ovn", func(b *testing.B) { bench(b, false) })
+	b.Run("ovn+kube", func(b *testing.B) {
+		_, err := kubeapi.BinDir()
+		testenv.Check(b, "the kube-apiserver and etcd binaries", err)
+		bench(b, true)
+	})
+}
+
 // BenchmarkBootToFirstMarkedPacket measures a 2-node boot (without and
 // with the Kubernetes API), one VM, a port group + DSCP QoS row, until the
 // first DSCP 46 packet of the VM is seen on its node's uplink. Target:
 // <= 10 s.
-func BenchmarkBootToFirstMarkedPacket(b *testing.B) {
-	b.Run("ovn", func(b *testing.B) { bootToMark(b, false) })
-	b.Run("ovn+kube", func(b *testing.B) {
-		_, err := kubeapi.BinDir()
-		testenv.Check(b, "the kube-apiserver and etcd binaries", err)
-		bootToMark(b, true)
-	})
-}
+func BenchmarkBootToFirstMarkedPacket(b *testing.B) { withAndWithoutKube(b, bootToMark) }
 
 func bootToMark(b *testing.B, withKube bool) {
 	var err error
@@ -96,14 +100,7 @@ func bootToMark(b *testing.B, withKube bool) {
 // BenchmarkIdleFootprint boots a 2-node testbed with one VM per node and
 // reports the summed RSS of its processes and their CPU use over 3 s
 // idle, without and with the Kubernetes API.
-func BenchmarkIdleFootprint(b *testing.B) {
-	b.Run("ovn", func(b *testing.B) { idleFootprint(b, false) })
-	b.Run("ovn+kube", func(b *testing.B) {
-		_, err := kubeapi.BinDir()
-		testenv.Check(b, "the kube-apiserver and etcd binaries", err)
-		idleFootprint(b, true)
-	})
-}
+func BenchmarkIdleFootprint(b *testing.B) { withAndWithoutKube(b, idleFootprint) }
 
 func idleFootprint(b *testing.B, withKube bool) {
 	ctx := context.Background()

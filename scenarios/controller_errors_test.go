@@ -1,8 +1,6 @@
 package scenarios
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -52,7 +50,7 @@ func TestControllerStepsParse(t *testing.T) {
 	old, nw := bootless("  - upgrade: {legacy: [gold], vm: vm-a}\n" + controllerProbe +
 		"  - restartController: {mode: graceful, vm: vm-a, apply: [gold]}\n" + controllerProbe +
 		"  - restartController: {mode: kill9, vm: vm-a, delete: [blue], afterTx: 2}\n" + controllerProbe)
-	sc, err := Parse([]byte(strings.Replace(baseYAML(t), old, nw, 1)), "bootless.yaml")
+	sc, err := Parse([]byte(strings.Replace(readBase(t), old, nw, 1)), "bootless.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +70,4 @@ func TestControllerStepsParse(t *testing.T) {
 	if up.Probe.MaxGap == 0 || up.Probe.Manifest == nil {
 		t.Errorf("upgrade probe %+v not resolved", up.Probe)
 	}
-}
-
-func baseYAML(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "base.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

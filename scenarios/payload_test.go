@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -9,10 +8,7 @@ import (
 // TestFlowPayload: a packets flow takes a payload size in 64..1400; an
 // iperf3 flow or a size out of range is refused naming the field.
 func TestFlowPayload(t *testing.T) {
-	base, err := os.ReadFile("testdata/base.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := readBase(t)
 	for _, tc := range []struct {
 		name, new, err string
 	}{
@@ -21,7 +17,7 @@ func TestFlowPayload(t *testing.T) {
 		{"too large", "    tool: packets\n    payload: 9000\n    rate: 300M", "flows[0].payload: payload 9000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc := strings.Replace(string(base), "    rate: 300M", tc.new, 1)
+			doc := strings.Replace(base, "    rate: 300M", tc.new, 1)
 			sc, err := Parse([]byte(doc), "payload.yaml")
 			switch {
 			case tc.err == "" && err != nil:

@@ -61,6 +61,19 @@ func TestStartFails(t *testing.T) {
 	}
 }
 
+// wantParseError replaces old (which base must hold) with new and wants
+// the parse of the result, as file, to fail with an error holding want.
+func wantParseError(t *testing.T, base, file, old, new, want string) {
+	t.Helper()
+	if !strings.Contains(base, old) {
+		t.Fatalf("base has no %q", old)
+	}
+	_, err := Parse([]byte(strings.Replace(base, old, new, 1)), file)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v\nwant %q", err, want)
+	}
+}
+
 // TestPlacementErrors: each no-node case names the file, the object or
 // field and the selector.
 func TestPlacementErrors(t *testing.T) {
@@ -85,13 +98,7 @@ func TestPlacementErrors(t *testing.T) {
 			`steps[1].expect.vms[0].startFails.reason: empty reason`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !strings.Contains(groupBase, tc.old) {
-				t.Fatalf("base has no %q", tc.old)
-			}
-			_, err := Parse([]byte(strings.Replace(groupBase, tc.old, tc.new, 1)), "group.yaml")
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v\nwant %q", err, tc.want)
-			}
+			wantParseError(t, groupBase, "group.yaml", tc.old, tc.new, tc.want)
 		})
 	}
 }

@@ -107,15 +107,11 @@ func (c *Churn) validate(v *validator, at stepAt) error {
 // lateVM checks a VM the churn starts and stops: a late VM not
 // started at the step (the churn leaves it stopped again), listed once.
 func (c *Churn) lateVM(v *validator, name, path string, st *stepState) error {
-	vm, ok := v.vms[name]
-	switch {
-	case !ok:
-		return v.d.errAt(path, "unknown VM %q", name)
-	case !vm.Late:
-		return v.d.errAt(path, "VM %q is created at provisioning: the churn starts and stops late VMs only (set late: true in topology.vms)", name)
-	case st.running[name]:
-		return v.d.errAt(path, "VM %q is already started at this step: the churn starts and stops late VMs that are not running", name)
-	case countOf(c.LateVMs, name) > 1:
+	if err := v.stoppedLateVM(name, path, st, ": the churn starts and stops late VMs only (set late: true in topology.vms)",
+		"already started at this step: the churn starts and stops late VMs that are not running"); err != nil {
+		return err
+	}
+	if countOf(c.LateVMs, name) > 1 {
 		return v.d.errAt(path, "VM %q is listed twice", name)
 	}
 	return nil

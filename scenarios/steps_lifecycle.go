@@ -83,14 +83,8 @@ func (StartVM) probeRule() probeRule { return probeRule{markedWithin: true} }
 func (s StartVM) validate(v *validator, at stepAt) error {
 	st := at.st
 	err := v.eachName(s, at.path, "VM", func(name, p string) error {
-		vm, ok := v.vms[name]
-		switch {
-		case !ok:
-			return v.d.errAt(p, "unknown VM %q", name)
-		case !vm.Late:
-			return v.d.errAt(p, "VM %q is created at provisioning (set late: true in topology.vms to start it in a step)", name)
-		case st.running[name]:
-			return v.d.errAt(p, "VM %q is started twice", name)
+		if err := v.stoppedLateVM(name, p, st, " (set late: true in topology.vms to start it in a step)", "started twice"); err != nil {
+			return err
 		}
 		st.running[name] = true
 		return nil

@@ -132,13 +132,7 @@ func TestManifestTopologyErrors(t *testing.T) {
 			`duplicate VM/host name "vm-a"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if !strings.Contains(vmBase, tc.old) {
-				t.Fatalf("base has no %q", tc.old)
-			}
-			_, err := Parse([]byte(strings.Replace(vmBase, tc.old, tc.new, 1)), "vm-base.yaml")
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v\nwant %q", err, tc.want)
-			}
+			wantParseError(t, vmBase, "vm-base.yaml", tc.old, tc.new, tc.want)
 		})
 	}
 }

@@ -137,17 +137,45 @@ func (v *validator) runningVM(name, path string, st *stepState) error {
 	return nil
 }
 
+// stoppedLateVM checks that a step refers to a late VM not running at
+// that step; notLate ends the error of a VM created at provisioning,
+// running says what a running VM is.
+func (v *validator) stoppedLateVM(name, path string, st *stepState, notLate, running string) error {
+	vm, ok := v.vms[name]
+	switch {
+	case !ok:
+		return v.d.errAt(path, "unknown VM %q", name)
+	case !vm.Late:
+		return v.d.errAt(path, "VM %q is created at provisioning%s", name, notLate)
+	case st.running[name]:
+		return v.d.errAt(path, "VM %q is %s", name, running)
+	}
+	return nil
+}
+
 // v4VM checks that a VM exists at the step and sends from its topology
 // IPv4 address (the raw frames and probes of these steps are IPv4).
 func (v *validator) v4VM(name, path string, st *stepState) error {
+	return v.topologyV4(name, path, st, "this step uses the topology address", "this step sends IPv4")
+}
+
+// probeVM checks the VM that sends a controller step's IPv4 probe stream.
+func (v *validator) probeVM(name, path string, st *stepState) error {
+	return v.topologyV4(name, path, st, "the probe uses the topology address", "the probe is IPv4")
+}
+
+// topologyV4 checks that VM name runs at the step and sends from its
+// topology IPv4 address; readdr and noV4 say why in the errors of a
+// changed and of a missing address.
+func (v *validator) topologyV4(name, path string, st *stepState, readdr, noV4 string) error {
 	if err := v.runningVM(name, path, st); err != nil {
 		return err
 	}
 	switch {
 	case st.readdr[name]:
-		return v.d.errAt(path, "VM %q changed its guest address in a guestIP step (this step uses the topology address)", name)
+		return v.d.errAt(path, "VM %q changed its guest address in a guestIP step (%s)", name, readdr)
 	case v.vms[name].Addresses.V4 == "":
-		return v.d.errAt(path, "VM %q has no IPv4 address (this step sends IPv4)", name)
+		return v.d.errAt(path, "VM %q has no IPv4 address (%s)", name, noV4)
 	}
 	return nil
 }
@@ -162,20 +190,6 @@ func (v *validator) v4Peer(name, network, path string) error {
 		return v.d.errAt(path, "host %q is on network %q, not %q", name, h.Network, network)
 	case h.Addresses.V4 == "":
 		return v.d.errAt(path, "host %q has no IPv4 address", name)
-	}
-	return nil
-}
-
-// probeVM checks the VM that sends a controller step's IPv4 probe stream.
-func (v *validator) probeVM(name, path string, st *stepState) error {
-	if err := v.runningVM(name, path, st); err != nil {
-		return err
-	}
-	switch {
-	case st.readdr[name]:
-		return v.d.errAt(path, "VM %q changed its guest address in a guestIP step (the probe uses the topology address)", name)
-	case v.sc.VM(name).Addresses.V4 == "":
-		return v.d.errAt(path, "VM %q has no IPv4 address (the probe is IPv4)", name)
 	}
 	return nil
 }

@@ -24,6 +24,30 @@ func buildBinary(t *testing.T) string {
 	return filepath.Join(bin, "nqos-sim")
 }
 
+// upTestbed builds the binary and boots the set in dir as run runID with
+// `up --detach --controller=false` and flags; the run goes down when the
+// test ends. It returns the binary.
+func upTestbed(t *testing.T, dir, runID string, flags ...string) string {
+	t.Helper()
+	bin := buildBinary(t)
+	set, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command(bin, "down", "--run-id", runID).CombinedOutput(); err != nil {
+			t.Errorf("down: %v\n%s", err, out)
+		}
+	})
+	args := append([]string{"up", "-f", set, "--detach", "--controller=false"}, flags...)
+	up := exec.Command(bin, append(args, "--run-id", runID)...)
+	up.Dir = t.TempDir()
+	if out, err := up.CombinedOutput(); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // copyExample copies an example set into a directory outside the
 // repository and returns that directory.
 func copyExample(t *testing.T, name string) string {

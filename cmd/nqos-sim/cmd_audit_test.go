@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -35,21 +34,7 @@ func bootAuditBed(t *testing.T) *auditBed {
 	t.Helper()
 	testenv.Root(t, "audit boots a testbed")
 	testenv.Binaries(t, "ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "ovn-nbctl")
-	bin := buildBinary(t)
-	set, err := filepath.Abs("testdata/audit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command(bin, "down", "--run-id", auditRunID).CombinedOutput(); err != nil {
-			t.Errorf("down: %v\n%s", err, out)
-		}
-	})
-	up := exec.Command(bin, "up", "-f", set, "--detach", "--controller=false", "--topology", "interconnect", "--run-id", auditRunID)
-	up.Dir = t.TempDir()
-	if out, err := up.CombinedOutput(); err != nil {
-		t.Fatalf("up: %v\n%s", err, out)
-	}
+	bin := upTestbed(t, "testdata/audit", auditRunID, "--topology", "interconnect")
 	st, err := localnet.RunStatus(context.Background(), auditRunID)
 	if err != nil || len(st.Zones) != 2 {
 		t.Fatalf("testbed status: %v, zones %v", err, st.Zones)

@@ -24,22 +24,7 @@ func TestUpStartsRouters(t *testing.T) {
 	}
 	testenv.Root(t, "up boots a testbed")
 	testenv.Binaries(t, "ovsdb-server", "ovs-vswitchd", "ovn-controller", "ovn-northd", "iperf3")
-	bin := buildBinary(t)
-	set, err := filepath.Abs("../../examples/okep-localnet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command(bin, "down", "--run-id", upRouterRunID).CombinedOutput(); err != nil {
-			t.Errorf("down: %v\n%s", err, out)
-		}
-	})
-	up := exec.Command(bin, "up", "-f", set, "--detach", "--controller=false", "--run-id", upRouterRunID)
-	up.Dir = t.TempDir()
-	out, err := up.CombinedOutput()
-	if err != nil {
-		t.Fatalf("up: %v\n%s", err, out)
-	}
+	bin := upTestbed(t, "../../examples/okep-localnet", upRouterRunID)
 	log, err := os.ReadFile(filepath.Join(localnet.RunDir(upRouterRunID), "up.log"))
 	if err != nil {
 		t.Fatal(err)

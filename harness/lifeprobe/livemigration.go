@@ -81,23 +81,17 @@ type Phase struct {
 // report shows, the probe counts the verdicts judge, the whole result as
 // its detail.
 func (res Migration) Outcome() Outcome {
-	return Outcome{
-		Packets: res.Marking.Packets, Unmarked: res.Marking.Unmarked,
-		Lost: map[string]int{Out: res.Out.Lost, In: res.In.Lost},
-		Sent: map[string]int{Out: res.Out.Sent, In: res.In.Sent},
-		Measures: append([]results.Measure{
-			Measured("target prepared (pod, LSP, port bound)", res.Report.Prepared),
-			Measured("target LSP in its port group, relative to the switch", res.TargetInGroup),
-			Measured("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
-			Measured("longest gap guest → peer", res.Out.LongestGap),
-			Measured("longest gap peer → guest", res.In.LongestGap),
-			Counted("probe packets seen on the uplinks", res.Marking.Packets, "packets"),
-			Counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
-			Counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
-			Counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
-		}, append(res.lateMeasures(), res.handoverMeasures()...)...),
-		Detail: res,
-	}
+	return probed(res.Marking, map[string]Direction{Out: res.Out, In: res.In}, append([]results.Measure{
+		Measured("target prepared (pod, LSP, port bound)", res.Report.Prepared),
+		Measured("target LSP in its port group, relative to the switch", res.TargetInGroup),
+		Measured("switch → first marked packet on the target uplink", res.FirstMarkedOnTarget),
+		Measured("longest gap guest → peer", res.Out.LongestGap),
+		Measured("longest gap peer → guest", res.In.LongestGap),
+		Counted("probe packets seen on the uplinks", res.Marking.Packets, "packets"),
+		Counted("probe packets unmarked", res.Marking.Unmarked, "packets"),
+		Counted("probe datagrams lost guest → peer", res.Out.Lost, "datagrams"),
+		Counted("probe datagrams lost peer → guest", res.In.Lost, "datagrams"),
+	}, append(res.lateMeasures(), res.handoverMeasures()...)...), res)
 }
 
 // lateMeasures are the figures of a VM migrated in after its NetworkQoS

@@ -31,19 +31,14 @@ type LauncherRestart struct {
 
 // Outcome is the launcher restart as a lifecycle step's result.
 func (r LauncherRestart) Outcome() Outcome {
-	return Outcome{
-		Packets: r.Marking.Packets, Unmarked: r.Marking.Unmarked,
-		Lost: map[string]int{Out: r.Out.Lost}, Sent: map[string]int{Out: r.Out.Sent},
-		Measures: []results.Measure{
-			Measured("launcher restart (new LSP up)", r.Restart),
-			Measured("new LSP in its port group", r.NewInGroup),
-			Measured("old LSP out of its port group", r.OldOutOfGroup),
-			Measured("longest gap guest → peer", r.Out.LongestGap),
-			Counted("probe packets unmarked", r.Marking.Unmarked, "packets"),
-			Counted("probe datagrams lost guest → peer", r.Out.Lost, "datagrams"),
-		},
-		Detail: r,
-	}
+	return probed(r.Marking, map[string]Direction{Out: r.Out}, []results.Measure{
+		Measured("launcher restart (new LSP up)", r.Restart),
+		Measured("new LSP in its port group", r.NewInGroup),
+		Measured("old LSP out of its port group", r.OldOutOfGroup),
+		Measured("longest gap guest → peer", r.Out.LongestGap),
+		Counted("probe packets unmarked", r.Marking.Unmarked, "packets"),
+		Counted("probe datagrams lost guest → peer", r.Out.Lost, "datagrams"),
+	}, r)
 }
 
 // GuestIPChange is what a guestIP step measured.
@@ -64,19 +59,14 @@ type GuestIPChange struct {
 // Outcome is the guest IP change as a lifecycle step's result: the
 // packets of both addresses count.
 func (r GuestIPChange) Outcome() Outcome {
-	unmarked := r.Before.Unmarked + r.After.Unmarked
-	lost := r.OutBefore.Lost + r.OutAfter.Lost
-	return Outcome{
-		Packets: r.Before.Packets + r.After.Packets, Unmarked: unmarked,
-		Lost: map[string]int{Out: lost}, Sent: map[string]int{Out: r.OutBefore.Sent + r.OutAfter.Sent},
-		Measures: []results.Measure{
-			Counted("probe packets from the old address", r.Before.Packets, "packets"),
-			Counted("probe packets from the new address", r.After.Packets, "packets"),
-			Counted("probe packets unmarked", unmarked, "packets"),
-			Counted("probe datagrams lost guest → peer", lost, "datagrams"),
-		},
-		Detail: r,
-	}
+	both := marks.Count{Packets: r.Before.Packets + r.After.Packets, Unmarked: r.Before.Unmarked + r.After.Unmarked}
+	out := Sum(r.OutBefore, r.OutAfter)
+	return probed(both, map[string]Direction{Out: out}, []results.Measure{
+		Counted("probe packets from the old address", r.Before.Packets, "packets"),
+		Counted("probe packets from the new address", r.After.Packets, "packets"),
+		Counted("probe packets unmarked", both.Unmarked, "packets"),
+		Counted("probe datagrams lost guest → peer", out.Lost, "datagrams"),
+	}, r)
 }
 
 // Stream is what a marked probe stream measured over its whole life.
@@ -94,8 +84,9 @@ type Stream struct {
 // Outcome is an operation under the stream as a lifecycle step's
 // result: m's packets and gap judged, the whole stream's loss.
 func (s Stream) Outcome(m marks.Count, measures []results.Measure, detail any) Outcome {
-	return Outcome{Packets: m.Packets, Unmarked: m.Unmarked, Gap: m.Gap,
-		Lost: map[string]int{Out: s.Lost}, Sent: map[string]int{Out: s.Sent}, Measures: measures, Detail: detail}
+	o := probed(m, map[string]Direction{Out: {Sent: s.Sent, Lost: s.Lost}}, measures, detail)
+	o.Gap = m.Gap
+	return o
 }
 
 // DaemonRestart is what a daemon restart did to the traffic.

@@ -3,6 +3,7 @@ package lifeprobe
 import (
 	"time"
 
+	"github.com/nqos/nqos/harness/marks"
 	"github.com/nqos/nqos/harness/results"
 )
 
@@ -29,6 +30,16 @@ type Outcome struct {
 	Measures []results.Measure
 	// Detail is the operation's own result, for results.json.
 	Detail any
+}
+
+// probed is the Outcome of an operation whose probe saw m on the uplinks
+// and dirs per direction (Out, In); its Gap is left 0.
+func probed(m marks.Count, dirs map[string]Direction, measures []results.Measure, detail any) Outcome {
+	o := Outcome{Packets: m.Packets, Unmarked: m.Unmarked, Lost: map[string]int{}, Sent: map[string]int{}, Measures: measures, Detail: detail}
+	for k, d := range dirs {
+		o.Lost[k], o.Sent[k] = d.Lost, d.Sent
+	}
+	return o
 }
 
 // Measured is a duration figure of the report.

@@ -25,12 +25,6 @@ type SpoofedFlow struct {
 	DeliveredKbps float64        `json:"deliveredKbps"`
 }
 
-// Judged is the flow as package verdict judges it.
-func (f SpoofedFlow) Judged() verdict.SpoofFlow {
-	return verdict.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
-		OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps}
-}
-
 // Spoofing is what a spoof step measured, with capture's standard
 // verdicts for the flows that reached the uplink (DSCP, token-bucket
 // bound, throughput floor) and the port-security verdict.
@@ -56,5 +50,6 @@ func (r Spoofing) Flow(name string) verdict.SpoofFlow {
 	if !ok {
 		return verdict.SpoofFlow{Name: name}
 	}
-	return f.Judged()
+	return verdict.SpoofFlow{Name: f.Name, Sent: f.Sent, Seen: f.Seen, DSCP: f.DSCP,
+		OfferedKbps: f.OfferedKbps, DeliveredKbps: f.DeliveredKbps}
 }

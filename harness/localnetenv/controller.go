@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nqos/nqos/harness/lifeprobe"
@@ -34,38 +33,28 @@ type controllerProc struct {
 	cur *ctrlProcess // nil while no process runs
 }
 
-// startProcess configures the controller process and, if the scenario
-// boots it, starts it and waits until it is synced.
-func (e *testbedEnv) startProcess(ctx context.Context) error {
-	p := &controllerProc{}
-	e.proc = p
-	bin, err := e.controllerBin()
+// launch starts a process of the configuration.
+func (p *controllerProc) launch(ctx context.Context) error {
+	cur, err := launchController(ctx, p.cfg)
 	if err != nil {
 		return err
 	}
-	p.cfg = controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
-		LogPath: filepath.Join(e.dir, "controller.log")}
-	if !e.sc.BootsController() {
-		return nil
-	}
-	_, err = e.startController(ctx)
-	return err
+	p.cur = cur
+	return nil
 }
 
-// startController starts a process and waits until it is synced.
-func (e *testbedEnv) startController(ctx context.Context) (*ctrlProcess, error) {
-	c, err := launchController(ctx, e.proc.cfg)
-	if err != nil {
-		return nil, err
+// start launches a process and waits until it is synced.
+func (p *controllerProc) start(ctx context.Context) error {
+	if err := p.launch(ctx); err != nil {
+		return err
 	}
-	e.proc.cur = c
-	return c, c.WaitSynced(ctx, syncTimeout)
+	return p.cur.WaitSynced(ctx, syncTimeout)
 }
 
 // close kills the controller process.
 func (p *controllerProc) close() error {
 	if p.cur != nil {
-		return p.cur.Close()
+		return p.cur.Kill()
 	}
 	return nil
 }
@@ -155,7 +144,7 @@ func (e *testbedEnv) monitor(ctx context.Context, s *markedStream, nb, what stri
 	if m.converged, err = e.converge(ctx); err != nil {
 		return m, err
 	}
-	if _, err := s.WaitMarkedRun(ctx, time.Now(), steadyRun(s), markedTimeout); err != nil {
+	if _, err := s.WaitMarkedRun(ctx, time.Now(), markedRun(steadyWindow), markedTimeout); err != nil {
 		return m, fmt.Errorf("probe after the %s: %w", what, err)
 	}
 	m.end = time.Now()
@@ -174,13 +163,12 @@ func (e *testbedEnv) monitor(ctx context.Context, s *markedStream, nb, what stri
 // the one central, or the zone of the probed VM) under the probe.
 func (e *testbedEnv) restartUnderProbe(ctx context.Context, spec harness.ControllerRestart, s *markedStream, proc *controllerProc, nb string) (*restartRun, error) {
 	run := &restartRun{afterTx: spec.AfterTx, burst: spec.Burst != nil}
-	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), steadyRun(s), markedTimeout); err != nil {
+	if _, err := s.WaitMarkedRun(ctx, time.Now().Add(-steadyWindow), markedRun(steadyWindow), markedTimeout); err != nil {
 		return nil, fmt.Errorf("probe before the restart: %w", err)
 	}
 	var err error
 	run.monitored, err = e.monitor(ctx, s, nb, "restart", func(mon *nbMonitor) error {
-		next, rr, err := restartControllerProc(ctx, proc.cur, controllerRestartSpec{Mode: stopMode(spec.Mode),
-			Burst: spec.Burst, AfterTx: spec.AfterTx, Monitor: mon, Timeout: syncTimeout})
+		next, rr, err := restartControllerProc(ctx, proc.cur, mon, spec)
 		proc.cur, run.restart = next, rr
 		return err
 	})
@@ -189,10 +177,6 @@ func (e *testbedEnv) restartUnderProbe(ctx context.Context, spec harness.Control
 	}
 	return run, nil
 }
-
-// steadyRun is how many marked probe packets in a row make marking
-// steady: half the nominal packets of steadyWindow.
-func steadyRun(s *markedStream) int { return int(steadyWindow / s.Spec().Interval / 2) }
 
 func (r *restartRun) result() harness.ControllerResult {
 	rr := r.restart
@@ -221,24 +205,4 @@ func (r *restartRun) result() harness.ControllerResult {
 	return harness.ControllerResult{Divergence: r.converged.divergence(), TxWhileDown: rr.TxWhileDown,
 		Outcome: r.stream.Outcome(r.marks, ms, map[string]any{"restart": rr, "converged": r.converged.res, "marks": r.marks,
 			"stream": r.stream, "changes": lifeprobe.CountChanges(r.txs), "transactions": r.txs})}
-}
-
-// controllerLog are the tails of the zone controllers' logs and of the
-// controller process's log, if any.
-func (e *testbedEnv) controllerLog() []results.Log {
-	var zones []results.Log
-	if e.plane != nil {
-		zones = e.plane.logs()
-	}
-	if e.proc == nil {
-		return zones
-	}
-	raw, err := os.ReadFile(e.proc.cfg.LogPath)
-	if err != nil {
-		return zones
-	}
-	if len(raw) > logTail {
-		raw = raw[len(raw)-logTail:]
-	}
-	return append(zones, results.Log{Name: "nqos-controller.log", Text: string(raw)})
 }

@@ -41,43 +41,72 @@ func newControlPlane(t localnet.Topology) controlPlane {
 // centralPlane is one controller serving every node: in-process, or as a
 // process for the scenarios that restart or upgrade it (controller.go).
 type centralPlane struct {
+	// the in-process controller: cancel ends it, done is closed once it
+	// returned err.
 	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
 	proc   *controllerProc
 }
 
 func (p *centralPlane) start(ctx context.Context, e *testbedEnv, log *slog.Logger) error {
 	if e.sc.ControllerProcess() {
-		err := e.startProcess(ctx)
-		p.proc = e.proc
-		return err
+		bin, err := e.controllerBin()
+		if err != nil {
+			return err
+		}
+		p.proc = &controllerProc{cfg: controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: e.tb.NBAddress(),
+			LogPath: filepath.Join(e.dir, "controller.log")}}
+		if !e.sc.BootsController() {
+			return nil
+		}
+		return p.proc.start(ctx)
 	}
 	ctrl, err := controller.New(controller.Config{Kube: e.tb.RESTConfig(), NB: e.nb, Log: log})
 	if err != nil {
 		return err
 	}
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p.cancel = cancel
-	e.ctrlWG.Add(1)
+	p.cancel, p.done = cancel, make(chan struct{})
 	go func() {
-		defer e.ctrlWG.Done()
-		err := ctrl.Run(cctx)
-		e.ctrlMu.Lock()
-		e.ctrlEr = err
-		e.ctrlMu.Unlock()
+		defer close(p.done)
+		p.err = ctrl.Run(cctx)
 	}()
 	return localnet.Poll(ctx, 60*time.Second, "controller synced", func(context.Context) (bool, error) {
-		return ctrl.Ready(), e.controllerErr()
+		select {
+		case <-p.done:
+			if p.err != nil {
+				return false, fmt.Errorf("controller stopped: %w", p.err)
+			}
+		default:
+		}
+		return ctrl.Ready(), nil
 	})
 }
 
+// close ends the in-process controller and waits until it returned, or
+// kills the controller process.
 func (p *centralPlane) close() error {
 	if p.cancel != nil {
 		p.cancel()
+		<-p.done
+	}
+	if p.proc != nil {
+		return p.proc.close()
 	}
 	return nil
 }
 
-func (p *centralPlane) logs() []results.Log { return nil }
+// logs is the tail of the controller process's log, if any.
+func (p *centralPlane) logs() []results.Log {
+	if p.proc == nil {
+		return nil
+	}
+	if l, ok := tailLog(p.proc.cfg.LogPath, "nqos-controller.log"); ok {
+		return []results.Log{l}
+	}
+	return nil
+}
 
 func (p *centralPlane) process(string) (*controllerProc, bool) { return p.proc, p.proc != nil }
 
@@ -92,11 +121,9 @@ func (p *centralPlane) boot(ctx context.Context) (time.Time, error) {
 // it returns when the last was.
 func bootProcs(ctx context.Context, procs ...*controllerProc) (time.Time, error) {
 	for _, c := range procs {
-		cur, err := launchController(ctx, c.cfg)
-		if err != nil {
+		if err := c.launch(ctx); err != nil {
 			return time.Time{}, err
 		}
-		c.cur = cur
 	}
 	var last time.Time
 	for _, c := range procs {
@@ -118,8 +145,7 @@ func bootProcs(ctx context.Context, procs ...*controllerProc) (time.Time, error)
 // boot no controller (upgrade) get the zone processes configured, not
 // started.
 type zonePlane struct {
-	zones []string
-	procs []*controllerProc
+	procs []*controllerProc // by zone, each with --node <zone>
 	agg   *controllerProc
 }
 
@@ -136,15 +162,13 @@ func (p *zonePlane) start(ctx context.Context, e *testbedEnv, _ *slog.Logger) er
 	for _, z := range e.zones {
 		cfg := controllerConfig{Bin: bin, Kubeconfig: e.tb.Kubeconfig(), NB: z.zone.NB, Node: z.zone.Name,
 			LogPath: filepath.Join(e.dir, "nqos-controller-"+z.zone.Name+".log")}
-		p.zones, p.procs = append(p.zones, z.zone.Name), append(p.procs, &controllerProc{cfg: cfg})
+		p.procs = append(p.procs, &controllerProc{cfg: cfg})
 	}
 	p.agg = &controllerProc{cfg: controllerConfig{Bin: bin, Aggregate: true, Kubeconfig: e.tb.Kubeconfig(),
 		LogPath: filepath.Join(e.dir, "nqos-aggregator.log")}}
-	cur, err := launchController(ctx, p.agg.cfg)
-	if err != nil {
+	if err := p.agg.launch(ctx); err != nil {
 		return fmt.Errorf("status aggregator: %w", err)
 	}
-	p.agg.cur = cur
 	if e.sc.BootsController() {
 		if _, err := p.boot(ctx); err != nil {
 			return err
@@ -189,9 +213,9 @@ func (p *zonePlane) all() []*controllerProc {
 }
 
 func (p *zonePlane) process(zone string) (*controllerProc, bool) {
-	for i, z := range p.zones {
-		if z == zone {
-			return p.procs[i], true
+	for _, c := range p.procs {
+		if c.cfg.Node == zone {
+			return c, true
 		}
 	}
 	return nil, false

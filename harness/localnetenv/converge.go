@@ -26,8 +26,7 @@ func (e *testbedEnv) converge(ctx context.Context) (convergence, error) {
 	deadline := time.Now().Add(convergeTimeout)
 	var c convergence
 	for _, z := range e.zones {
-		cl := &clusterView{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}
-		res, err := waitConverged(ctx, cl, z.nb, max(time.Until(deadline), time.Millisecond))
+		res, err := e.waitConverged(ctx, z, max(time.Until(deadline), time.Millisecond))
 		c.res = res
 		switch {
 		case err == nil:

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
@@ -22,43 +21,36 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 )
 
-// clusterView reads the objects of a real API server.
-type clusterView struct {
-	Kube    kubernetes.Interface
-	Dynamic dynamic.Interface
-	// Node, if set, compiles for that node's zone (interconnect): only
-	// its pods are port-group members.
-	Node string
-}
-
-// Input lists every object the compiler reads (NetworkQoS, Namespace,
-// Pod, NAD, and CUDN when that API is installed).
-func (c *clusterView) Input(ctx context.Context) (qos.Input, error) {
+// clusterInput lists every object the compiler reads (NetworkQoS,
+// Namespace, Pod, NAD, and CUDN when that API is installed) from the
+// API server; node, if set, compiles for that node's zone
+// (interconnect): only its pods are port-group members.
+func (e *testbedEnv) clusterInput(ctx context.Context, node string) (qos.Input, error) {
 	var in qos.Input
-	nss, err := c.Kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	nss, err := e.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return in, fmt.Errorf("list namespaces: %w", err)
 	}
 	for i := range nss.Items {
 		in.Namespaces = append(in.Namespaces, &nss.Items[i])
 	}
-	pods, err := c.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	pods, err := e.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return in, fmt.Errorf("list pods: %w", err)
 	}
 	for i := range pods.Items {
 		in.Pods = append(in.Pods, &pods.Items[i])
 	}
-	if in.NetworkQoSes, err = listTyped[v1alpha1.NetworkQoS](ctx, c.Dynamic, v1alpha1.GroupVersionResource(), false); err != nil {
+	if in.NetworkQoSes, err = listTyped[v1alpha1.NetworkQoS](ctx, e.dyn, v1alpha1.GroupVersionResource(), false); err != nil {
 		return in, err
 	}
-	if in.NADs, err = listTyped[nadv1.NetworkAttachmentDefinition](ctx, c.Dynamic, nadv1.GroupVersionResource(), false); err != nil {
+	if in.NADs, err = listTyped[nadv1.NetworkAttachmentDefinition](ctx, e.dyn, nadv1.GroupVersionResource(), false); err != nil {
 		return in, err
 	}
-	if in.CUDNs, err = listTyped[udnv1.ClusterUserDefinedNetwork](ctx, c.Dynamic, udnv1.GroupVersionResource(), true); err != nil {
+	if in.CUDNs, err = listTyped[udnv1.ClusterUserDefinedNetwork](ctx, e.dyn, udnv1.GroupVersionResource(), true); err != nil {
 		return in, err
 	}
-	in.Node = c.Node
+	in.Node = node
 	return in, nil
 }
 
@@ -88,13 +80,6 @@ func fromUnstructured(u *unstructured.Unstructured, obj any) error {
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
-// rowSource is the Northbound view compared with the compiler;
-// *ovnnb.Client implements it.
-type rowSource interface {
-	Rows(ctx context.Context) (qos.Desired, error)
-	nbaudit.Source
-}
-
 // convergeResult is how the Northbound reached the compiler's state.
 type convergeResult struct {
 	// Took is from the call until the rows matched.
@@ -109,22 +94,22 @@ type convergeResult struct {
 	Violations []nbaudit.Violation `json:"violations"`
 }
 
-// waitConverged polls until the NB rows equal qos.Compile of the
-// cluster's current objects (node "" = every node) and Audit is clean.
-// On timeout the last difference is in the result and the error.
-func waitConverged(ctx context.Context, c *clusterView, nb rowSource, timeout time.Duration) (convergeResult, error) {
+// waitConverged polls until zone z's NB rows equal qos.Compile of the
+// cluster's current objects for the zone and Audit is clean. On timeout
+// the last difference is in the result and the error.
+func (e *testbedEnv) waitConverged(ctx context.Context, z zoneNB, timeout time.Duration) (convergeResult, error) {
 	start := time.Now()
 	var res convergeResult
 	err := poll.Until(ctx, timeout, 100*time.Millisecond, "NB rows equal to the compiler's", func(context.Context) (bool, error) {
-		in, err := c.Input(ctx)
+		in, err := e.clusterInput(ctx, z.node())
 		if err != nil {
 			return false, err
 		}
-		got, err := nb.Rows(ctx)
+		got, err := z.nb.Rows(ctx)
 		if err != nil {
 			return false, err
 		}
-		violations, err := nbaudit.Audit(ctx, nb)
+		violations, err := nbaudit.Audit(ctx, z.nb)
 		if err != nil {
 			return false, err
 		}

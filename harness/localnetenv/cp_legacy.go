@@ -8,13 +8,8 @@ import (
 
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/topo/localnet"
 )
-
-// nbCtl runs ovn-nbctl against the Northbound; *localnet.Testbed
-// implements it.
-type nbCtl interface {
-	NBCtl(ctx context.Context, args ...string) (string, error)
-}
 
 // legacyQoSRule is one rule row as the previous upstream generation wrote
 // it: the match is "ip4.src == {$<source set>}" followed by Rest.
@@ -51,8 +46,9 @@ func hashForOVN(s string) string {
 // controller names and tags them (upstream-networkqos-facts §2.6):
 // set <hash of "<ctrl>:NetworkQoS:<ns>:<name>:src:0:v4"> with rule-index
 // src, ip-block-index 0, ip-family v4; rows with rule-index <i> and
-// k8s.ovn.org/id "<ctrl>:NetworkQoS:<ns>:<name>:<i>" plus the network key.
-func seedLegacyRows(ctx context.Context, nb nbCtl, s legacySeed) (lifeprobe.SeededLegacy, error) {
+// k8s.ovn.org/id "<ctrl>:NetworkQoS:<ns>:<name>:<i>" plus the network key,
+// into the NB of zone z.
+func (e *testbedEnv) seedLegacyRows(ctx context.Context, z localnet.Zone, s legacySeed) (lifeprobe.SeededLegacy, error) {
 	if s.Namespace == "" || s.Name == "" || s.Network == "" || s.Switch == "" || len(s.Rules) == 0 {
 		return lifeprobe.SeededLegacy{}, fmt.Errorf("legacy rows of %s/%s: namespace, name, network, switch and rules are required", s.Namespace, s.Name)
 	}
@@ -84,7 +80,7 @@ func seedLegacyRows(ctx context.Context, nb nbCtl, s legacySeed) (lifeprobe.Seed
 		}
 		args = append(args, "--", "add", "Logical_Switch", s.Switch, "qos_rules", ref)
 	}
-	stdout, err := nb.NBCtl(ctx, args...)
+	stdout, err := e.tb.ZoneNBCtl(ctx, z, args...)
 	if err != nil {
 		return out, fmt.Errorf("seed legacy rows of %s/%s: %w", s.Namespace, s.Name, err)
 	}

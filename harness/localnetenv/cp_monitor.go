@@ -1,10 +1,12 @@
 package localnetenv
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -101,7 +103,9 @@ func decodeChanges(u ovsdbmon.Update) ([]lifeprobe.RowChange, error) {
 			out = append(out, c)
 		}
 	}
-	sortChanges(out)
+	slices.SortFunc(out, func(a, b lifeprobe.RowChange) int { // by table, then UUID
+		return cmp.Or(strings.Compare(a.Table, b.Table), strings.Compare(a.UUID, b.UUID))
+	})
 	return out, nil
 }
 

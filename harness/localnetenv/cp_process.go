@@ -58,7 +58,7 @@ type logLine struct {
 }
 
 // launchController starts the controller process; WaitSynced waits until
-// it is ready. Close (or Kill/Stop) ends it.
+// it is ready. Kill or Stop ends it.
 func launchController(ctx context.Context, cfg controllerConfig) (*ctrlProcess, error) {
 	if cfg.Bin == "" || cfg.Kubeconfig == "" || (cfg.NB == "") != cfg.Aggregate || cfg.LogPath == "" {
 		return nil, fmt.Errorf("controller: Bin, Kubeconfig, LogPath and NB (none with Aggregate) are required (got %+v)", cfg)
@@ -199,14 +199,6 @@ func (c *ctrlProcess) Stop(ctx context.Context, timeout time.Duration) error {
 	}
 	return nil
 }
-
-// Restart starts a new process with the same configuration.
-func (c *ctrlProcess) Restart(ctx context.Context) (*ctrlProcess, error) {
-	return launchController(ctx, c.cfg)
-}
-
-// Close kills the process if it still runs.
-func (c *ctrlProcess) Close() error { return c.Kill() }
 
 // readyMessage is the log message that says the process is synced.
 func (cfg controllerConfig) readyMessage() string {

@@ -128,9 +128,7 @@ func (e *testbedEnv) WatchDelivery(ctx context.Context, dests []string, pcap fun
 			d.caps[dest], err = live.Start(ctx, live.Options{Netns: ns, Interface: ifname, PcapPath: d.pcap[dest]})
 		}
 		if err != nil {
-			for _, c := range d.caps {
-				_ = c.Close()
-			}
+			closeCaptures(d.caps)
 			return nil, fmt.Errorf("capture at destination %s: %w", dest, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,31 +174,32 @@ func asUnsupported(err error) error {
 // waitInClusterDeployment waits until the deployed Deployment name has
 // an available replica.
 func (e *testbedEnv) waitInClusterDeployment(ctx context.Context, name string) error {
-	return localnet.Poll(ctx, 60*time.Second, "in-cluster "+name+" available", func(ctx context.Context) (bool, error) {
-		d, err := e.kube.AppsV1().Deployments(controllerNamespace).Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("deployment %s/%s: not found: deploy the controller first (make kind-deploy)", controllerNamespace, name)
-		}
-		if err != nil {
-			return false, fmt.Errorf("deployment %s/%s: %w", controllerNamespace, name, err)
-		}
-		return d.Status.AvailableReplicas > 0, nil
-	})
+	return waitInCluster(ctx, "deployment", name, "in-cluster "+name+" available", e.kube.AppsV1().Deployments(controllerNamespace).Get,
+		func(d *appsv1.Deployment) bool { return d.Status.AvailableReplicas > 0 })
 }
 
 // waitInClusterDaemonSet waits until the per-node controller runs
 // available on every node of the testbed.
 func (e *testbedEnv) waitInClusterDaemonSet(ctx context.Context) error {
-	return localnet.Poll(ctx, 60*time.Second, "in-cluster per-node controllers available", func(ctx context.Context) (bool, error) {
-		d, err := e.kube.AppsV1().DaemonSets(controllerNamespace).Get(ctx, controllerDaemonSet, metav1.GetOptions{})
+	return waitInCluster(ctx, "daemonset", controllerDaemonSet, "in-cluster per-node controllers available", e.kube.AppsV1().DaemonSets(controllerNamespace).Get,
+		func(d *appsv1.DaemonSet) bool {
+			s := d.Status
+			return s.DesiredNumberScheduled > 0 && s.NumberAvailable == s.DesiredNumberScheduled && s.UpdatedNumberScheduled == s.DesiredNumberScheduled
+		})
+}
+
+// waitInCluster polls (get) the deployed controller object kind name in
+// controllerNamespace until ready says it is available.
+func waitInCluster[T any](ctx context.Context, kind, name, what string, get func(context.Context, string, metav1.GetOptions) (T, error), ready func(T) bool) error {
+	return localnet.Poll(ctx, 60*time.Second, what, func(ctx context.Context) (bool, error) {
+		obj, err := get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("daemonset %s/%s: not found: deploy the controller first (make kind-deploy)", controllerNamespace, controllerDaemonSet)
+			return false, fmt.Errorf("%s %s/%s: not found: deploy the controller first (make kind-deploy)", kind, controllerNamespace, name)
 		}
 		if err != nil {
-			return false, fmt.Errorf("daemonset %s/%s: %w", controllerNamespace, controllerDaemonSet, err)
+			return false, fmt.Errorf("%s %s/%s: %w", kind, controllerNamespace, name, err)
 		}
-		s := d.Status
-		return s.DesiredNumberScheduled > 0 && s.NumberAvailable == s.DesiredNumberScheduled && s.UpdatedNumberScheduled == s.DesiredNumberScheduled, nil
+		return ready(obj), nil
 	})
 }
 

@@ -18,7 +18,7 @@ import (
 // are the watched zone's (the one whose NB the step monitors).
 func (e *testbedEnv) seedLegacy(ctx context.Context, legacy []*scenarios.Manifest, run *upgradeRun, watched string) error {
 	for _, z := range e.zones {
-		in, err := (&clusterView{Kube: e.kube, Dynamic: e.dyn, Node: z.node()}).Input(ctx)
+		in, err := e.clusterInput(ctx, z.node())
 		if err != nil {
 			return err
 		}
@@ -28,7 +28,7 @@ func (e *testbedEnv) seedLegacy(ctx context.Context, legacy []*scenarios.Manifes
 			if err != nil {
 				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
 			}
-			seeded, err := seedLegacyRows(ctx, zoneCtl{tb: e.tb, zone: z.zone}, spec)
+			seeded, err := e.seedLegacyRows(ctx, z.zone, spec)
 			if err != nil {
 				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
 			}

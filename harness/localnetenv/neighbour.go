@@ -27,9 +27,27 @@ const unresolvedTimeout = 4 * time.Second
 // MAC. A VM-to-VM flow then measures marking, not the first ARP/ND
 // exchange of a freshly booted fabric (whose first frames the userspace
 // datapath may still drop). It runs before the captures start, so none of
-// these datagrams is classified.
-func awaitNeighbour(ctx context.Context, ns, dev string, src, dst netip.Addr, timeout time.Duration) error {
-	return awaitNeighbourEvery(ctx, ns, dev, src, dst, timeout, 200*time.Millisecond)
+// these datagrams is classified. It polls every every (a flow: 200 ms).
+func awaitNeighbour(ctx context.Context, ns, dev string, src, dst netip.Addr, timeout, every time.Duration) error {
+	h := netns.Named(ns)
+	return poll.Until(ctx, timeout, every, fmt.Sprintf("%s: neighbour %s on %s", ns, dst, dev), func(context.Context) (bool, error) {
+		var mac net.HardwareAddr
+		err := h.WithConn(func(c *netns.Conn) error {
+			var err error
+			mac, err = c.Neigh(dev, dst)
+			return err
+		})
+		if err != nil {
+			return false, err
+		}
+		if len(mac) > 0 {
+			return true, nil
+		}
+		if err := h.Do(func() error { return nudge(src, dst) }); err != nil {
+			return false, err
+		}
+		return false, poll.Retry("no neighbour entry with a MAC yet")
+	})
 }
 
 // refreshHost makes the guest namespace ns resolve the host dst on dev
@@ -59,29 +77,7 @@ func refreshHost(ctx context.Context, ns, dev string, src, dst netip.Addr) error
 	if !known {
 		return nil
 	}
-	return awaitNeighbourEvery(ctx, ns, dev, src, dst, neighbourTimeout, 20*time.Millisecond)
-}
-
-func awaitNeighbourEvery(ctx context.Context, ns, dev string, src, dst netip.Addr, timeout, every time.Duration) error {
-	h := netns.Named(ns)
-	return poll.Until(ctx, timeout, every, fmt.Sprintf("%s: neighbour %s on %s", ns, dst, dev), func(context.Context) (bool, error) {
-		var mac net.HardwareAddr
-		err := h.WithConn(func(c *netns.Conn) error {
-			var err error
-			mac, err = c.Neigh(dev, dst)
-			return err
-		})
-		if err != nil {
-			return false, err
-		}
-		if len(mac) > 0 {
-			return true, nil
-		}
-		if err := h.Do(func() error { return nudge(src, dst) }); err != nil {
-			return false, err
-		}
-		return false, poll.Retry("no neighbour entry with a MAC yet")
-	})
+	return awaitNeighbour(ctx, ns, dev, src, dst, neighbourTimeout, 20*time.Millisecond)
 }
 
 // nudge sends one UDP datagram from src to dst:9 (discard).

@@ -21,22 +21,25 @@ const logTail = 16 << 10
 // each audits its zone's state after every committed transaction there.
 // Objects in neverOwn must own no row in any audited state.
 func (e *testbedEnv) Watch(ctx context.Context, neverOwn []harness.ObjectKey) (harness.Watch, error) {
-	rejected := map[ovnnb.Key]bool{}
+	rejected := map[harness.ObjectKey]bool{}
 	for _, k := range neverOwn {
-		rejected[ovnnb.Key{Namespace: k.Namespace, Name: k.Name}] = true
+		rejected[k] = true
 	}
-	opts := nbaudit.Options{Rejected: func(k ovnnb.Key) bool { return rejected[k] }, Log: e.log}
-	return e.watchZones(ctx, opts), nil
+	return e.WatchRejected(ctx, func(k harness.ObjectKey) bool { return rejected[k] })
 }
 
-// watchZones starts an nbaudit.Watcher with opts on every zone's NB.
-func (e *testbedEnv) watchZones(ctx context.Context, opts nbaudit.Options) *watch {
+// WatchRejected is Watch with a rejected set asked for every audited
+// state.
+func (e *testbedEnv) WatchRejected(ctx context.Context, rejected func(harness.ObjectKey) bool) (harness.Watch, error) {
+	opts := nbaudit.Options{Log: e.log, Rejected: func(k ovnnb.Key) bool {
+		return rejected(harness.ObjectKey{Namespace: k.Namespace, Name: k.Name})
+	}}
 	w := &watch{}
 	for _, z := range e.zones {
 		w.zones = append(w.zones, z.zone.Name)
 		w.ws = append(w.ws, nbaudit.Watch(context.WithoutCancel(ctx), z.zone.NB, opts))
 	}
-	return w
+	return w, nil
 }
 
 // watch is a running nbaudit.Watcher per zone.
@@ -103,7 +106,11 @@ func (e *testbedEnv) Logs(ctx context.Context) []results.Log {
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	sort.Strings(files)
-	return append(tailLogs(files), e.controllerLog()...)
+	out := tailLogs(files)
+	if e.plane != nil {
+		out = append(out, e.plane.logs()...)
+	}
+	return out
 }
 
 // tailLogs is the last logTail bytes of each readable file, named by its
@@ -111,14 +118,22 @@ func (e *testbedEnv) Logs(ctx context.Context) []results.Log {
 func tailLogs(files []string) []results.Log {
 	var out []results.Log
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
-		if err != nil {
-			continue
+		if l, ok := tailLog(f, filepath.Base(f)); ok {
+			out = append(out, l)
 		}
-		if len(raw) > logTail {
-			raw = raw[len(raw)-logTail:]
-		}
-		out = append(out, results.Log{Name: filepath.Base(f), Text: string(raw)})
 	}
 	return out
+}
+
+// tailLog is the last logTail bytes of a file as the log name (false if
+// the file cannot be read).
+func tailLog(path, name string) (results.Log, bool) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return results.Log{}, false
+	}
+	if len(raw) > logTail {
+		raw = raw[len(raw)-logTail:]
+	}
+	return results.Log{Name: name, Text: string(raw)}, true
 }

@@ -31,6 +31,7 @@ import (
 
 	udnv1 "github.com/nqos/nqos/api/udn/v1"
 	"github.com/nqos/nqos/harness"
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/kubevirt"
 	"github.com/nqos/nqos/scenarios"
@@ -70,25 +71,22 @@ func (p *Provisioner) RunIDs() []string {
 
 // testbedEnv is a running testbed with the controller and the scenario's VMs.
 type testbedEnv struct {
-	sc     *scenarios.Scenario
-	fams   []scenarios.Family
-	dir    string
-	tb     *localnet.Testbed
-	be     backend
-	nb     *ovnnb.Client // the first zone's
-	zones  []zoneNB
-	plane  controlPlane
-	kube   kubernetes.Interface
-	dyn    dynamic.Interface
-	vms    *kubevirt.Manager
-	life   *vmOps
-	log    *slog.Logger
-	ctrlWG sync.WaitGroup
-	ctrlMu sync.Mutex
-	ctrlEr error
-	// ctrlBin and proc: the controller as a process (controller.go).
+	sc    *scenarios.Scenario
+	fams  []scenarios.Family
+	dir   string
+	tb    *localnet.Testbed
+	be    backend
+	nb    *ovnnb.Client // the first zone's
+	zones []zoneNB
+	plane controlPlane
+	kube  kubernetes.Interface
+	dyn   dynamic.Interface
+	vms   *kubevirt.Manager
+	// clock timestamps every LSP appearing in any zone's NB.
+	clock *lifeprobe.FirstSeen
+	log   *slog.Logger
+	// ctrlBin: the controller as a process (controller.go).
 	ctrlBin string
-	proc    *controllerProc
 	// fab: shaped ports and trust boundaries (fabric.go).
 	fab fabricEnv
 }
@@ -175,12 +173,10 @@ func (p *Provisioner) log() *slog.Logger {
 // spec maps the scenario topology to a testbed spec.
 func (p *Provisioner) spec(sc *scenarios.Scenario, fams []scenarios.Family) (localnet.Spec, error) {
 	var buf bytes.Buffer
-	seen := map[string]bool{}
 	for _, n := range sc.Topology.Networks {
 		m, _ := sc.Manifests.Get(n.Manifest)
 		buf.WriteString("---\n")
 		buf.Write(m.YAML())
-		seen[m.Namespace] = true
 	}
 	for _, m := range sc.Manifests {
 		if m.Kind == "Namespace" {
@@ -253,19 +249,11 @@ func (e *testbedEnv) start(ctx context.Context, log *slog.Logger) error {
 	return e.createVMs(ctx)
 }
 
-func (e *testbedEnv) controllerErr() error {
-	e.ctrlMu.Lock()
-	defer e.ctrlMu.Unlock()
-	if e.ctrlEr != nil {
-		return fmt.Errorf("controller stopped: %w", e.ctrlEr)
-	}
-	return nil
-}
-
 // createVMs creates the VMs that are not late.
 func (e *testbedEnv) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
-	e.life = newVMOps(e.tb, e.vms, zonesNB(e.zones))
+	e.clock = lifeprobe.NewFirstSeen()
+	zonesNB(e.zones).OnLogicalSwitchPortAdd(e.clock.Add)
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]
 		if vm.Late {
@@ -349,10 +337,6 @@ func (e *testbedEnv) Close() error {
 	var procErr error
 	if e.plane != nil {
 		procErr = e.plane.close()
-		e.ctrlWG.Wait()
-	}
-	if e.proc != nil {
-		procErr = errors.Join(procErr, e.proc.close())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

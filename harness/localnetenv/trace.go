@@ -42,7 +42,7 @@ func (e *testbedEnv) microflow(ctx context.Context, run harness.FlowRun, z local
 		return ovntrace.Microflow{}, fmt.Errorf("VM %s/%s has %d ports and %d NICs, not NIC %d", vm.Namespace, vm.Name, len(in.LSPs), len(in.NICs), i)
 	}
 	lsp := in.LSPs[run.FromNIC]
-	src, err := e.mac(ctx, in.Netns, in.NICs[run.FromNIC])
+	src, err := e.tb.LinkMAC(in.Netns, in.NICs[run.FromNIC])
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
@@ -50,7 +50,7 @@ func (e *testbedEnv) microflow(ctx context.Context, run harness.FlowRun, z local
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
-	dst, err := e.mac(ctx, dstNetns, dstIf)
+	dst, err := e.tb.LinkMAC(dstNetns, dstIf)
 	if err != nil {
 		return ovntrace.Microflow{}, err
 	}
@@ -70,13 +70,18 @@ func (e *testbedEnv) microflow(ctx context.Context, run harness.FlowRun, z local
 	return mf, nil
 }
 
-// switchOf is the logical switch of an LSP in zone z's NB; `ovn-nbctl
-// lsp-get-ls` prints "<uuid> (<name>)".
+// switchOf is the logical switch of an LSP in zone z's NB.
 func (e *testbedEnv) switchOf(ctx context.Context, z localnet.Zone, lsp string) (string, error) {
 	out, err := e.tb.ZoneNBCtl(ctx, z, "lsp-get-ls", lsp)
 	if err != nil {
 		return "", err
 	}
+	return lspSwitch(lsp, out)
+}
+
+// lspSwitch is the switch name in the output of `ovn-nbctl lsp-get-ls
+// <lsp>`: "<uuid> (<name>)".
+func lspSwitch(lsp, out string) (string, error) {
 	i, j := strings.Index(out, "("), strings.LastIndex(out, ")")
 	if i < 0 || j < i {
 		return "", fmt.Errorf("LSP %s: ovn-nbctl lsp-get-ls printed %q, want \"<uuid> (<name>)\"", lsp, strings.TrimSpace(out))

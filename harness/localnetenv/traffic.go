@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -61,7 +60,7 @@ func (e *testbedEnv) Start(ctx context.Context, runs []harness.FlowRun) (harness
 			r.caps[run.Pcap], err = live.Start(ctx, live.Options{Netns: netns, Interface: ifname, PcapPath: run.Pcap})
 		}
 		if err != nil {
-			r.closeCaptures()
+			closeCaptures(r.caps)
 			return nil, fmt.Errorf("capture node %d uplink for flow %s: %w", run.Node, run.Name, err)
 		}
 	}
@@ -73,7 +72,7 @@ func (e *testbedEnv) Start(ctx context.Context, runs []harness.FlowRun) (harness
 		}
 		send, err := e.sender(ctx, r, i, run)
 		if err != nil {
-			r.closeCaptures()
+			closeCaptures(r.caps)
 			r.closeServers()
 			return nil, err
 		}
@@ -132,7 +131,7 @@ func (e *testbedEnv) resolvePeers(ctx context.Context, runs []harness.FlowRun) (
 		if run.Expect.Undelivered {
 			timeout = unresolvedTimeout
 		}
-		err = awaitNeighbour(ctx, in.Netns, in.NICs[run.FromNIC], run.Spec.SrcIP, run.Spec.DstIP, timeout)
+		err = awaitNeighbour(ctx, in.Netns, in.NICs[run.FromNIC], run.Spec.SrcIP, run.Spec.DstIP, timeout, 200*time.Millisecond)
 		switch {
 		case err != nil && run.Expect.Undelivered && errors.Is(err, poll.ErrTimeout):
 			unresolved[i] = err.Error()
@@ -143,9 +142,12 @@ func (e *testbedEnv) resolvePeers(ctx context.Context, runs []harness.FlowRun) (
 	return unresolved, nil
 }
 
-func (r *running) closeCaptures() {
-	for _, c := range r.caps {
-		_ = c.Close()
+// closeCaptures closes every capture (a nil one is a failed start).
+func closeCaptures(caps map[string]*live.Capture) {
+	for _, c := range caps {
+		if c != nil {
+			_ = c.Close()
+		}
 	}
 }
 
@@ -216,7 +218,7 @@ const (
 // injector sends raw sequence-numbered frames from the guest NIC to the
 // destination's MAC.
 func (e *testbedEnv) injector(ctx context.Context, run harness.FlowRun, wire flow.Spec, netns, nic string) (func(context.Context) error, error) {
-	src, err := e.mac(ctx, netns, nic)
+	src, err := e.tb.LinkMAC(netns, nic)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
@@ -224,7 +226,7 @@ func (e *testbedEnv) injector(ctx context.Context, run harness.FlowRun, wire flo
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
-	dst, err := e.mac(ctx, dstNetns, dstIf)
+	dst, err := e.tb.LinkMAC(dstNetns, dstIf)
 	if err != nil {
 		return nil, fmt.Errorf("flow %s: %w", run.Name, err)
 	}
@@ -266,10 +268,6 @@ func (e *testbedEnv) endpoint(name string, nic int) (netns, ifname string, err e
 		return "", "", fmt.Errorf("no VM or host %q on the testbed", name)
 	}
 	return h.Netns, h.Ifname, nil
-}
-
-func (e *testbedEnv) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
-	return e.tb.LinkMAC(netns, ifname)
 }
 
 // Finish waits for the senders, stops the captures and judges each

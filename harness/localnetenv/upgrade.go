@@ -71,7 +71,7 @@ func (e *testbedEnv) Upgrade(ctx context.Context, legacy []*scenarios.Manifest, 
 // monitors.
 func (e *testbedEnv) upgradeUnderProbe(ctx context.Context, s *markedStream, run *upgradeRun, z zoneNB) error {
 	var err error
-	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, steadyRun(s), markedTimeout); err != nil {
+	if run.legacyAt, err = s.WaitMarkedRun(ctx, run.seededAt, markedRun(steadyWindow), markedTimeout); err != nil {
 		return fmt.Errorf("probe marked by the legacy rows: %w", err)
 	}
 	run.monitored, err = e.monitor(ctx, s, z.zone.NB, "migration", func(*nbMonitor) (err error) {

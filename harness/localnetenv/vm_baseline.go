@@ -8,74 +8,67 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/lifeprobe"
+	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// baselineSpec measures OVN's own port-group change time: a scratch port
-// group with a hand-made QoS row (inport == @pg, DSCP), and the VM's
-// bound, running port added to it by ovn-nbctl. The VM must not be
-// selected by any NetworkQoS that marks its traffic.
-type baselineSpec struct {
-	VM vmID `json:"vm"`
-	// Name of the scratch port group (default "lifecycle_baseline"); it and
-	// its QoS row are removed when the operation returns.
-	Name     string       `json:"name"`
-	DSCP     int          `json:"dscp"`
-	Priority int          `json:"priority"` // of the scratch QoS row (default 999)
-	Samples  int          `json:"samples"`  // add/remove cycles (default 3)
-	Traffic  probeTraffic `json:"traffic"`
-}
+// baselinePG is the scratch port group of the port-group baseline; it and
+// its QoS row are removed when the operation returns.
+const baselinePG = "nqos_sim_baseline"
 
 const baselineTag = "nqos-sim-baseline"
 
-// PortGroupBaseline adds and removes the VM's port to and from a scratch
-// port group Samples times while the guest sends to the peer, and times
-// each change to its effect on the VM node's uplink.
-func (o *vmOps) PortGroupBaseline(ctx context.Context, spec baselineSpec) (res lifeprobe.Baseline, err error) {
-	if spec.Name == "" {
-		spec.Name = "lifecycle_baseline"
+// baselinePriority outranks every NetworkQoS row (10000 + 10·priority +
+// rule <= 11099), so the harness's own row marks the baseline VM whatever
+// selects it.
+const baselinePriority = 32000
+
+// PortGroupBaseline measures OVN's own port-group change time with a
+// harness-owned port group and QoS row (foreign to the controller): the
+// scratch port group with a hand-made QoS row (inport == @pg, b.DSCP),
+// and the VM's bound, running port added to and removed from it by
+// ovn-nbctl b.Samples times (default 3) while the guest sends to b.Peer;
+// each change is timed to its effect on the VM node's uplink. The VM
+// must not be selected by any NetworkQoS that marks its traffic.
+func (e *testbedEnv) PortGroupBaseline(ctx context.Context, vm *scenarios.VM, b *scenarios.OVNBaseline) (res lifeprobe.Baseline, err error) {
+	samples := b.Samples
+	if samples <= 0 {
+		samples = 3
 	}
-	if spec.Priority == 0 {
-		spec.Priority = 999
-	}
-	if spec.Samples <= 0 {
-		spec.Samples = 3
-	}
-	res = lifeprobe.Baseline{VM: spec.VM, PortGroup: spec.Name}
+	ref := vmRef(vm)
+	res = lifeprobe.Baseline{VM: ref, PortGroup: baselinePG}
 	fail := func(err error) (lifeprobe.Baseline, error) {
-		return res, fmt.Errorf("VM %s port-group baseline: %w", spec.VM, err)
+		return res, fmt.Errorf("VM %s port-group baseline: %w", ref, err)
 	}
-	in, vmIP, err := o.instance(spec.VM)
-	if err != nil {
-		return fail(err)
-	}
-	res.LSP = in.LSPs[0]
-	sw, err := o.switchOf(ctx, in.Node, res.LSP)
-	if err != nil {
-		return fail(err)
-	}
-	if err := o.addScratch(ctx, in.Node, sw, spec); err != nil {
-		return fail(errors.Join(err, o.removeScratch(context.WithoutCancel(ctx), in.Node, sw, spec.Name)))
-	}
-	defer func() {
-		if cerr := o.removeScratch(context.WithoutCancel(ctx), in.Node, sw, spec.Name); cerr != nil && err == nil {
-			err = fmt.Errorf("VM %s port-group baseline: %w", spec.VM, cerr)
-		}
-	}()
-	s, err := o.watchedSession(ctx, in, vmIP, spec.Traffic, false)
+	in, s, err := e.vmSession(ctx, ref, &res.LSP, b.Peer, false)
 	if err != nil {
 		return fail(err)
 	}
 	defer s.close()
-	ups := s.ups
+	z, err := e.tb.ZoneOf(in.Node)
+	if err != nil {
+		return fail(err)
+	}
+	sw, err := e.switchOf(ctx, z, res.LSP)
+	if err != nil {
+		return fail(err)
+	}
+	if err := e.addScratch(ctx, in.Node, sw, b.DSCP); err != nil {
+		return fail(errors.Join(err, e.removeScratch(context.WithoutCancel(ctx), in.Node, sw)))
+	}
+	defer func() {
+		if cerr := e.removeScratch(context.WithoutCancel(ctx), in.Node, sw); cerr != nil && err == nil {
+			err = fmt.Errorf("VM %s port-group baseline: %w", ref, cerr)
+		}
+	}()
 	var add, remove []time.Duration
-	for range spec.Samples {
-		d, err := o.timeChange(ctx, in.Node, ups, s.session, spec.DSCP, "pg-set-ports", spec.Name, res.LSP)
+	for range samples {
+		d, err := e.timeChange(ctx, in.Node, s, b.DSCP, "pg-set-ports", baselinePG, res.LSP)
 		if err != nil {
 			return fail(err)
 		}
 		add = append(add, d)
-		if d, err = o.timeChange(ctx, in.Node, ups, s.session, -spec.DSCP-1, "clear", "Port_Group", spec.Name, "ports"); err != nil {
+		if d, err = e.timeChange(ctx, in.Node, s, -b.DSCP-1, "clear", "Port_Group", baselinePG, "ports"); err != nil {
 			return fail(err)
 		}
 		remove = append(remove, d)
@@ -89,16 +82,16 @@ func (o *vmOps) PortGroupBaseline(ctx context.Context, spec baselineSpec) (res l
 
 // timeChange runs one ovn-nbctl command and waits for the first packet
 // of the session carrying dscp (dscp >= 0) or not carrying -dscp-1
-// (dscp < 0) on the uplinks; it returns command -> that packet.
-func (o *vmOps) timeChange(ctx context.Context, node string, ups *uplinks, s *session, dscp int, args ...string) (time.Duration, error) {
+// (dscp < 0) on the session's uplinks; it returns command -> that packet.
+func (e *testbedEnv) timeChange(ctx context.Context, node string, s *watched, dscp int, args ...string) (time.Duration, error) {
 	start := time.Now()
-	if _, err := o.tb.NodeNBCtl(ctx, node, args...); err != nil {
+	if _, err := e.tb.NodeNBCtl(ctx, node, args...); err != nil {
 		return 0, err
 	}
 	var at time.Time
 	what := fmt.Sprintf("effect of ovn-nbctl %s on %s's packets", strings.Join(args, " "), s.vmIP)
-	err := localnet.Poll(ctx, s.tr.Timeout, what, func(context.Context) (bool, error) {
-		for _, p := range ups.seen(s.vmIP) {
+	err := localnet.Poll(ctx, probeTimeout, what, func(context.Context) (bool, error) {
+		for _, p := range s.ups.seen(s.vmIP) {
 			if p.Dst != s.peerIP || p.At.Before(start) {
 				continue
 			}
@@ -107,51 +100,39 @@ func (o *vmOps) timeChange(ctx context.Context, node string, ups *uplinks, s *se
 				return true, nil
 			}
 		}
-		return false, ups.err()
+		return false, s.ups.err()
 	})
 	return at.Sub(start), err
 }
 
-// switchOf is the logical switch of an LSP in the NB of node's zone.
-func (o *vmOps) switchOf(ctx context.Context, node, lsp string) (string, error) {
-	out, err := o.tb.NodeNBCtl(ctx, node, "lsp-get-ls", lsp)
-	if err != nil {
-		return "", err
-	}
-	// "<uuid> (<name>)"
-	i, j := strings.Index(out, "("), strings.LastIndex(out, ")")
-	if i < 0 || j < i {
-		return "", fmt.Errorf("LSP %s: unexpected lsp-get-ls output %q", lsp, out)
-	}
-	return out[i+1 : j], nil
-}
-
-func (o *vmOps) addScratch(ctx context.Context, node, sw string, spec baselineSpec) error {
-	_, err := o.tb.NodeNBCtl(ctx, node, "--", "pg-add", spec.Name,
-		"--", "--id=@q", "create", "QoS", fmt.Sprintf("priority=%d", spec.Priority), "direction=to-lport",
-		fmt.Sprintf(`match="inport == @%s"`, spec.Name), fmt.Sprintf("action:dscp=%d", spec.DSCP),
-		"external_ids:"+baselineTag+"="+spec.Name,
+// addScratch creates the scratch port group and its QoS row marking dscp
+// on the logical switch sw.
+func (e *testbedEnv) addScratch(ctx context.Context, node, sw string, dscp int) error {
+	_, err := e.tb.NodeNBCtl(ctx, node, "--", "pg-add", baselinePG,
+		"--", "--id=@q", "create", "QoS", fmt.Sprintf("priority=%d", baselinePriority), "direction=to-lport",
+		fmt.Sprintf(`match="inport == @%s"`, baselinePG), fmt.Sprintf("action:dscp=%d", dscp),
+		"external_ids:"+baselineTag+"="+baselinePG,
 		"--", "add", "Logical_Switch", sw, "qos_rules", "@q")
 	if err != nil {
-		return fmt.Errorf("scratch port group %s: %w", spec.Name, err)
+		return fmt.Errorf("scratch port group %s: %w", baselinePG, err)
 	}
 	return nil
 }
 
 // removeScratch deletes the scratch QoS rows and port group; it is
 // idempotent.
-func (o *vmOps) removeScratch(ctx context.Context, node, sw, name string) error {
-	out, err := o.tb.NodeNBCtl(ctx, node, "--bare", "--columns=_uuid", "find", "QoS", "external_ids:"+baselineTag+"="+name)
+func (e *testbedEnv) removeScratch(ctx context.Context, node, sw string) error {
+	out, err := e.tb.NodeNBCtl(ctx, node, "--bare", "--columns=_uuid", "find", "QoS", "external_ids:"+baselineTag+"="+baselinePG)
 	if err != nil {
-		return fmt.Errorf("scratch QoS rows of %s: %w", name, err)
+		return fmt.Errorf("scratch QoS rows of %s: %w", baselinePG, err)
 	}
 	args := []string{}
 	for _, u := range strings.Fields(out) {
 		args = append(args, "--", "remove", "Logical_Switch", sw, "qos_rules", u)
 	}
-	args = append(args, "--", "--if-exists", "destroy", "Port_Group", name)
-	if _, err := o.tb.NodeNBCtl(ctx, node, args...); err != nil {
-		return fmt.Errorf("remove scratch port group %s: %w", name, err)
+	args = append(args, "--", "--if-exists", "destroy", "Port_Group", baselinePG)
+	if _, err := e.tb.NodeNBCtl(ctx, node, args...); err != nil {
+		return fmt.Errorf("remove scratch port group %s: %w", baselinePG, err)
 	}
 	return nil
 }

@@ -9,39 +9,28 @@ import (
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
 
+	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/scenarios"
 )
 
-// migrateSpec is a live migration under constant-rate traffic (scenario
-// 08-vm-lifecycle).
-type migrateSpec struct {
-	guestOp
-	Target string                 `json:"target"`
-	Mode   kubevirt.MigrationMode `json:"mode"`
-	// LateTargetLSP creates the target LSP only after the switch
-	// (per-pod-lsp): the VM is "migrated in" after its policy.
-	LateTargetLSP bool `json:"lateTargetLSP"`
-	// MTURequest of the target VIF (multi-chassis binding tunnels need
-	// headroom for their Geneve encapsulation).
-	MTURequest int `json:"mtuRequest"`
-	// Handover (multi-chassis) orders the handover's writes (default
-	// kubevirt.HandoverLSPFirst).
-	Handover kubevirt.HandoverOrder `json:"handover,omitempty"`
-}
-
-// Migrate live-migrates the VM while probes run both ways between the
-// guest and the peer and both nodes' uplinks are watched.
-func (o *vmOps) Migrate(ctx context.Context, spec migrateSpec) (lifeprobe.Migration, error) {
-	res := lifeprobe.Migration{VM: spec.VM, Mode: spec.Mode, Late: spec.LateTargetLSP}
-	fail := func(err error) (lifeprobe.Migration, error) {
-		return res, fmt.Errorf("VM %s migration to %s (%s): %w", spec.VM, spec.Target, spec.Mode, err)
-	}
-	in, vmIP, err := o.instance(spec.VM)
+// Migrate live-migrates the VM to node index m.To in the mode
+// migrationMode gives (scenario 08-vm-lifecycle) while probes run both
+// ways between the guest and p.Peer and both nodes' uplinks are watched.
+// With m.LateTargetLSP (per-pod-lsp) the target LSP is created only
+// after the switch: the VM is "migrated in" after its policy.
+func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios.Migrate, p *scenarios.Probe) (lifeprobe.Outcome, error) {
+	target := e.nodeName(m.To)
+	mode, note, err := e.migrationMode(vm, target, kubevirt.MigrationMode(m.Mode))
 	if err != nil {
-		return fail(err)
+		return lifeprobe.Outcome{}, err
 	}
-	res.SourceLSP = in.LSPs[0]
-	s, err := o.watchedSession(ctx, in, vmIP, spec.Traffic, true, in.Node, spec.Target)
+	ref := vmRef(vm)
+	res := lifeprobe.Migration{VM: ref, Mode: mode, Late: m.LateTargetLSP}
+	fail := func(err error) (lifeprobe.Outcome, error) {
+		return lifeprobe.Outcome{}, fmt.Errorf("VM %s migration to %s (%s): %w", ref, target, mode, err)
+	}
+	in, s, err := e.vmSession(ctx, ref, &res.SourceLSP, p.Peer, true, target)
 	if err != nil {
 		return fail(err)
 	}
@@ -50,12 +39,12 @@ func (o *vmOps) Migrate(ctx context.Context, spec migrateSpec) (lifeprobe.Migrat
 		return fail(err)
 	}
 	start := time.Now()
-	rec := o.recordMembers(ctx, spec.Object)
+	rec := e.recordMembers(ctx, p.Manifest)
 	defer func() { _ = rec.stop() }()
-	split := &phaseSplit{o: o, w: s, in: in, vmIP: vmIP, tr: spec.Traffic}
-	opts := kubevirt.MigrateOptions{Mode: spec.Mode, LateTargetLSP: spec.LateTargetLSP, MTURequest: spec.MTURequest,
-		BeforeSwitch: o.beforeSwitch(spec.Object, &res), BeforeHandover: split.atHandover, Handover: spec.Handover}
-	rep, err := o.vms.Migrate(ctx, spec.VM.Namespace, spec.VM.Name, spec.Target, opts)
+	split := &phaseSplit{e: e, w: s, in: in, peer: p.Peer}
+	opts := kubevirt.MigrateOptions{Mode: mode, LateTargetLSP: m.LateTargetLSP,
+		BeforeSwitch: e.beforeSwitch(p.Manifest, &res), BeforeHandover: split.atHandover}
+	rep, err := e.vms.Migrate(ctx, vm.Namespace, vm.Name, target, opts)
 	res.Report, res.TargetLSP = rep, rep.TargetLSP
 	if err != nil {
 		return fail(err)
@@ -63,19 +52,44 @@ func (o *vmOps) Migrate(ctx context.Context, spec migrateSpec) (lifeprobe.Migrat
 	if res.Out, res.In, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
-	fillMigration(&res, s.ups, s.session, spec.DSCP, start, rec, o.clock)
-	split.fill(&res, spec.DSCP, start, rec)
+	fillMigration(&res, s.ups, s.session, p.DSCP, start, rec, e.clock)
+	split.fill(&res, p.DSCP, start, rec)
 	if res.OnTarget.Marked == 0 {
-		return fail(fmt.Errorf("no DSCP %d packet from %s on %s's uplink after the switch", spec.DSCP, vmIP, spec.Target))
+		return fail(fmt.Errorf("no DSCP %d packet from %s on %s's uplink after the switch", p.DSCP, s.vmIP, target))
 	}
-	return res, nil
+	out := res.Outcome()
+	if note != "" {
+		out.Measures = append([]results.Measure{{Name: "migration mode", Note: note}}, out.Measures...)
+	}
+	return out, nil
+}
+
+// migrationMode is the mode a migration of vm to target runs in: the
+// step's, except a multi-chassis migration between zones, which runs as
+// ovnkube's interconnect runs every localnet migration: the target pod's
+// own port in the target zone (per-pod-lsp), the source zone's port
+// deleted with the source pod. One port cannot be in two Northbounds,
+// so it cannot be bound on a chassis of each. note says so ("" else).
+func (e *testbedEnv) migrationMode(vm *scenarios.VM, target string, mode kubevirt.MigrationMode) (kubevirt.MigrationMode, string, error) {
+	if mode != kubevirt.MigrateMultiChassis {
+		return mode, "", nil
+	}
+	src, err := e.zoneOfVM(vm.Namespace, vm.Name)
+	if err != nil {
+		return "", "", err
+	}
+	if src.zone.Has(target) {
+		return mode, "", nil
+	}
+	return kubevirt.MigratePerPodLSP, fmt.Sprintf("%s across zones (%s to %s) runs as %s, as ovnkube on interconnect migrates a localnet VM: "+
+		"a port cannot be bound in two zones' Northbounds", mode, src.zone.Name, target, kubevirt.MigratePerPodLSP), nil
 }
 
 // beforeSwitch records whether the prepared target port is already in
 // the object's port group when the guest moves.
-func (o *vmOps) beforeSwitch(obj objectRef, res *lifeprobe.Migration) func(context.Context, kubevirt.MigrationReport) error {
+func (e *testbedEnv) beforeSwitch(obj *scenarios.Manifest, res *lifeprobe.Migration) func(context.Context, kubevirt.MigrationReport) error {
 	return func(ctx context.Context, rep kubevirt.MigrationReport) error {
-		members, err := o.Members(ctx, obj)
+		members, err := e.members(ctx, obj)
 		if err != nil {
 			return err
 		}

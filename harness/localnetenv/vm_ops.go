@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/netip"
 	"slices"
 	"time"
@@ -15,86 +14,40 @@ import (
 
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// testbed is what the operations need from the localnet testbed;
-// *localnet.Testbed implements it.
-type testbed interface {
-	UplinkCapturePoint(node string) (netns, ifname string, err error)
-	Host(name string) (localnet.Host, bool)
-	// NodeNBCtl runs ovn-nbctl against the NB of node's zone.
-	NodeNBCtl(ctx context.Context, node string, args ...string) (string, error)
-	Exec(ctx context.Context, netns string, argv ...string) (string, error)
-	LinkMAC(netns, ifname string) (net.HardwareAddr, error)
-}
-
-// vmRunner is what the operations need from the VM manager; *kubevirt.Manager
-// implements it.
-type vmRunner interface {
-	Create(ctx context.Context, vm kubevirt.VM, opts kubevirt.CreateOptions) error
-	CreateLSPs(ctx context.Context, namespace, name string) error
-	Get(namespace, name string) (kubevirt.Instance, error)
-	Migrate(ctx context.Context, namespace, name, target string, opts kubevirt.MigrateOptions) (kubevirt.MigrationReport, error)
-	RestartLauncher(ctx context.Context, namespace, name string) error
-	SetGuestIP(ctx context.Context, namespace, name string, i int, ipv4, ipv6 string) error
-}
-
-// nbReader is what the operations read from the Northbound database;
-// *ovnnb.Client implements it.
-type nbReader interface {
-	Rows(ctx context.Context) (qos.Desired, error)
-	OnLogicalSwitchPortAdd(fn func(lspName string))
-}
-
-// vmOps performs lifecycle operations on one testbed.
-type vmOps struct {
-	tb    testbed
-	vms   vmRunner
-	nb    nbReader
-	clock *lifeprobe.FirstSeen
-}
-
-// newVMOps returns the operations of a testbed. It registers a callback on nb
-// that timestamps every LSP appearing in the NB, so nb must outlive the Ops.
-func newVMOps(tb testbed, vms vmRunner, nb nbReader) *vmOps {
-	c := lifeprobe.NewFirstSeen()
-	nb.OnLogicalSwitchPortAdd(c.Add)
-	return &vmOps{tb: tb, vms: vms, nb: nb, clock: c}
-}
-
-// objectRef names a NetworkQoS.
-type objectRef struct {
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-}
-
-func (r objectRef) String() string { return r.Namespace + "/" + r.Name }
-
-// Members are the LSPs in the port groups the NB holds for the object,
-// sorted; a failed NB read is an error.
-func (o *vmOps) Members(ctx context.Context, obj objectRef) ([]string, error) {
-	rows, err := o.nb.Rows(ctx)
+// members are the LSPs in the port groups the NB holds for the
+// NetworkQoS of m, sorted; a failed NB read is an error.
+func (e *testbedEnv) members(ctx context.Context, m *scenarios.Manifest) ([]string, error) {
+	rows, err := e.Rows(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("port-group members of NetworkQoS %s: %w", obj, err)
+		return nil, fmt.Errorf("port-group members of NetworkQoS %s/%s: %w", m.Namespace, m.Name, err)
 	}
+	return portGroupMembers(rows, m), nil
+}
+
+// portGroupMembers are the LSPs in the port groups of rows owned by the
+// NetworkQoS of m, sorted.
+func portGroupMembers(rows qos.Desired, m *scenarios.Manifest) []string {
 	var out []string
 	for _, pg := range rows.PortGroups {
-		if pg.ExternalIDs[qos.ObjectNameKey] == obj.Namespace+":"+obj.Name {
+		if pg.ExternalIDs[qos.ObjectNameKey] == m.Namespace+":"+m.Name {
 			out = append(out, pg.Ports...)
 		}
 	}
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return slices.Compact(out)
 }
 
 // waitMember polls until lsp is (in=true) or is not (in=false) a member
 // of the object's port groups and returns when that was first seen.
-func (o *vmOps) waitMember(ctx context.Context, obj objectRef, lsp string, in bool, timeout time.Duration) (time.Time, error) {
+func (e *testbedEnv) waitMember(ctx context.Context, m *scenarios.Manifest, lsp string, in bool, timeout time.Duration) (time.Time, error) {
 	var at time.Time
-	what := fmt.Sprintf("LSP %s in port group of NetworkQoS %s = %v", lsp, obj, in)
+	what := fmt.Sprintf("LSP %s in port group of NetworkQoS %s/%s = %v", lsp, m.Namespace, m.Name, in)
 	err := localnet.Poll(ctx, timeout, what, func(context.Context) (bool, error) {
-		members, err := o.Members(ctx, obj)
+		members, err := e.members(ctx, m)
 		if err != nil {
 			return false, err
 		}
@@ -108,8 +61,8 @@ func (o *vmOps) waitMember(ctx context.Context, obj objectRef, lsp string, in bo
 }
 
 // instance returns the running VM and its first interface's IPv4 address.
-func (o *vmOps) instance(vm vmID) (kubevirt.Instance, netip.Addr, error) {
-	in, err := o.vms.Get(vm.Namespace, vm.Name)
+func (e *testbedEnv) instance(vm vmID) (kubevirt.Instance, netip.Addr, error) {
+	in, err := e.vms.Get(vm.Namespace, vm.Name)
 	if err != nil {
 		return in, netip.Addr{}, err
 	}
@@ -126,9 +79,14 @@ func (o *vmOps) instance(vm vmID) (kubevirt.Instance, netip.Addr, error) {
 // vmID names a VM.
 type vmID = lifeprobe.VM
 
+// vmRef names a topology VM.
+func vmRef(vm *scenarios.VM) vmID {
+	return vmID{Namespace: vm.Namespace, Name: vm.Name}
+}
+
 // host returns an external host and its IPv4 address.
-func (o *vmOps) host(name string) (localnet.Host, netip.Addr, error) {
-	h, ok := o.tb.Host(name)
+func (e *testbedEnv) host(name string) (localnet.Host, netip.Addr, error) {
+	h, ok := e.tb.Host(name)
 	if !ok {
 		return h, netip.Addr{}, fmt.Errorf("no host %q on the testbed", name)
 	}
@@ -143,16 +101,11 @@ func (o *vmOps) host(name string) (localnet.Host, netip.Addr, error) {
 	return h, p.Addr(), nil
 }
 
-// mac reads the MAC address of ifname inside netns.
-func (o *vmOps) mac(ctx context.Context, netns, ifname string) (net.HardwareAddr, error) {
-	return o.tb.LinkMAC(netns, ifname)
-}
-
 // watchUplinks starts a DSCP watch on the uplink of every node given.
-func (o *vmOps) watchUplinks(nodes ...string) (*uplinks, error) {
+func (e *testbedEnv) watchUplinks(nodes ...string) (*uplinks, error) {
 	u := &uplinks{ws: map[string]*live.Watch{}}
 	for _, n := range nodes {
-		ns, ifname, err := o.tb.UplinkCapturePoint(n)
+		ns, ifname, err := e.tb.UplinkCapturePoint(n)
 		if err == nil {
 			var w *live.Watch
 			if w, err = live.StartWatch(ns, ifname); err == nil {

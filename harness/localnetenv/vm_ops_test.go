@@ -1,7 +1,6 @@
 package localnetenv
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"net/netip"
@@ -17,6 +16,7 @@ import (
 	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/internal/qos"
+	"github.com/nqos/nqos/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -26,31 +26,29 @@ var (
 	peer = netip.MustParseAddr("10.20.0.10")
 )
 
-// rowsNB serves fixed rows; the operations only read them.
-type rowsNB struct{ d qos.Desired }
-
-func (n rowsNB) Rows(context.Context) (qos.Desired, error) { return n.d, nil }
-func (n rowsNB) OnLogicalSwitchPortAdd(func(string))       {}
-
-func TestMembers(t *testing.T) {
+func TestPortGroupMembers(t *testing.T) {
 	pg := func(obj string, ports ...string) qos.PortGroup {
 		return qos.PortGroup{Name: "pg-" + obj, Ports: ports, ExternalIDs: map[string]string{qos.ObjectNameKey: obj}}
 	}
-	o := newVMOps(nil, nil, rowsNB{qos.Desired{PortGroups: []qos.PortGroup{
+	rows := qos.Desired{PortGroups: []qos.PortGroup{
 		pg("vms:production", "p2", "p1"), pg("vms:production", "p1", "p3"), pg("vms:batch", "b1"), pg("other:production", "x"),
-	}}})
+	}}
 	for _, tc := range []struct {
-		obj  objectRef
+		obj  scenarios.Manifest
 		want []string
-	}{{objectRef{"vms", "production"}, []string{"p1", "p2", "p3"}}, {objectRef{"vms", "batch"}, []string{"b1"}}, {objectRef{"vms", "none"}, nil}} {
-		if got, err := o.Members(context.Background(), tc.obj); err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("Members(%s) = %v, %v, want %v", tc.obj, got, err, tc.want)
+	}{
+		{scenarios.Manifest{Namespace: "vms", Name: "production"}, []string{"p1", "p2", "p3"}},
+		{scenarios.Manifest{Namespace: "vms", Name: "batch"}, []string{"b1"}},
+		{scenarios.Manifest{Namespace: "vms", Name: "none"}, nil},
+	} {
+		if got := portGroupMembers(rows, &tc.obj); !slices.Equal(got, tc.want) {
+			t.Errorf("portGroupMembers(%s/%s) = %v, want %v", tc.obj.Namespace, tc.obj.Name, got, tc.want)
 		}
 	}
 }
 
 func TestPortSecurityVerdict(t *testing.T) {
-	spec := spoofSpec{SpooferDSCP: 10, VictimDSCP: 46}
+	sp := &scenarios.Spoof{DSCP: 10, AsDSCP: 46}
 	for _, tc := range []struct {
 		name string
 		f    lifeprobe.SpoofedFlow
@@ -66,7 +64,7 @@ func TestPortSecurityVerdict(t *testing.T) {
 			f := tc.f
 			f.Name = flowSpooferVictimMAC
 			r := lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{f}}
-			if v := portSecurityVerdict(&r, spec); v.Pass != tc.pass {
+			if v := portSecurityVerdict(&r, sp); v.Pass != tc.pass {
 				t.Errorf("verdict %q: pass %v, want %v", v.Message, v.Pass, tc.pass)
 			}
 		})
@@ -94,16 +92,19 @@ func TestResultJSON(t *testing.T) {
 }
 
 // Bad input is refused before anything is touched, with an error naming
-// the VM and the field.
+// the VM and what is wrong.
 func TestBadInput(t *testing.T) {
-	o := newVMOps(nil, nil, rowsNB{})
+	e := &testbedEnv{sc: &scenarios.Scenario{Topology: scenarios.Topology{VMs: []scenarios.VM{
+		{Namespace: "vms", Name: "s"}, {Namespace: "vms", Name: "v"},
+	}}}}
 	ctx := t.Context()
-	_, err := o.ChangeGuestIP(ctx, guestOp{VM: vmID{Namespace: "vms", Name: "a"}}, "10.0.0.300/16")
+	p := &scenarios.Probe{Manifest: &scenarios.Manifest{Namespace: "vms", Name: "production"}}
+	_, err := e.ChangeGuestIP(ctx, &scenarios.VM{Namespace: "vms", Name: "a"}, "10.0.0.300/16", p)
 	if err == nil || !strings.Contains(err.Error(), "VM vms/a") || !strings.Contains(err.Error(), "new IPv4") {
 		t.Errorf("bad CIDR: %v", err)
 	}
-	_, err = o.Spoof(ctx, spoofSpec{Spoofer: vmID{Namespace: "vms", Name: "s"}, Victim: vmID{Namespace: "vms", Name: "v"}})
+	_, err = e.Spoof(ctx, &scenarios.Spoof{VM: "s", As: "v"})
 	if err == nil || !strings.Contains(err.Error(), "VM vms/s") || !strings.Contains(err.Error(), "Dir") {
-		t.Errorf("missing Dir: %v", err)
+		t.Errorf("no scenario Dir: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package localnetenv
 
 import (
 	"context"
-	"net/netip"
 	"time"
 
 	"github.com/nqos/nqos/harness/lifeprobe"
@@ -20,11 +19,10 @@ const phaseStartDatagrams = 50
 // phaseSplit restarts the probes of a multi-chassis migration at the
 // handover (kubevirt's BeforeHandover).
 type phaseSplit struct {
-	o    *vmOps
+	e    *testbedEnv
 	w    *watched
 	in   kubevirt.Instance
-	vmIP netip.Addr
-	tr   probeTraffic
+	peer string
 
 	split   bool
 	at      time.Time
@@ -38,7 +36,7 @@ func (p *phaseSplit) atHandover(ctx context.Context, _ kubevirt.MigrationReport)
 	}
 	p.out, p.rx = p.w.session.stop()
 	p.at, p.split = time.Now(), true
-	s, err := p.o.startSession(ctx, p.in.Netns, p.in.NICs[0], p.vmIP, p.tr, true)
+	s, err := p.e.startSession(ctx, p.in.Netns, p.in.NICs[0], p.w.vmIP, p.peer, true)
 	if err != nil {
 		return err
 	}
@@ -52,7 +50,7 @@ func (p *phaseSplit) fill(r *lifeprobe.Migration, dscp int, start time.Time, rec
 	if !p.split {
 		return
 	}
-	all := p.w.ups.seen(p.vmIP)
+	all := p.w.ups.seen(p.w.vmIP)
 	peer := p.w.peerIP
 	ph := &lifeprobe.MigrationPhases{SplitAt: p.at,
 		Switch:   lifeprobe.Phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},

@@ -8,136 +8,125 @@ import (
 
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/scenarios"
 )
 
-// guestOp is a lifecycle event of a running VM selected by a
-// NetworkQoS (scenario 08-vm-lifecycle).
-type guestOp struct {
-	VM      vmID         `json:"vm"`
-	Object  objectRef    `json:"object"`
-	DSCP    int          `json:"dscp"`
-	Traffic probeTraffic `json:"traffic"`
-}
-
 // RestartLauncher recreates the VM's launcher pod (new pod, new LSP, same
-// MAC) while the guest sends to the peer, and records the port-group
-// membership change and the marking on the uplink.
-func (o *vmOps) RestartLauncher(ctx context.Context, spec guestOp) (lifeprobe.LauncherRestart, error) {
-	res := lifeprobe.LauncherRestart{VM: spec.VM}
-	fail := func(err error) (lifeprobe.LauncherRestart, error) {
-		return res, fmt.Errorf("VM %s launcher restart: %w", spec.VM, err)
+// MAC) while the guest sends to p.Peer, and records the port-group
+// membership change in the NetworkQoS of p and the marking on the uplink.
+func (e *testbedEnv) RestartLauncher(ctx context.Context, vm *scenarios.VM, p *scenarios.Probe) (lifeprobe.Outcome, error) {
+	ref := vmRef(vm)
+	res := lifeprobe.LauncherRestart{VM: ref}
+	fail := func(err error) (lifeprobe.Outcome, error) {
+		return lifeprobe.Outcome{}, fmt.Errorf("VM %s launcher restart: %w", ref, err)
 	}
 	var err error
-	if res.MembersBefore, err = o.Members(ctx, spec.Object); err != nil {
+	if res.MembersBefore, err = e.members(ctx, p.Manifest); err != nil {
 		return fail(err)
 	}
-	in, vmIP, err := o.instance(spec.VM)
-	if err != nil {
-		return fail(err)
-	}
-	res.OldLSP = in.LSPs[0]
-	s, err := o.watchedSession(ctx, in, vmIP, spec.Traffic, false)
+	_, s, err := e.vmSession(ctx, ref, &res.OldLSP, p.Peer, false)
 	if err != nil {
 		return fail(err)
 	}
 	defer s.close()
-	ups := s.ups
 	if err := s.waitMore(ctx, 50); err != nil {
 		return fail(err)
 	}
-	rec := o.recordMembers(ctx, spec.Object)
+	rec := e.recordMembers(ctx, p.Manifest)
 	defer func() { _ = rec.stop() }()
 	start := time.Now()
 	res.Start = start
-	if err := o.vms.RestartLauncher(ctx, spec.VM.Namespace, spec.VM.Name); err != nil {
+	if err := e.vms.RestartLauncher(ctx, vm.Namespace, vm.Name); err != nil {
 		return fail(err)
 	}
 	res.Restart = time.Since(start)
-	now, _, err := o.instance(spec.VM)
+	now, _, err := e.instance(ref)
 	if err != nil {
 		return fail(err)
 	}
 	res.NewLSP = now.LSPs[0]
-	if _, err := o.waitMember(ctx, spec.Object, res.NewLSP, true, s.tr.Timeout); err != nil {
+	if _, err := e.waitMember(ctx, p.Manifest, res.NewLSP, true, probeTimeout); err != nil {
 		return fail(err)
 	}
-	if _, err := o.waitMember(ctx, spec.Object, res.OldLSP, false, s.tr.Timeout); err != nil {
+	if _, err := e.waitMember(ctx, p.Manifest, res.OldLSP, false, probeTimeout); err != nil {
 		return fail(err)
 	}
 	if res.Out, _, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
-	if res.MembersAfter, err = o.Members(ctx, spec.Object); err != nil {
+	if res.MembersAfter, err = e.members(ctx, p.Manifest); err != nil {
 		return fail(err)
 	}
-	res.Marking = marks.Tally(ups.seen(vmIP), s.peerIP, spec.DSCP, start, time.Time{})
+	res.Marking = marks.Tally(s.ups.seen(s.vmIP), s.peerIP, p.DSCP, start, time.Time{})
 	joined, _ := rec.Times(res.NewLSP)
 	_, left := rec.Times(res.OldLSP)
 	res.NewInGroup, res.OldOutOfGroup = lifeprobe.Since(start, joined), lifeprobe.Since(start, left)
-	if at, ok := o.clock.At(res.NewLSP); ok {
+	if at, ok := e.clock.At(res.NewLSP); ok {
 		res.NewLSPInNB = at.Sub(start)
 	}
-	return res, nil
+	return res.Outcome(), nil
 }
 
 // ChangeGuestIP changes the guest's IPv4 address (CIDR) inside the guest
-// (OVN never sees it) between two probe streams to the peer and records
+// (OVN never sees it) between two probe streams to p.Peer and records
 // the marking of both addresses and the port-group membership.
-func (o *vmOps) ChangeGuestIP(ctx context.Context, spec guestOp, newIPv4 string) (lifeprobe.GuestIPChange, error) {
-	res := lifeprobe.GuestIPChange{VM: spec.VM, NewIP: newIPv4}
-	fail := func(err error) (lifeprobe.GuestIPChange, error) {
-		return res, fmt.Errorf("VM %s guest IP change to %s: %w", spec.VM, newIPv4, err)
+func (e *testbedEnv) ChangeGuestIP(ctx context.Context, vm *scenarios.VM, newIPv4 string, p *scenarios.Probe) (lifeprobe.Outcome, error) {
+	ref := vmRef(vm)
+	res := lifeprobe.GuestIPChange{VM: ref, NewIP: newIPv4}
+	fail := func(err error) (lifeprobe.Outcome, error) {
+		return lifeprobe.Outcome{}, fmt.Errorf("VM %s guest IP change to %s: %w", ref, newIPv4, err)
 	}
 	var err error
-	if res.MembersBefore, err = o.Members(ctx, spec.Object); err != nil {
+	if res.MembersBefore, err = e.members(ctx, p.Manifest); err != nil {
 		return fail(err)
 	}
 	newPrefix, err := netip.ParsePrefix(newIPv4)
 	if err != nil {
 		return fail(fmt.Errorf("new IPv4 %q: %w", newIPv4, err))
 	}
-	in, oldIP, err := o.instance(spec.VM)
+	in, oldIP, err := e.instance(ref)
 	if err != nil {
 		return fail(err)
 	}
 	res.OldIP, res.NewIP = oldIP.String(), newPrefix.Addr().String()
-	ups, err := o.watchUplinks(in.Node)
+	ups, err := e.watchUplinks(in.Node)
 	if err != nil {
 		return fail(err)
 	}
 	defer ups.Close()
 	start := time.Now()
-	if res.OutBefore, res.Before, err = o.stream(ctx, in.Netns, in.NICs[0], oldIP, spec, ups, start); err != nil {
+	if res.OutBefore, res.Before, err = e.stream(ctx, in.Netns, in.NICs[0], oldIP, p, ups, start); err != nil {
 		return fail(err)
 	}
 	v6 := in.VM.Interfaces[0].IPv6
-	if err := o.vms.SetGuestIP(ctx, spec.VM.Namespace, spec.VM.Name, 0, newIPv4, v6); err != nil {
+	if err := e.vms.SetGuestIP(ctx, vm.Namespace, vm.Name, 0, newIPv4, v6); err != nil {
 		return fail(err)
 	}
 	changed := time.Now()
-	if res.OutAfter, res.After, err = o.stream(ctx, in.Netns, in.NICs[0], newPrefix.Addr(), spec, ups, changed); err != nil {
+	if res.OutAfter, res.After, err = e.stream(ctx, in.Netns, in.NICs[0], newPrefix.Addr(), p, ups, changed); err != nil {
 		return fail(err)
 	}
-	if res.MembersAfter, err = o.Members(ctx, spec.Object); err != nil {
+	if res.MembersAfter, err = e.members(ctx, p.Manifest); err != nil {
 		return fail(err)
 	}
-	return res, nil
+	return res.Outcome(), nil
 }
 
-// stream runs one guest -> peer probe from ip until After datagrams
-// arrived and counts its packets on the uplinks from t on.
-func (o *vmOps) stream(ctx context.Context, netns, nic string, ip netip.Addr, spec guestOp, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
-	s, err := o.startSession(ctx, netns, nic, ip, spec.Traffic, false)
+// stream runs one guest -> p.Peer probe from ip until probeAfter
+// datagrams arrived and counts its packets marked p.DSCP on the uplinks
+// from t on.
+func (e *testbedEnv) stream(ctx context.Context, netns, nic string, ip netip.Addr, p *scenarios.Probe, ups *uplinks, t time.Time) (lifeprobe.Direction, marks.Count, error) {
+	s, err := e.startSession(ctx, netns, nic, ip, p.Peer, false)
 	if err != nil {
 		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	defer s.stop()
-	if err := s.waitMore(ctx, s.tr.After); err != nil {
+	if err := s.waitMore(ctx, probeAfter); err != nil {
 		return lifeprobe.Direction{}, marks.Count{}, err
 	}
 	out, _ := s.stop()
 	if err := ups.err(); err != nil {
 		return out, marks.Count{}, err
 	}
-	return out, marks.Tally(ups.seen(ip), s.peerIP, spec.DSCP, t, time.Time{}), nil
+	return out, marks.Tally(ups.seen(ip), s.peerIP, p.DSCP, t, time.Time{}), nil
 }

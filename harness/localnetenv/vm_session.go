@@ -9,48 +9,25 @@ import (
 
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/kubevirt"
+	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// probeTraffic defaults: one datagram every 2 ms per direction (500/s).
+// The constant-rate UDP probes of an operation: one datagram every 2 ms
+// per direction (500/s) to and from the peer host; probeAfter datagrams
+// must arrive per direction after the operation before they stop, and
+// probeTimeout bounds each wait of the operation.
 const (
-	defaultInterval = 2 * time.Millisecond
-	defaultAfter    = 200
-	defaultTimeout  = 20 * time.Second
-	probePortOut    = 7201
-	probePortIn     = 7202
+	probeInterval = 2 * time.Millisecond
+	probeAfter    = 200
+	probeTimeout  = 20 * time.Second
+	probePortOut  = 7201
+	probePortIn   = 7202
 )
-
-// probeTraffic configures the constant-rate UDP probes of an operation.
-type probeTraffic struct {
-	// Peer is the external host the guest exchanges datagrams with.
-	Peer string `json:"peer"`
-	// Interval between datagrams per direction (default 2 ms).
-	Interval time.Duration `json:"intervalNs"`
-	// After is how many datagrams must arrive per direction after the
-	// operation before the probes stop (default 200).
-	After int `json:"after"`
-	// Timeout bounds each wait of the operation (default 20 s).
-	Timeout time.Duration `json:"timeoutNs"`
-}
-
-func (t probeTraffic) withDefaults() probeTraffic {
-	if t.Interval <= 0 {
-		t.Interval = defaultInterval
-	}
-	if t.After <= 0 {
-		t.After = defaultAfter
-	}
-	if t.Timeout <= 0 {
-		t.Timeout = defaultTimeout
-	}
-	return t
-}
 
 // session is a probe stream from a guest to a peer host and, optionally,
 // back.
 type session struct {
-	tr      probeTraffic
 	vmIP    netip.Addr
 	peerIP  netip.Addr
 	out, in *localnet.Probe
@@ -59,12 +36,12 @@ type session struct {
 // pinNeighbour installs a permanent neighbour entry for the peer in the
 // guest, so the first datagrams after a (re)plug do not wait for an ARP
 // retry (1 s) that has nothing to do with QoS.
-func (o *vmOps) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
-	mac, err := o.mac(ctx, peer.Netns, peer.Ifname)
+func (e *testbedEnv) pinNeighbour(ctx context.Context, netns, nic string, peer localnet.Host, peerIP netip.Addr) error {
+	mac, err := e.tb.LinkMAC(peer.Netns, peer.Ifname)
 	if err != nil {
 		return err
 	}
-	_, err = o.tb.Exec(ctx, netns, "ip", "neigh", "replace", peerIP.String(), "lladdr", mac.String(), "dev", nic, "nud", "permanent")
+	_, err = e.tb.Exec(ctx, netns, "ip", "neigh", "replace", peerIP.String(), "lladdr", mac.String(), "dev", nic, "nud", "permanent")
 	if err != nil {
 		return fmt.Errorf("neighbour %s in %s: %w", peerIP, netns, err)
 	}
@@ -73,22 +50,21 @@ func (o *vmOps) pinNeighbour(ctx context.Context, netns, nic string, peer localn
 
 // startSession starts the guest -> peer probe and, with both, the
 // peer -> guest probe.
-func (o *vmOps) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, tr probeTraffic, both bool) (*session, error) {
-	tr = tr.withDefaults()
-	peer, peerIP, err := o.host(tr.Peer)
+func (e *testbedEnv) startSession(ctx context.Context, netns, nic string, vmIP netip.Addr, peerName string, both bool) (*session, error) {
+	peer, peerIP, err := e.host(peerName)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.pinNeighbour(ctx, netns, nic, peer, peerIP); err != nil {
+	if err := e.pinNeighbour(ctx, netns, nic, peer, peerIP); err != nil {
 		return nil, err
 	}
-	s := &session{tr: tr, vmIP: vmIP, peerIP: peerIP}
-	s.out, err = localnet.StartProbe(ctx, netns, netip.AddrPortFrom(vmIP, probePortOut), peer.Netns, netip.AddrPortFrom(peerIP, probePortOut), tr.Interval)
+	s := &session{vmIP: vmIP, peerIP: peerIP}
+	s.out, err = localnet.StartProbe(ctx, netns, netip.AddrPortFrom(vmIP, probePortOut), peer.Netns, netip.AddrPortFrom(peerIP, probePortOut), probeInterval)
 	if err != nil {
 		return nil, fmt.Errorf("probe %s -> %s: %w", vmIP, peerIP, err)
 	}
 	if both {
-		s.in, err = localnet.StartProbe(ctx, peer.Netns, netip.AddrPortFrom(peerIP, probePortIn), netns, netip.AddrPortFrom(vmIP, probePortIn), tr.Interval)
+		s.in, err = localnet.StartProbe(ctx, peer.Netns, netip.AddrPortFrom(peerIP, probePortIn), netns, netip.AddrPortFrom(vmIP, probePortIn), probeInterval)
 		if err != nil {
 			s.out.Stop()
 			return nil, fmt.Errorf("probe %s -> %s: %w", peerIP, vmIP, err)
@@ -103,22 +79,25 @@ type watched struct {
 	ups *uplinks
 }
 
-// watchedSession watches the uplinks of nodes (default: the VM's node)
-// and starts the VM's probe session.
-func (o *vmOps) watchedSession(ctx context.Context, in kubevirt.Instance, vmIP netip.Addr, tr probeTraffic, both bool, nodes ...string) (*watched, error) {
-	if len(nodes) == 0 {
-		nodes = []string{in.Node}
-	}
-	ups, err := o.watchUplinks(nodes...)
+// vmSession watches the uplinks of a running VM's node and of nodes,
+// then starts the VM's probe session: lsp is set to the VM's first LSP
+// before the session starts, so a failed result names it.
+func (e *testbedEnv) vmSession(ctx context.Context, vm vmID, lsp *string, peer string, both bool, nodes ...string) (kubevirt.Instance, *watched, error) {
+	in, vmIP, err := e.instance(vm)
 	if err != nil {
-		return nil, err
+		return in, nil, err
 	}
-	s, err := o.startSession(ctx, in.Netns, in.NICs[0], vmIP, tr, both)
+	*lsp = in.LSPs[0]
+	ups, err := e.watchUplinks(append([]string{in.Node}, nodes...)...)
+	if err != nil {
+		return in, nil, err
+	}
+	s, err := e.startSession(ctx, in.Netns, in.NICs[0], vmIP, peer, both)
 	if err != nil {
 		ups.Close()
-		return nil, err
+		return in, nil, err
 	}
-	return &watched{session: s, ups: ups}, nil
+	return in, &watched{session: s, ups: ups}, nil
 }
 
 // close stops the probes and the watches.
@@ -134,10 +113,10 @@ func (w *watched) finish() (out, in lifeprobe.Direction, err error) {
 	return out, in, w.ups.err()
 }
 
-// end lets the probes deliver the traffic's After more datagrams, stops
+// end lets the probes deliver probeAfter more datagrams, stops
 // them and then the membership recorder; out is guest -> peer.
 func (w *watched) end(ctx context.Context, rec *memberRecorder) (out, in lifeprobe.Direction, err error) {
-	if err := w.waitMore(ctx, w.tr.After); err != nil {
+	if err := w.waitMore(ctx, probeAfter); err != nil {
 		return out, in, err
 	}
 	if out, in, err = w.finish(); err != nil {
@@ -154,7 +133,7 @@ func (s *session) waitMore(ctx context.Context, n int) error {
 			continue
 		}
 		want := p.Received() + n
-		err := localnet.Poll(ctx, s.tr.Timeout, fmt.Sprintf("%d more probe datagrams (%s <-> %s)", n, s.vmIP, s.peerIP),
+		err := localnet.Poll(ctx, probeTimeout, fmt.Sprintf("%d more probe datagrams (%s <-> %s)", n, s.vmIP, s.peerIP),
 			func(context.Context) (bool, error) { return p.Received() >= want, nil })
 		if err != nil {
 			return err
@@ -185,7 +164,7 @@ type memberRecorder struct {
 // memberSample is the sampling period of a memberRecorder.
 const memberSample = 5 * time.Millisecond
 
-func (o *vmOps) recordMembers(ctx context.Context, obj objectRef) *memberRecorder {
+func (e *testbedEnv) recordMembers(ctx context.Context, m *scenarios.Manifest) *memberRecorder {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &memberRecorder{Membership: lifeprobe.NewMembership(), cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -193,7 +172,7 @@ func (o *vmOps) recordMembers(ctx context.Context, obj objectRef) *memberRecorde
 		t := time.NewTicker(memberSample)
 		defer t.Stop()
 		for {
-			members, err := o.Members(ctx, obj)
+			members, err := e.members(ctx, m)
 			if err != nil {
 				if ctx.Err() == nil {
 					r.mu.Lock()

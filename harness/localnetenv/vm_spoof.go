@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -13,32 +14,8 @@ import (
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/traffic"
 	"github.com/nqos/nqos/harness/verdict"
+	"github.com/nqos/nqos/scenarios"
 )
-
-// spoofSpec is a guest sending raw frames with another VM's source IP and
-// MAC (scenario 12-spoofing). The spoofer's class has DSCP SpooferDSCP and
-// a meter (RateKbps, BurstKbits); the victim's class has VictimDSCP.
-type spoofSpec struct {
-	Spoofer     vmID   `json:"spoofer"`
-	Victim      vmID   `json:"victim"`
-	SpooferDSCP int    `json:"spooferDSCP"`
-	VictimDSCP  int    `json:"victimDSCP"`
-	RateKbps    uint64 `json:"rateKbps"`
-	BurstKbits  uint64 `json:"burstKbits"`
-	// Peer is the destination host; VLAN the network's tag on the uplink.
-	Peer string `json:"peer"`
-	VLAN int    `json:"vlan"`
-	// Frames per spoofer flow (default 3000) at PPS (default 3000) with
-	// Payload UDP bytes (default 1000): about 25 Mbit/s for 1 s.
-	Frames  uint64  `json:"frames"`
-	PPS     float64 `json:"pps"`
-	Payload int     `json:"payload"`
-	// Dir receives the uplink captures (required).
-	Dir string `json:"dir"`
-	// Judge overrides the verdicts' options (zero: package verdict's
-	// defaults: 2 ms jitter, floor 0.9 of the rate).
-	Judge verdict.Options `json:"-"`
-}
 
 // Spoof flow names.
 const (
@@ -49,19 +26,6 @@ const (
 	spooferMeter         = "spoofer-class"
 )
 
-func (s spoofSpec) withDefaults() spoofSpec {
-	if s.Frames == 0 {
-		s.Frames = 3000
-	}
-	if s.PPS == 0 {
-		s.PPS = 3000
-	}
-	if s.Payload == 0 {
-		s.Payload = 1000
-	}
-	return s
-}
-
 // spoofFlow is one planned injection.
 type spoofFlow struct {
 	from   vmID
@@ -70,35 +34,39 @@ type spoofFlow struct {
 	node   string
 	srcMAC net.HardwareAddr
 	raw    traffic.RawSpec
+	wire   flow.Spec    // the flow as captured on the uplink (tagged)
 	expect *flow.Expect // nil: judged apart (may be dropped)
 }
 
-// Spoof injects, one after the other, the spoofer's own frames, frames
-// with the victim's IP, frames with the victim's IP and MAC, and the
-// victim's own frames (control), captures the uplinks of both VMs' nodes
-// and classifies what arrived.
-func (o *vmOps) Spoof(ctx context.Context, spec spoofSpec) (lifeprobe.Spoofing, error) {
-	spec = spec.withDefaults()
+// Spoof injects raw frames from the spoofer's guest (scenario
+// 12-spoofing), one flow after the other: the spoofer's own frames,
+// frames with the victim's (sp.As) IP, frames with the victim's IP and
+// MAC, and the victim's own frames (control). It captures the uplinks of
+// both VMs' nodes into <scenario dir>/spoof-<vm>/ and classifies what
+// arrived: the spoofer's class has DSCP sp.DSCP and a meter (sp.RateKbps,
+// sp.BurstKbit), the victim's class sp.AsDSCP.
+func (e *testbedEnv) Spoof(ctx context.Context, sp *scenarios.Spoof) (lifeprobe.Spoofing, error) {
+	spoofer, victim := e.sc.VM(sp.VM), e.sc.VM(sp.As)
 	var res lifeprobe.Spoofing
 	fail := func(err error) (lifeprobe.Spoofing, error) {
-		return res, fmt.Errorf("spoofing by VM %s as %s: %w", spec.Spoofer, spec.Victim, err)
+		return lifeprobe.Spoofing{}, fmt.Errorf("spoofing by VM %s as %s: %w", vmRef(spoofer), vmRef(victim), err)
 	}
-	if spec.Dir == "" {
-		return fail(fmt.Errorf("field Dir is required"))
+	if e.dir == "" {
+		return fail(fmt.Errorf("the scenario's Dir is required (the uplink captures go under it)"))
 	}
-	plan, err := o.planSpoof(ctx, spec)
+	dir := filepath.Join(e.dir, "spoof-"+sp.VM)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return lifeprobe.Spoofing{}, fmt.Errorf("spoof capture directory: %w", err)
+	}
+	plan, err := e.planSpoof(ctx, sp, spoofer, victim)
 	if err != nil {
 		return fail(err)
 	}
-	caps, err := o.startCaptures(ctx, plan, spec.Dir)
+	caps, err := e.startCaptures(ctx, plan, dir)
 	if err != nil {
 		return fail(err)
 	}
-	defer func() {
-		for _, c := range caps {
-			_ = c.Close()
-		}
-	}()
+	defer closeCaptures(caps)
 	start := time.Now()
 	reports := map[string]traffic.InjectReport{}
 	for _, f := range plan {
@@ -114,40 +82,44 @@ func (o *vmOps) Spoof(ctx context.Context, spec spoofSpec) (lifeprobe.Spoofing, 
 		}
 		res.Pcaps = append(res.Pcaps, c.PcapPath())
 	}
-	if err := analyzeSpoof(&res, plan, caps, reports, spec, start); err != nil {
+	if err := analyzeSpoof(&res, plan, caps, reports, sp, start); err != nil {
 		return fail(err)
 	}
 	return res, nil
 }
 
-// planSpoof builds the four flows.
-func (o *vmOps) planSpoof(ctx context.Context, spec spoofSpec) ([]spoofFlow, error) {
-	peer, peerIP, err := o.host(spec.Peer)
+// planSpoof builds the four flows: scenarios.SpoofPPS frames per spoofer
+// flow at scenarios.SpoofPPS with scenarios.SpoofPayload UDP bytes
+// (about 25 Mbit/s for 1 s), a tenth of that for the control.
+func (e *testbedEnv) planSpoof(ctx context.Context, sp *scenarios.Spoof, spoofer, victim *scenarios.VM) ([]spoofFlow, error) {
+	peer, peerIP, err := e.host(sp.Peer)
 	if err != nil {
 		return nil, err
 	}
-	peerMAC, err := o.mac(ctx, peer.Netns, peer.Ifname)
+	peerMAC, err := e.tb.LinkMAC(peer.Netns, peer.Ifname)
 	if err != nil {
 		return nil, err
 	}
 	mk := func(vm vmID) (spoofFlow, netip.Addr, error) {
-		in, ip, err := o.instance(vm)
+		in, ip, err := e.instance(vm)
 		if err != nil {
 			return spoofFlow{}, ip, err
 		}
-		mac, err := o.mac(ctx, in.Netns, in.NICs[0])
+		mac, err := e.tb.LinkMAC(in.Netns, in.NICs[0])
 		return spoofFlow{from: vm, netns: in.Netns, nic: in.NICs[0], node: in.Node, srcMAC: mac}, ip, err
 	}
-	sp, spIP, err := mk(spec.Spoofer)
+	spf, spIP, err := mk(vmRef(spoofer))
 	if err != nil {
 		return nil, err
 	}
-	vi, viIP, err := mk(spec.Victim)
+	vi, viIP, err := mk(vmRef(victim))
 	if err != nil {
 		return nil, err
 	}
-	own := &flow.Expect{DSCP: flow.DSCPValue(spec.SpooferDSCP), MaxRateKbps: spec.RateKbps, BurstKbits: spec.BurstKbits, Meter: spooferMeter}
-	victim := &flow.Expect{DSCP: flow.DSCPValue(spec.VictimDSCP)}
+	own := &flow.Expect{DSCP: flow.DSCPValue(sp.DSCP), MaxRateKbps: uint64(sp.RateKbps), BurstKbits: uint64(sp.BurstKbit), Meter: spooferMeter}
+	asVictim := &flow.Expect{DSCP: flow.DSCPValue(sp.AsDSCP)}
+	const frames, pps = scenarios.SpoofPPS, scenarios.SpoofPPS
+	vlan := e.sc.Network(spoofer.Network).VLAN
 	type row struct {
 		name   string
 		base   spoofFlow
@@ -158,48 +130,41 @@ func (o *vmOps) planSpoof(ctx context.Context, spec spoofSpec) ([]spoofFlow, err
 		expect *flow.Expect
 	}
 	rows := []row{
-		{flowSpooferOwn, sp, spIP, sp.srcMAC, spec.Frames, spec.PPS, own},
-		{flowSpooferVictimIP, sp, viIP, sp.srcMAC, spec.Frames, spec.PPS, own},
-		{flowSpooferVictimMAC, sp, viIP, vi.srcMAC, spec.Frames, spec.PPS, nil},
-		{flowVictimOwn, vi, viIP, vi.srcMAC, spec.Frames / 10, spec.PPS / 10, victim},
+		{flowSpooferOwn, spf, spIP, spf.srcMAC, frames, pps, own},
+		{flowSpooferVictimIP, spf, viIP, spf.srcMAC, frames, pps, own},
+		{flowSpooferVictimMAC, spf, viIP, vi.srcMAC, frames, pps, nil},
+		{flowVictimOwn, vi, viIP, vi.srcMAC, frames / 10, pps / 10, asVictim},
 	}
 	var plan []spoofFlow
 	for i, r := range rows {
 		f := r.base
 		f.srcMAC, f.expect = r.mac, r.expect
-		fs := flow.Spec{Name: r.name, From: r.base.from.Name, To: spec.Peer, SrcIP: r.ip, DstIP: peerIP,
-			Protocol: flow.UDP, SrcPort: uint16(7301 + i), DstPort: 9, VLAN: spec.VLAN,
+		fs := flow.Spec{Name: r.name, From: r.base.from.Name, To: sp.Peer, SrcIP: r.ip, DstIP: peerIP,
+			Protocol: flow.UDP, SrcPort: uint16(7301 + i), DstPort: 9, VLAN: vlan,
 			Duration: time.Duration(float64(r.frames) / r.pps * float64(time.Second))}
-		f.raw = traffic.RawSpec{Flow: fs, SrcMAC: r.mac, DstMAC: peerMAC, Count: r.frames, PPS: r.pps, PayloadSize: spec.Payload}
+		f.raw = traffic.RawSpec{Flow: fs, SrcMAC: r.mac, DstMAC: peerMAC, Count: r.frames, PPS: r.pps, PayloadSize: scenarios.SpoofPayload}
 		f.raw.Flow.VLAN = 0 // the guest sends untagged; the localnet port tags
-		f.raw.Flow.Rate = uint64(r.pps * float64(8*(14+20+8+spec.Payload)))
+		f.raw.Flow.Rate = uint64(r.pps * float64(8*(14+20+8+scenarios.SpoofPayload)))
+		f.wire = fs
+		f.wire.Rate = f.raw.Flow.Rate
 		plan = append(plan, f)
 	}
 	return plan, nil
 }
 
-// wireSpec is the flow as captured on the uplink (tagged).
-func (f spoofFlow) wireSpec(vlan int) flow.Spec {
-	s := f.raw.Flow
-	s.VLAN = vlan
-	return s
-}
-
-func (o *vmOps) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*live.Capture, error) {
+func (e *testbedEnv) startCaptures(ctx context.Context, plan []spoofFlow, dir string) (map[string]*live.Capture, error) {
 	caps := map[string]*live.Capture{}
 	for _, f := range plan {
 		if caps[f.node] != nil {
 			continue
 		}
-		ns, ifname, err := o.tb.UplinkCapturePoint(f.node)
+		ns, ifname, err := e.tb.UplinkCapturePoint(f.node)
 		if err == nil {
 			caps[f.node], err = live.Start(ctx, live.Options{Netns: ns, Interface: ifname,
 				PcapPath: filepath.Join(dir, "uplink-"+f.node+".pcap")})
 		}
 		if err != nil {
-			for _, c := range caps {
-				_ = c.Close()
-			}
+			closeCaptures(caps)
 			return nil, fmt.Errorf("capture uplink of %s: %w", f.node, err)
 		}
 	}

@@ -41,7 +41,7 @@ func (e *testbedEnv) StopZoneController(ctx context.Context, node int, mode stri
 		return nil, fmt.Errorf("zone %s: its controller is not running", zone)
 	}
 	from := time.Now()
-	if err := stopController(ctx, proc.cur, controllerRestartSpec{Mode: stopMode(mode), Timeout: syncTimeout}); err != nil {
+	if err := stopController(ctx, proc.cur, stopMode(mode)); err != nil {
 		return nil, fmt.Errorf("zone %s: %w", zone, err)
 	}
 	proc.cur = nil
@@ -58,14 +58,10 @@ func (e *testbedEnv) StartZoneController(ctx context.Context, node int) (harness
 	if proc.cur != nil && proc.cur.Running() {
 		return harness.ZoneStart{}, fmt.Errorf("zone %s: its controller already runs (pid %d)", zone, proc.cur.Pid())
 	}
-	cur, err := launchController(ctx, proc.cfg)
-	if err != nil {
+	if err := proc.start(ctx); err != nil {
 		return harness.ZoneStart{}, fmt.Errorf("zone %s: %w", zone, err)
 	}
-	proc.cur = cur
-	if err := cur.WaitSynced(ctx, syncTimeout); err != nil {
-		return harness.ZoneStart{}, fmt.Errorf("zone %s: %w", zone, err)
-	}
+	cur := proc.cur
 	conv, err := e.converge(ctx)
 	if err != nil {
 		return harness.ZoneStart{}, err

@@ -194,14 +194,3 @@ func (e *testbedEnv) Zones() []results.Zone {
 
 // Topology is the testbed's control-plane topology.
 func (e *testbedEnv) Topology() string { return string(e.tb.Topology()) }
-
-// zoneCtl runs ovn-nbctl against one zone's NB (an nbCtl).
-type zoneCtl struct {
-	tb   *localnet.Testbed
-	zone localnet.Zone
-}
-
-// nbCtl runs ovn-nbctl against the zone's NB.
-func (z zoneCtl) NBCtl(ctx context.Context, args ...string) (string, error) {
-	return z.tb.ZoneNBCtl(ctx, z.zone, args...)
-}

@@ -104,19 +104,3 @@ func First(seen []capture.Packet, dst netip.Addr, dscp int, t time.Time) (captur
 	}
 	return best, found
 }
-
-// BitsPerSecond is the rate of the packets of seen to dst with dscp
-// within [from, to), each counted as frameBits (the untagged Ethernet
-// frame a meter counts).
-func BitsPerSecond(seen []capture.Packet, dst netip.Addr, dscp int, frameBits float64, from, to time.Time) float64 {
-	if !to.After(from) {
-		return 0
-	}
-	n := 0
-	for _, s := range seen {
-		if s.Dst == dst && s.DSCP == dscp && !s.At.Before(from) && s.At.Before(to) {
-			n++
-		}
-	}
-	return float64(n) * frameBits / to.Sub(from).Seconds()
-}

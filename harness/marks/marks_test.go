@@ -99,19 +99,6 @@ func TestFirst(t *testing.T) {
 	}
 }
 
-func TestBitsPerSecond(t *testing.T) {
-	var seen []capture.Packet
-	for i := range 200 { // 100 marked packets in [0,1s), plus unmarked ones
-		seen = append(seen, capture.Packet{At: t0.Add(time.Duration(i) * 5 * time.Millisecond), Dst: other, DSCP: 10 * (i % 2)})
-	}
-	if got := BitsPerSecond(seen, other, 10, 8000, t0, t0.Add(time.Second)); got != 100*8000 {
-		t.Errorf("got %v bit/s, want %v", got, 100*8000)
-	}
-	if got := BitsPerSecond(seen, other, 10, 8000, t0, t0); got != 0 {
-		t.Errorf("empty window: got %v", got)
-	}
-}
-
 // BenchmarkTally: one minute of a 500/s stream plus a 1500/s policed
 // flow, the log size a daemon restart step analyses per window.
 func BenchmarkTally(b *testing.B) {

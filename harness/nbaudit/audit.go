@@ -10,9 +10,10 @@
 package nbaudit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nqos/nqos/internal/ovnnb"
@@ -25,15 +26,10 @@ type Violation struct {
 	Problem string
 }
 
-// Source is a Northbound read; *ovnnb.Client implements it.
-type Source interface {
-	Tables(ctx context.Context) (ovnnb.Tables, error)
-}
-
-// Audit checks the current state of src. The result is sorted; a failed
-// read is an error, never a clean audit.
-func Audit(ctx context.Context, src Source) ([]Violation, error) {
-	v, err := src.Tables(ctx)
+// Audit checks the current state of nb's cache. The result is sorted; a
+// failed read is an error, never a clean audit.
+func Audit(ctx context.Context, nb *ovnnb.Client) ([]Violation, error) {
+	v, err := nb.Tables(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("audit NB: %w", err)
 	}
@@ -59,16 +55,12 @@ func (a auditor) check(v ovnnb.Tables) []Violation {
 	}
 	out := a.checkQoS(v)
 	for _, pg := range v.PortGroups {
-		if ovnnb.IsOwned(pg.ExternalIDs) {
-			out = append(out, auditOwner("Port_Group "+pg.Name, pg.ExternalIDs, a.rejected)...)
-		}
+		out = append(out, auditOwner("Port_Group "+pg.Name, pg.ExternalIDs, a.rejected)...)
 	}
 	for _, as := range v.AddressSets {
-		if ovnnb.IsOwned(as.ExternalIDs) {
-			out = append(out, auditOwner("Address_Set "+as.Name, as.ExternalIDs, a.rejected)...)
-		}
+		out = append(out, auditOwner("Address_Set "+as.Name, as.ExternalIDs, a.rejected)...)
 	}
-	sortViolations(out)
+	slices.SortFunc(out, compareViolations)
 	return out
 }
 
@@ -118,13 +110,9 @@ func auditIDs(ids map[string]int) []Violation {
 	return out
 }
 
-func sortViolations(vs []Violation) {
-	sort.Slice(vs, func(i, j int) bool {
-		if vs[i].Row != vs[j].Row {
-			return vs[i].Row < vs[j].Row
-		}
-		return vs[i].Problem < vs[j].Problem
-	})
+// compareViolations orders violations by row, then problem.
+func compareViolations(a, b Violation) int {
+	return cmp.Or(cmp.Compare(a.Row, b.Row), cmp.Compare(a.Problem, b.Problem))
 }
 
 // matchRefs lists the references of a match, through the memo if any.
@@ -163,9 +151,12 @@ func implicitPortGroup(as string) string {
 	return ""
 }
 
-// auditOwner checks that an owned row names its object and, when
+// auditOwner checks that a row, if owned, names its object and, when
 // rejected says so, that the object may own rows at all.
 func auditOwner(row string, ext map[string]string, rejected func(ovnnb.Key) bool) []Violation {
+	if !ovnnb.IsOwned(ext) {
+		return nil
+	}
 	key, ok := ovnnb.KeyFromOwnerName(ext[qos.ObjectNameKey])
 	if !ok {
 		return []Violation{{Row: row, Problem: fmt.Sprintf("external_ids %s=%q does not name a NetworkQoS", qos.ObjectNameKey, ext[qos.ObjectNameKey])}}

@@ -1,11 +1,11 @@
 package nbaudit
 
 import (
+	"cmp"
 	"context"
-	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,8 +35,6 @@ type Options struct {
 	// means none. It is called from the watcher's goroutine during every
 	// audit and must be safe for concurrent use.
 	Rejected func(ovnnb.Key) bool
-	// TLS configures ssl: addresses.
-	TLS *tls.Config
 	// Log receives reconnect messages; nil discards them.
 	Log *slog.Logger
 }
@@ -106,15 +104,8 @@ func (w *Watcher) Stop() []Sighting {
 		for v, at := range w.first {
 			w.result = append(w.result, Sighting{At: at, Violation: v})
 		}
-		sort.Slice(w.result, func(i, j int) bool {
-			a, b := w.result[i], w.result[j]
-			if !a.At.Equal(b.At) {
-				return a.At.Before(b.At)
-			}
-			if a.Violation.Row != b.Violation.Row {
-				return a.Violation.Row < b.Violation.Row
-			}
-			return a.Violation.Problem < b.Violation.Problem
+		slices.SortFunc(w.result, func(a, b Sighting) int {
+			return cmp.Or(a.At.Compare(b.At), compareViolations(a.Violation, b.Violation))
 		})
 	})
 	return append([]Sighting(nil), w.result...)
@@ -130,7 +121,7 @@ type subscription struct {
 // subscribe opens a monitor, loads its initial state into a fresh
 // replica and audits it.
 func (w *Watcher) subscribe(ctx context.Context) (*subscription, error) {
-	mon, err := ovsdbmon.Dial(ctx, w.addr, ovsdbmon.Options{Tables: monitoredColumns(), TLS: w.opts.TLS})
+	mon, err := ovsdbmon.Dial(ctx, w.addr, ovsdbmon.Options{Tables: monitoredColumns()})
 	if err != nil {
 		return nil, err
 	}

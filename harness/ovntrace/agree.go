@@ -129,10 +129,9 @@ type claim struct {
 // each disagreeing pair.
 func Agree(intent Intent, pred Prediction, observed Observation) error {
 	egress, delivered := pred.Egress()
-	captured := observed.Packets > 0
 	d := &Disagreement{Flow: pred.Flow.String()}
 	d.add(AspectOutput, outputClaims(pred, egress, delivered, observed))
-	d.add(AspectDSCP, dscpClaims(intent, egress, delivered, observed, captured))
+	d.add(AspectDSCP, dscpClaims(intent, egress, delivered, observed))
 	d.add(AspectMeter, meterClaims(intent, egress, delivered, observed))
 	if len(d.Aspects) == 0 {
 		return nil
@@ -159,14 +158,14 @@ func outputClaims(pred Prediction, egress Delivery, delivered bool, obs Observat
 	return append(cs, capture)
 }
 
-func dscpClaims(in Intent, egress Delivery, delivered bool, obs Observation, captured bool) []claim {
+func dscpClaims(in Intent, egress Delivery, delivered bool, obs Observation) []claim {
 	cs := []claim{{leg: LegIntent, shown: marking(in.DSCP, obs.SentDSCP),
 		exact: in.DSCP.String(), wire: wireDSCP(in.DSCP, obs.SentDSCP)}}
 	if delivered {
 		cs = append(cs, claim{leg: LegTrace, shown: marking(egress.DSCP, obs.SentDSCP),
 			exact: egress.DSCP.String(), wire: wireDSCP(egress.DSCP, obs.SentDSCP)})
 	}
-	if captured {
+	if obs.Packets > 0 {
 		w := "DSCP " + strconv.Itoa(int(obs.DSCP))
 		cs = append(cs, claim{leg: LegCapture, shown: w, wire: w})
 	}
@@ -183,7 +182,11 @@ func marking(m Marking, sent uint8) string {
 func wireDSCP(m Marking, sent uint8) string { return "DSCP " + strconv.Itoa(int(m.Wire(sent))) }
 
 func meterClaims(in Intent, egress Delivery, delivered bool, obs Observation) []claim {
-	cs := []claim{meterClaim(LegIntent, meterList(in.Meter))}
+	var intent []Meter
+	if in.Meter != nil {
+		intent = []Meter{*in.Meter}
+	}
+	cs := []claim{meterClaim(LegIntent, intent)}
 	if delivered {
 		cs = append(cs, meterClaim(LegTrace, egress.Meters))
 	}
@@ -194,13 +197,6 @@ func meterClaims(in Intent, egress Delivery, delivered bool, obs Observation) []
 		cs = append(cs, claim{leg: LegCapture, shown: "not policed", wire: "not policed"})
 	}
 	return cs
-}
-
-func meterList(m *Meter) []Meter {
-	if m == nil {
-		return nil
-	}
-	return []Meter{*m}
 }
 
 func meterClaim(leg Leg, ms []Meter) claim {

@@ -110,7 +110,7 @@ func traceCases() []traceCase {
 			want: toUplink.with(Mark(46), nil, 10700)},
 		{name: "not-in-group", intent: "",
 			mf:   flow(swBlue, "vm-other", gateway, "10.0.0.8", "10.20.0.7", ProtoTCP, 2049),
-			want: toUplink.with(Unmarked(), nil)},
+			want: toUplink.with(Marking{}, nil)},
 		{name: "production-only", intent: "production-r0",
 			mf:   flow(swBlue, "vm-prod", gateway, "10.0.0.6", "10.20.0.7", ProtoTCP, 2049),
 			want: toUplink.with(Mark(46), nil, 10600)},
@@ -129,10 +129,10 @@ func traceCases() []traceCase {
 			want: want{deliveries: 0}},
 		{name: "acl-ct-rate-only", skipAgree: true,
 			mf:   flow(swACL, "vm-acl", gateway, "10.1.0.5", "10.20.0.7", ProtoSCTP, 5000),
-			want: want{deliveries: 1, port: lnACL, typ: "localnet"}.with(Unmarked(), []Meter{{Rate: 2000}}, 100)},
+			want: want{deliveries: 1, port: lnACL, typ: "localnet"}.with(Marking{}, []Meter{{Rate: 2000}}, 100)},
 		{name: "acl-ct-tcp", skipAgree: true,
 			mf:   flow(swACL, "vm-acl", gateway, "10.1.0.5", "10.20.0.7", ProtoTCP, 80),
-			want: want{deliveries: 1, port: lnACL, typ: "localnet"}.with(Unmarked(), nil)},
+			want: want{deliveries: 1, port: lnACL, typ: "localnet"}.with(Marking{}, nil)},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/internal/testenv"
@@ -99,14 +100,14 @@ func testTraceLive(t *testing.T, inst ovninstall.Install) {
 // reports whether it marks and meters in separate stages.
 func liveSplit(ctx context.Context, t *testing.T, inst ovninstall.Install) bool {
 	t.Helper()
-	version, err := Version(ctx)
+	version, err := ovninstall.Detect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(version, string(inst.Version)+".") {
 		t.Fatalf("ovn-northd on PATH is %s, want OVN %s", version, inst.Version)
 	}
-	split, err := SplitQoSStages(version)
+	split, err := intent.SplitStages(version)
 	if err != nil {
 		t.Fatal(err)
 	}

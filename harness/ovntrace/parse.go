@@ -132,23 +132,10 @@ func (p *parser) section(indent int, kind, attrs string) {
 	}
 	p.stage = nil
 	if kind != "ingress" && kind != "egress" {
-		cont := -1
-		for _, c := range cands {
-			if c.pipe >= 0 {
-				cont = c.pipe
-				break
-			}
-		}
-		p.stack = append(p.stack, frame{indent, cont})
+		p.stack = append(p.stack, frame{indent, firstPipe(cands, func(int) bool { return true })})
 		return
 	}
-	parent := -1
-	for _, c := range cands {
-		if c.pipe >= 0 && p.pipes[c.pipe].Kind != kind {
-			parent = c.pipe
-			break
-		}
-	}
+	parent := firstPipe(cands, func(i int) bool { return p.pipes[i].Kind != kind })
 	a := map[string]string{}
 	for _, m := range attrRE.FindAllStringSubmatch(attrs, -1) {
 		a[m[1]] = m[2]
@@ -156,6 +143,17 @@ func (p *parser) section(indent int, kind, attrs string) {
 	p.pipes = append(p.pipes, Pipeline{Kind: kind, Datapath: a["dp"], InPort: a["inport"],
 		OutPort: a["outport"], Parent: parent, Stages: []StageHit{}})
 	p.stack = append(p.stack, frame{indent, len(p.pipes) - 1})
+}
+
+// firstPipe is the pipeline of the first candidate that has one ok
+// accepts, or -1.
+func firstPipe(cands []frame, ok func(pipe int) bool) int {
+	for _, c := range cands {
+		if c.pipe >= 0 && ok(c.pipe) {
+			return c.pipe
+		}
+	}
+	return -1
 }
 
 func (p *parser) current() int {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/ovninstall"
 )
 
@@ -47,7 +48,7 @@ func readTestdata(t testing.TB, v ovninstall.Version, name string) string {
 // the golden JSON.
 func TestParseRecorded(t *testing.T) {
 	for _, v := range ovninstall.Versions() {
-		split, err := SplitQoSStages(string(v))
+		split, err := intent.SplitStages(string(v))
 		if err != nil {
 			t.Fatal(err)
 		}

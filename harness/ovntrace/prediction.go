@@ -2,6 +2,7 @@ package ovntrace
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -45,9 +46,6 @@ type Marking struct {
 	Set   bool  `json:"set"`
 	Value uint8 `json:"value"`
 }
-
-// Unmarked is the Marking of a packet no rule marks.
-func Unmarked() Marking { return Marking{} }
 
 // Mark is the Marking of a packet set to DSCP v.
 func Mark(v uint8) Marking { return Marking{Set: true, Value: v} }
@@ -142,14 +140,11 @@ func deliveries(pipes []Pipeline) ([]Delivery, error) {
 
 // pathTo lists pipeline indexes from the first one down to i.
 func pathTo(pipes []Pipeline, i int) []int {
-	var rev []int
-	for j := i; j >= 0 && len(rev) <= len(pipes); j = pipes[j].Parent {
-		rev = append(rev, j)
+	var path []int
+	for j := i; j >= 0 && len(path) <= len(pipes); j = pipes[j].Parent {
+		path = append(path, j)
 	}
-	path := make([]int, len(rev))
-	for k, j := range rev {
-		path[len(rev)-1-k] = j
-	}
+	slices.Reverse(path)
 	return path
 }
 

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/nqos/nqos/internal/intent"
 	"os/exec"
 	"regexp"
 	"strings"
-
-	"github.com/nqos/nqos/internal/ovninstall"
 )
 
 // dbAddrRE is an OVSDB active connection method ovn-trace accepts.
@@ -27,11 +24,15 @@ func Trace(ctx context.Context, sbAddr string, mf Microflow) (Prediction, error)
 	if !dbAddrRE.MatchString(sbAddr) {
 		return Prediction{}, fmt.Errorf("trace %s: southbound address %q: want unix:/path, tcp:host:port or ssl:host:port", mf, sbAddr)
 	}
-	stdout, stderr, err := run(ctx, "ovn-trace", "--db="+sbAddr, "--detailed", mf.Datapath, expr)
+	var stdout, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, "ovn-trace", "--db="+sbAddr, "--detailed", mf.Datapath, expr)
+	cmd.Stdout, cmd.Stderr = &stdout, &errb
+	err = cmd.Run()
+	stderr := strings.TrimSpace(errb.String())
 	if err != nil {
-		return Prediction{}, fmt.Errorf("trace %s: %w", mf, err)
+		return Prediction{}, fmt.Errorf("trace %s: ovn-trace: %w: %s", mf, err, stderr)
 	}
-	pred, err := Parse(stdout)
+	pred, err := Parse(stdout.String())
 	if err != nil {
 		// ovn-trace 24.09 and later exit 0 on some errors (an unknown
 		// inport) and name the cause only on stderr.
@@ -43,38 +44,3 @@ func Trace(ctx context.Context, sbAddr string, mf Microflow) (Prediction, error)
 	pred.Flow, pred.Expr = mf, expr
 	return pred, nil
 }
-
-// run executes a tool and returns its stdout and trimmed stderr; a
-// failure carries stderr.
-func run(ctx context.Context, name string, args ...string) (stdout, stderr string, err error) {
-	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err = cmd.Run()
-	stderr = strings.TrimSpace(errb.String())
-	if err != nil {
-		return out.String(), stderr, fmt.Errorf("%s: %w: %s", name, err, stderr)
-	}
-	return out.String(), stderr, nil
-}
-
-// Version returns the installed OVN version, such as "23.03.1": the
-// first of ovn-northd, ovn-nbctl and ovn-trace installed answers.
-func Version(ctx context.Context) (string, error) {
-	versionTools := []string{"ovn-northd", "ovn-nbctl", "ovn-trace"}
-	for _, tool := range versionTools {
-		if _, err := exec.LookPath(tool); err != nil {
-			continue
-		}
-		out, _, err := run(ctx, tool, "--version")
-		if err != nil {
-			return "", fmt.Errorf("ovn version: %w", err)
-		}
-		return ovninstall.ParseProgramVersion(tool, out)
-	}
-	return "", fmt.Errorf("ovn version: none of %s installed", strings.Join(versionTools, ", "))
-}
-
-// SplitQoSStages reports whether OVN version v marks and meters in two
-// separate stages (before 24.09): intent.SplitStages.
-func SplitQoSStages(v string) (bool, error) { return intent.SplitStages(v) }

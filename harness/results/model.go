@@ -6,7 +6,9 @@
 package results
 
 import (
-	"sort"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nqos/nqos/harness/verdict"
@@ -92,16 +94,7 @@ type Scenario struct {
 }
 
 // ID names the scenario run, e.g. "story1-tiers [v4]".
-func (s Scenario) ID() string {
-	id := s.Name + " ["
-	for i, f := range s.Families {
-		if i > 0 {
-			id += "+"
-		}
-		id += f
-	}
-	return id + "]"
-}
+func (s Scenario) ID() string { return s.Name + " [" + strings.Join(s.Families, "+") + "]" }
 
 // Duration is the scenario's wall time.
 func (s Scenario) Duration() time.Duration { return s.Finished.Sub(s.Started) }
@@ -192,12 +185,7 @@ type Predicted struct {
 
 // Pass reports whether every verdict of the flow passed.
 func (f Flow) Pass() bool {
-	for _, v := range f.Verdicts {
-		if !v.Pass {
-			return false
-		}
-	}
-	return len(f.Verdicts) > 0
+	return len(f.Verdicts) > 0 && !slices.ContainsFunc(f.Verdicts, func(v verdict.Verdict) bool { return !v.Pass })
 }
 
 // DSCPCount is one histogram bin.
@@ -209,10 +197,9 @@ type DSCPCount struct {
 // Histogram turns a DSCP -> packets map into sorted bins.
 func Histogram(m map[int]uint64) []DSCPCount {
 	out := make([]DSCPCount, 0, len(m))
-	for d, n := range m {
-		out = append(out, DSCPCount{DSCP: d, Packets: n})
+	for _, d := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, DSCPCount{DSCP: d, Packets: m[d]})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].DSCP < out[j].DSCP })
 	return out
 }
 

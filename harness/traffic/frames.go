@@ -85,17 +85,13 @@ type FrameBuilder struct {
 }
 
 // NewFrameBuilder validates the spec (filling defaults) and returns a
-// builder for its frames; tests use it to write synthetic captures.
+// builder for its frames.
 func NewFrameBuilder(spec RawSpec) (*FrameBuilder, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	return newFrameBuilder(spec), nil
-}
-
-func newFrameBuilder(spec RawSpec) *FrameBuilder {
 	return &FrameBuilder{spec: spec, buf: gopacket.NewSerializeBuffer(), payload: make([]byte, spec.PayloadSize),
-		opts: gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}}
+		opts: gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}}, nil
 }
 
 // Build returns the frame carrying sequence number seq; the slice is valid

@@ -28,16 +28,17 @@ type InjectReport struct {
 // through an AF_PACKET socket, paced at raw.PPS, each carrying the flow's
 // tag and a sequence number in its payload.
 func Inject(ctx context.Context, netns, ifname string, raw RawSpec) (InjectReport, error) {
-	if err := raw.validate(); err != nil {
+	b, err := NewFrameBuilder(raw)
+	if err != nil {
 		return InjectReport{}, err
 	}
+	raw = b.spec // with its defaults filled
 	name := fmt.Sprintf("inject flow %q on %s/%s", raw.Flow.Name, netns, ifname)
 	sock, err := live.OpenPacketSocket(netns, ifname, live.SocketOptions{})
 	if err != nil {
 		return InjectReport{}, fmt.Errorf("%s: %w", name, err)
 	}
 	defer sock.Close()
-	b := newFrameBuilder(raw)
 	rep := InjectReport{Flow: raw.Flow.Name, FirstSeq: raw.Start, Start: time.Now()}
 	var interval time.Duration
 	if raw.PPS > 0 {

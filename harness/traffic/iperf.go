@@ -176,23 +176,19 @@ func IperfClient(ctx context.Context, ns string, spec flow.Spec, opts IperfOptio
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	var runErr error
 	if watch {
 		err := awaitHandshake(ctx, h, base, spec.Duration+opts.Grace, opts.Handshake, exited)
 		var ex clientExited
 		switch {
 		case errors.As(err, &ex):
-			runErr = ex.err // the client ended before its handshake: its own error says why
+			exited <- ex.err // the client ended before its handshake: its own error says why
 		case err != nil:
 			_ = cmd.Process.Kill()
 			<-exited
 			return nil, fmt.Errorf("%s: %w", name, err)
-		default:
-			runErr = <-exited
 		}
-	} else {
-		runErr = <-exited
 	}
+	runErr := <-exited // before reading the output the process writes until it exits
 	rep, err := decodeReport(name, stdout.Bytes(), stderr.String(), runErr)
 	if err != nil {
 		return nil, err

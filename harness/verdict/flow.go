@@ -64,11 +64,6 @@ type PolicingTolerance struct {
 	Frames int           // whole frames of slack (max frame size each)
 }
 
-// Bits returns the tolerance in bits for a bucket.
-func (t PolicingTolerance) Bits(b *capture.Bucket) float64 {
-	return b.RateBits*t.Jitter.Seconds() + float64(t.Frames)*b.MaxFrameBits
-}
-
 // Bound checks that over every interval T the meter's frames stayed
 // within rate*T + burst (+ tolerance): 0 <= max excess <= burst + tol.
 func Bound(b *capture.Bucket, tol PolicingTolerance) Verdict {
@@ -76,7 +71,7 @@ func Bound(b *capture.Bucket, tol PolicingTolerance) Verdict {
 	if b.Packets == 0 {
 		return Unmeasured(name, PolicingBound, b.BurstBits, "bits", "no packets after the readiness point")
 	}
-	t := tol.Bits(b)
+	t := b.RateBits*tol.Jitter.Seconds() + float64(tol.Frames)*b.MaxFrameBits
 	return Within(name, PolicingBound, b.MaxExcessBits, b.BurstBits, Tolerance{Below: b.BurstBits, Above: t}, "bits", int(b.Packets),
 		fmt.Sprintf("max over intervals of bits - rate*T = %.0f bits (interval %s..%s, %s); bound burst %.0f + tolerance %.0f bits (rate %.0f bit/s)",
 			b.MaxExcessBits, b.WorstStart.Format("15:04:05.000000"), b.WorstEnd.Format("15:04:05.000000"),
@@ -89,7 +84,12 @@ func Bound(b *capture.Bucket, tol PolicingTolerance) Verdict {
 // after its first judged frame and end before its last.
 func Floor(fr *capture.FlowResult, e flow.Expect, settle time.Duration, minFraction float64) Verdict {
 	name := fr.Spec.Name
-	got, d, n := SteadyBitsPerSecond(fr, settle)
+	var got float64
+	var d time.Duration
+	var n int
+	if len(fr.Series) > 0 && fr.Packets > 0 {
+		got, d, n = windowRate(fr.Series[:1], fr.First.Add(settle), fr.Last, false)
+	}
 	rate := e.RateBits()
 	if d <= 0 {
 		return Unmeasured(name, PolicingFloor, rate, "bit/s",
@@ -99,31 +99,6 @@ func Floor(fr *capture.FlowResult, e flow.Expect, settle time.Duration, minFract
 	return Within(name, PolicingFloor, got, rate, tol, "bit/s", n,
 		fmt.Sprintf("steady-state %.2f Mbit/s over %s, required %.2f..%.2f Mbit/s (%.2f x rate .. rate + burst/window)",
 			got/1e6, d, (rate-tol.Below)/1e6, (rate+tol.Above)/1e6, minFraction))
-}
-
-// SteadyBitsPerSecond returns the flow's rate over the whole windows of
-// its first series lying in [First+settle, Last], the covered duration
-// and the number of windows.
-func SteadyBitsPerSecond(fr *capture.FlowResult, settle time.Duration) (float64, time.Duration, int) {
-	if len(fr.Series) == 0 || fr.Packets == 0 {
-		return 0, 0, 0
-	}
-	s := fr.Series[0]
-	from := fr.First.Add(settle)
-	var bytes uint64
-	var n int
-	for _, w := range s.Windows {
-		if w.Start.Before(from) || w.Start.Add(s.Size).After(fr.Last) {
-			continue
-		}
-		bytes += w.Bytes
-		n++
-	}
-	d := time.Duration(n) * s.Size
-	if d == 0 {
-		return 0, 0, 0
-	}
-	return float64(bytes) * 8 / d.Seconds(), d, n
 }
 
 // Accounting checks packets sent = packets seen at the uplink +

@@ -106,26 +106,26 @@ func SharedFloor(a *capture.Analysis, b *capture.Bucket, settle time.Duration, f
 			to = fr.Last
 		}
 	}
-	var bits float64
+	var sum float64
+	var d time.Duration
 	var n int
 	if len(series) == len(b.Flows) {
-		bits, n = commonBits(series, from, to, vlan)
+		sum, d, n = windowRate(series, from, to, vlan)
 	}
 	if n == 0 {
 		return Unmeasured(b.Key, PolicingFloorAggregate, b.RateBits, "bit/s", fmt.Sprintf("flows %v have no common steady-state window", b.Flows))
 	}
-	d := time.Duration(n) * series[0].Size
-	sum := bits / d.Seconds()
 	tol := Tolerance{Below: b.RateBits * (1 - floor), Above: b.BurstBits / d.Seconds()}
 	return Within(b.Key, PolicingFloorAggregate, sum, b.RateBits, tol, "bit/s", n,
 		fmt.Sprintf("flows %v together %.2f Mbit/s (untagged frames, common steady %s), required %.2f..%.2f Mbit/s: one meter shared per rule per node",
 			b.Flows, sum/1e6, d, (b.RateBits-tol.Below)/1e6, (b.RateBits+tol.Above)/1e6))
 }
 
-// commonBits sums the bits of the windows lying wholly in [from, to] over
-// all series and counts those windows; untagged removes the 802.1Q tag
-// the meter does not count.
-func commonBits(series []*capture.Series, from, to time.Time, untagged bool) (float64, int) {
+// windowRate is the rate of the bits of all series over their windows
+// lying wholly in [from, to], the duration those windows cover and how
+// many there are (0, 0, 0 for none); untagged removes the 802.1Q tag the
+// meter does not count.
+func windowRate(series []*capture.Series, from, to time.Time, untagged bool) (float64, time.Duration, int) {
 	var bits float64
 	var n int
 	size := series[0].Size
@@ -144,5 +144,9 @@ func commonBits(series []*capture.Series, from, to time.Time, untagged bool) (fl
 			}
 		}
 	}
-	return bits, n
+	if n == 0 {
+		return 0, 0, 0
+	}
+	d := time.Duration(n) * size
+	return bits / d.Seconds(), d, n
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -58,14 +59,8 @@ func SpoofMismatches(s Spoofing, flow func(name string) SpoofFlow, capture []Ver
 	if m := flow(SpoofForgedMAC); m.Sent == 0 || m.Seen != 0 {
 		mism.Add(PortSecurity, fmt.Sprintf("frames with VM %s's MAC: %d sent, %d left the node, want all dropped by port security", s.As, m.Sent, m.Seen))
 	}
-	bound := false
-	for _, v := range capture {
-		bound = bound || v.Property == PolicingBound
-		if !v.Pass {
-			mism.Add(v.Property, v.Message)
-		}
-	}
-	if !bound {
+	mism.Judge(capture...)
+	if !slices.ContainsFunc(capture, func(v Verdict) bool { return v.Property == PolicingBound }) {
 		mism.Add(PolicingBound, "the capture judged no token-bucket bound for the spoofer's meter")
 	}
 	return mism

@@ -9,11 +9,7 @@ import (
 // Difference is one class whose fabric outcome differs between two OVN
 // versions.
 type Difference struct {
-	VM       string `json:"vm"`
-	Family   Family `json:"family"`
-	Dst      string `json:"dst"`
-	Protocol string `json:"protocol"`
-	Port     *int   `json:"port"`
+	ClassRef
 	// Outcomes are per report, in the order the reports were given.
 	Outcomes []Outcome `json:"outcomes"`
 }
@@ -48,7 +44,7 @@ func Diff(reports []*Report) []Difference {
 	}
 	var out []Difference
 	for _, p := range reports[0].Probes {
-		d := Difference{VM: p.VM, Family: p.Family, Dst: p.Dst, Protocol: p.Protocol, Port: p.Port}
+		d := Difference{ClassRef: p.ClassRef}
 		differs := false
 		for i, r := range reports {
 			q, ok := index[i][keyOf(p)]
@@ -88,7 +84,7 @@ func WriteDiff(w io.Writer, diffs []Difference) error {
 	}
 	fmt.Fprintln(tw)
 	for _, d := range diffs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", d.VM, d.Family, d.Dst, protoPort(ProbeResult{Protocol: d.Protocol, Port: d.Port}))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", d.VM, d.Family, d.Dst, d.protoPort())
 		for _, o := range d.Outcomes {
 			fmt.Fprintf(tw, "\t%s", outcomeText(o))
 		}

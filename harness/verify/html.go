@@ -19,7 +19,7 @@ func Page(source string, reps []*Report, runReports []string) results.FabricPage
 			v.Shadowed = append(v.Shadowed, s.VM+": "+s.Rule+" is shadowed by "+s.By+": "+s.Consequence)
 		}
 		for _, pr := range r.Probes {
-			v.Rows = append(v.Rows, results.FabricRow{VM: pr.VM, Family: string(pr.Family), Class: pr.Dst + " " + protoPort(pr),
+			v.Rows = append(v.Rows, results.FabricRow{VM: pr.VM, Family: string(pr.Family), Class: pr.Dst + " " + pr.protoPort(),
 				DSCP: intent.DSCPText(pr.Intent.DSCP), Meter: intent.MeterText(pr.Intent), Rule: intent.RuleText(pr.Intent), Trace: traceText(pr.Trace),
 				Wire: wireText(pr.Wire), Policed: policedText(pr.Wire.Policed), Note: pr.Why, Agree: pr.Agree, Sharing: intent.SharingText(pr.Sharing)})
 		}
@@ -34,7 +34,7 @@ func Page(source string, reps []*Report, runReports []string) results.FabricPage
 		p.DiffHeader = append(p.DiffHeader, "OVN "+o.OVNVersion)
 	}
 	for _, d := range diffs {
-		row := []string{d.VM, string(d.Family), d.Dst + " " + protoPort(ProbeResult{Protocol: d.Protocol, Port: d.Port})}
+		row := []string{d.VM, string(d.Family), d.Dst + " " + d.protoPort()}
 		for _, o := range d.Outcomes {
 			row = append(row, outcomeText(o))
 		}

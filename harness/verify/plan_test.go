@@ -8,8 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/scenarios"
 	"github.com/nqos/nqos/scenarios/manifests"
+)
+
+// The IP families the tests ask for.
+const (
+	V4 = intent.V4
+	V6 = intent.V6
 )
 
 // readDir decodes every manifest file of dir, sorted by name.

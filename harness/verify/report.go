@@ -22,14 +22,22 @@ type Report struct {
 	Failures []string `json:"-"`
 }
 
-// ProbeResult is one class judged three ways.
-type ProbeResult struct {
+// ClassRef names a probed class in the reports: the sending VM, the
+// family, the destination and the protocol with its port (nil for ICMP).
+type ClassRef struct {
 	VM       string `json:"vm"`
 	Family   Family `json:"family"`
 	Dst      string `json:"dst"`
 	Protocol string `json:"protocol"`
 	Port     *int   `json:"port"`
-	Intent   Intent `json:"intent"`
+}
+
+func (c ClassRef) protoPort() string { return intent.ProtoPort(c.Protocol, c.Port) }
+
+// ProbeResult is one class judged three ways.
+type ProbeResult struct {
+	ClassRef
+	Intent Intent `json:"intent"`
 	// Sharing is the meter's sharing on the VM's node (metered classes).
 	Sharing *intent.Share `json:"sharing,omitempty"`
 	Trace   *Trace        `json:"trace"`
@@ -38,11 +46,9 @@ type ProbeResult struct {
 	Why     string        `json:"-"`
 }
 
-// Trace is ovn-trace's prediction for the class's first packet.
-type Trace struct {
-	DSCP    *int `json:"dscp"`
-	Metered bool `json:"metered"`
-}
+// Trace is ovn-trace's prediction for the class's first packet, as the
+// run's three-way judgement of the probe flow holds it.
+type Trace = results.Predicted
 
 // Wire is what the capture on the sending node's uplink saw.
 type Wire struct {
@@ -118,10 +124,7 @@ func FromResults(plan *Plan, run *results.Run) (*Report, error) {
 		return nil, fmt.Errorf("verify: %d scenario results, want 1", len(run.Scenarios))
 	}
 	sc := run.Scenarios[0]
-	rep := &Report{OVNVersion: run.OVNVersion, Shadowed: slices.Clone(plan.Shadowed), Probes: []ProbeResult{}}
-	if rep.Shadowed == nil {
-		rep.Shadowed = []Shadowed{}
-	}
+	rep := &Report{OVNVersion: run.OVNVersion, Shadowed: append([]Shadowed{}, plan.Shadowed...), Probes: []ProbeResult{}}
 	if sc.Error != "" {
 		rep.Failures = append(rep.Failures, "run: "+sc.Error)
 	}
@@ -131,18 +134,15 @@ func FromResults(plan *Plan, run *results.Run) (*Report, error) {
 	}
 	for _, p := range plan.Probes {
 		pr, why := probeResult(p, flows)
-		if !pr.Agree {
-			rep.Failures = append(rep.Failures, fmt.Sprintf("%s %s %s %s: %s", pr.VM, pr.Family, pr.Dst, protoPort(pr), why))
+		if pr.Agree {
+			rep.Summary.Agree++
+		} else {
+			rep.Failures = append(rep.Failures, fmt.Sprintf("%s %s %s %s: %s", pr.VM, pr.Family, pr.Dst, pr.protoPort(), why))
 		}
 		rep.Probes = append(rep.Probes, pr)
 	}
 	slices.SortFunc(rep.Probes, compareProbe)
 	rep.Summary.Probes = len(rep.Probes)
-	for _, p := range rep.Probes {
-		if p.Agree {
-			rep.Summary.Agree++
-		}
-	}
 	return rep, nil
 }
 
@@ -159,8 +159,8 @@ func deref(p *int) int {
 }
 
 func probeResult(p Probe, flows map[string]results.Flow) (ProbeResult, string) {
-	pr := ProbeResult{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol, Intent: p.Intent, Sharing: p.Sharing,
-		Wire: Wire{DSCP: map[string]uint64{}}, Why: p.Why}
+	pr := ProbeResult{ClassRef: ClassRef{VM: p.VM, Family: p.Family, Dst: p.Dst.String(), Protocol: p.Protocol}, Intent: p.Intent,
+		Sharing: p.Sharing, Wire: Wire{DSCP: map[string]uint64{}}, Why: p.Why}
 	if p.Protocol != "icmp" {
 		port := p.Port
 		pr.Port = &port
@@ -174,7 +174,8 @@ func probeResult(p Probe, flows map[string]results.Flow) (ProbeResult, string) {
 		pr.Wire.DSCP[strconv.Itoa(c.DSCP)] = c.Packets
 	}
 	if tw := f.ThreeWay; tw != nil && tw.Predicted != nil {
-		pr.Trace = &Trace{DSCP: tw.Predicted.DSCP, Metered: tw.Predicted.Metered}
+		t := *tw.Predicted
+		pr.Trace = &t
 	}
 	why := judged(f)
 	if p.Overload != "" {
@@ -220,5 +221,3 @@ func policed(f results.Flow) *Policed {
 	}
 	return p
 }
-
-func protoPort(p ProbeResult) string { return intent.ProtoPort(p.Protocol, p.Port) }

@@ -18,7 +18,7 @@ func WriteText(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "VM\tFAMILY\tDST\tPROTO\tINTENT DSCP\tMETER\tRULE\tSHARING\tTRACE\tWIRE\tPOLICED\tAGREE")
 	for _, p := range r.Probes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.VM, p.Family, p.Dst, protoPort(p),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.VM, p.Family, p.Dst, p.protoPort(),
 			intent.DSCPText(p.Intent.DSCP), intent.MeterText(p.Intent), intent.RuleText(p.Intent), intent.SharingText(p.Sharing),
 			traceText(p.Trace), wireText(p.Wire), policedText(p.Wire.Policed), yesNo(p.Agree))
 	}

@@ -13,9 +13,3 @@ type (
 	// Shadowed is a rule that never wins a packet of a VM.
 	Shadowed = intent.Shadowed
 )
-
-// IP families.
-const (
-	V4 = intent.V4
-	V6 = intent.V6
-)

@@ -184,21 +184,18 @@ func (w *World) pod(vm *scenarios.VM) *corev1.Pod {
 // (SetAssigned; until recorded its static addresses, as the testbed's
 // launcher pods carry them); "" otherwise.
 func (w *World) podNetworks(vm *scenarios.VM, ns, name string) string {
-	lease := w.leases[vm.Name]
-	if lease != "" {
-		return fmt.Sprintf(`{%q:{"ip_addresses":[%q],"ip_address":%q,"role":"secondary"}}`, ns+"/"+name, lease, lease)
-	}
-	if !w.subnets(vm.Network) {
-		return ""
-	}
-	have, ok := w.assigned[vm.Name]
-	if !ok {
-		have = vm.Addresses
-	}
 	var addrs []string
-	for _, a := range []string{have.V4, have.V6} {
-		if a != "" {
-			addrs = append(addrs, a)
+	if lease := w.leases[vm.Name]; lease != "" {
+		addrs = []string{lease}
+	} else if w.subnets(vm.Network) {
+		have, ok := w.assigned[vm.Name]
+		if !ok {
+			have = vm.Addresses
+		}
+		for _, a := range []string{have.V4, have.V6} {
+			if a != "" {
+				addrs = append(addrs, a)
+			}
 		}
 	}
 	if len(addrs) == 0 {

@@ -52,16 +52,11 @@ func (p Plugin) plug(ctx context.Context, o ovs, pod podRef, args *skel.CmdArgs,
 			return "", fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	err = p.HostNS.WithConn(func(c *netns.Conn) error {
-		l, err := c.Link(pt.host)
-		if err == nil {
-			hostMAC = l.Attrs().HardwareAddr.String()
-		}
-		return err
-	})
+	attrs, err := p.HostNS.LinkAttrs(pt.host)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}
+	hostMAC = attrs.HardwareAddr.String()
 	if err := o.addPort(ctx, pt.host, portIDs(pt, pod, args)); err != nil {
 		return "", fmt.Errorf("%s: %w", what, err)
 	}

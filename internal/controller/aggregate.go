@@ -241,22 +241,11 @@ func (a *Aggregator) Run(ctx context.Context) error {
 }
 
 func (a *Aggregator) processNext(ctx context.Context) bool {
-	key, shutdown := a.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer a.queue.Done(key)
-	err := a.sync(ctx, key)
-	a.first.done(key, outcome{err: err})
-	if err != nil {
-		if ctx.Err() == nil {
-			a.log.Error("aggregate failed", "networkqos", key, "err", err)
-		}
-		a.queue.AddRateLimited(key)
-		return true
-	}
-	a.queue.Forget(key)
-	return true
+	return workOne(ctx, a.queue, a.log, "aggregate", func(key string) (bool, error) {
+		err := a.sync(ctx, key)
+		a.first.done(key, outcome{err: err})
+		return false, err
+	})
 }
 
 // zones lists the nodes, sorted: every node is a zone.

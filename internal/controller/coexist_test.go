@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -100,4 +103,91 @@ func TestOVNKubeNetworkQoSOwnsItsConditions(t *testing.T) {
 	if len(rows.QoS) != 1 || rows.QoS[0].Switch != e.switchName() {
 		t.Fatalf("owned QoS rows %+v, want only gold's on %s", rows.QoS, e.switchName())
 	}
+}
+
+// Two zone controllers, each with its own NB, write their own Ready
+// condition under their own field manager; neither writes or owns
+// status.status, so they cannot fight over it.
+func TestZoneControllersLeaveAggregateAlone(t *testing.T) {
+	e := newEnv(t)
+	vms := []vm{{"vm-a", "node-a", "gold"}, {"vm-b", "node-b", "gold"}}
+	e.withVMs("node-a", vms...)
+	nbB := nbtest.Start(t)
+	nbB.MustNBCtl("ls-add", e.switchName())
+	for _, v := range vms {
+		nbB.MustNBCtl("lsp-add", e.switchName(), e.lsp(nadName, v.name))
+	}
+	e.startOn(nbB, "node-b")
+	e.createNQ(e.nqos("gold", 50, map[string]string{"tier": "gold"}, []string{e.net}, ruleSpec{dscp: 46}))
+	nq := e.waitConditions("gold", acceptedTrue,
+		cond{qos.ReadyConditionPrefix + "node-a", "True", reasonSuccess},
+		cond{qos.ReadyConditionPrefix + "node-b", "True", reasonSuccess})
+	if nq.Status.Status != "" {
+		t.Errorf("status.status = %q with zone controllers only, want empty", nq.Status.Status)
+	}
+	for _, m := range []string{"nqos-node-a", "nqos-node-b"} {
+		if e.ownsStatusField("gold", m) {
+			t.Errorf("zone field manager %s owns status.status", m)
+		}
+	}
+}
+
+func TestAggregate(t *testing.T) {
+	accepted := qos.Condition{Type: qos.ConditionAccepted, Status: conditionTrue}
+	rejected := qos.Condition{Type: qos.ConditionAccepted, Status: conditionFalse}
+	ready := func(zone, status string) qos.Condition {
+		return qos.Condition{Type: NQOSReadyType(zone), Status: status}
+	}
+	for _, tc := range []struct {
+		name, node string
+		ovnkube    bool
+		conds      []qos.Condition
+		want       string
+	}{
+		{"accepted and ready", "", false, []qos.Condition{accepted, ready("global", conditionTrue)}, statusApplied},
+		{"ready false", "", false, []qos.Condition{accepted, ready("global", conditionFalse)}, statusNotApplied},
+		{"not accepted", "", false, []qos.Condition{rejected, ready("global", conditionFalse)}, statusNotApplied},
+		{"other zone ready only", "", false, []qos.Condition{accepted, ready("node-a", conditionTrue)}, statusNotApplied},
+		{"no ready condition", "", false, []qos.Condition{accepted}, statusNotApplied},
+		{"zone controller writes none", "node-a", false, []qos.Condition{accepted, ready("node-a", conditionTrue)}, ""},
+		{"none while ovnkube's NetworkQoS runs", "", true, []qos.Condition{accepted, ready("global", conditionTrue)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Controller{node: tc.node, zone: zoneName(tc.node), ovnkube: tc.ovnkube}
+			if got := c.aggregate(tc.conds); got != tc.want {
+				t.Errorf("aggregate = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// waitAggregate waits until status.status of name is want.
+func (e *env) waitAggregate(name, want string) {
+	e.t.Helper()
+	e.eventually(fmt.Sprintf("status.status of %s = %q", name, want), 20*time.Second, func() (bool, string) {
+		nq, err := e.getNQ(name)
+		if err != nil {
+			return false, err.Error()
+		}
+		return nq.Status.Status == want, fmt.Sprintf("status.status %q", nq.Status.Status)
+	})
+}
+
+// ownsStatusField reports whether manager owns status.status of name
+// through the status subresource.
+func (e *env) ownsStatusField(name, manager string) bool {
+	e.t.Helper()
+	u, err := e.dyn.Resource(v1alpha1.GroupVersionResource()).Namespace(e.ns).Get(e.ctx, name, metav1.GetOptions{})
+	must(e, err)
+	for _, mf := range u.GetManagedFields() {
+		if mf.Manager != manager || mf.Subresource != "status" || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]map[string]json.RawMessage
+		must(e, json.Unmarshal(mf.FieldsV1.Raw, &fields))
+		if _, ok := fields["f:status"]["f:status"]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -10,13 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -54,15 +54,7 @@ func (e *env) createUnstructured(gvr schema.GroupVersionResource, obj any) {
 
 // create creates a typed custom object through the dynamic client.
 func (e *env) create(gvr schema.GroupVersionResource, obj any) error {
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return fmt.Errorf("to unstructured: %w", err)
-	}
-	u := &unstructured.Unstructured{Object: raw}
-	if _, err := e.dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(e.ctx, u, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create %s %s/%s: %w", gvr, u.GetNamespace(), u.GetName(), err)
-	}
-	return nil
+	return kubeapi.CreateTyped(e.ctx, e.dyn, gvr, obj)
 }
 
 // createPod creates a pod attached to NAD nad (in the test namespace),

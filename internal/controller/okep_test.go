@@ -28,13 +28,19 @@ func (e *env) okepObjects() {
 		ruleSpec{dscp: 8, rate: 100000, burst: 5000, cidrs: []string{"10.20.0.0/16"}, tcpPort: 2049}))
 }
 
-func TestOKEPWorkedExample(t *testing.T) {
+// newOKEPEnv starts a controller with the worked example's two ports,
+// creates its objects and waits until the NB holds their compiled rows.
+func newOKEPEnv(t *testing.T) *env {
 	e := newEnv(t)
 	e.addPorts(e.lsp(nadName, "virt-launcher-payments"), e.lsp(nadName, "virt-launcher-staging"))
 	e.start("")
 	e.okepObjects()
-
 	e.waitRowsMatchCompiler("")
+	return e
+}
+
+func TestOKEPWorkedExample(t *testing.T) {
+	e := newOKEPEnv(t)
 	for _, name := range []string{"tier-production", "tier-staging", "backup-deprioritization"} {
 		e.waitConditions(name, acceptedTrue, readyTrue)
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 
 	"github.com/nqos/nqos/api/v1alpha1"
 	"github.com/nqos/nqos/internal/ovnnb"
@@ -37,31 +39,42 @@ type outcome struct {
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
-	key, shutdown := c.queue.Get()
+	return workOne(ctx, c.queue, c.log, "reconcile", func(key string) (bool, error) {
+		start := time.Now()
+		rctx, cancel := context.WithTimeout(ctx, ReconcileTimeout)
+		out := c.reconcile(rctx, key)
+		cancel()
+		c.first.done(key, out)
+		c.metrics.observe(out, time.Since(start))
+		if errors.Is(out.err, ovnnb.ErrFenced) {
+			c.log.Error("another leader took the Northbound: stopping", "networkqos", key, "err", out.err)
+			c.depose(out.err)
+		}
+		return out.requeue, out.err
+	})
+}
+
+// workOne takes the next key of q and runs sync on it. A failed sync
+// (logged as what failed, unless ctx ended) or one asking for a retry
+// requeues the key rate-limited; otherwise the key's failures are
+// forgotten. It reports false once q shut down.
+func workOne(ctx context.Context, q workqueue.TypedRateLimitingInterface[string], log *slog.Logger, what string, sync func(key string) (retry bool, err error)) bool {
+	key, shutdown := q.Get()
 	if shutdown {
 		return false
 	}
-	defer c.queue.Done(key)
-	start := time.Now()
-	rctx, cancel := context.WithTimeout(ctx, ReconcileTimeout)
-	out := c.reconcile(rctx, key)
-	cancel()
-	c.first.done(key, out)
-	c.metrics.observe(out, time.Since(start))
-	if errors.Is(out.err, ovnnb.ErrFenced) {
-		c.log.Error("another leader took the Northbound: stopping", "networkqos", key, "err", out.err)
-		c.depose(out.err)
-	}
+	defer q.Done(key)
+	retry, err := sync(key)
 	switch {
-	case out.err != nil:
+	case err != nil:
 		if ctx.Err() == nil {
-			c.log.Error("reconcile failed", "networkqos", key, "err", out.err)
+			log.Error(what+" failed", "networkqos", key, "err", err)
 		}
-		c.queue.AddRateLimited(key)
-	case out.requeue:
-		c.queue.AddRateLimited(key)
+		q.AddRateLimited(key)
+	case retry:
+		q.AddRateLimited(key)
 	default:
-		c.queue.Forget(key)
+		q.Forget(key)
 	}
 	return true
 }

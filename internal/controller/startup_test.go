@@ -200,11 +200,7 @@ func TestLegacyMigration(t *testing.T) {
 // Stopping the controller, changing objects and starting again converges
 // without duplicate rows.
 func TestRestartConvergesWithoutDuplicates(t *testing.T) {
-	e := newEnv(t)
-	e.addPorts(e.lsp(nadName, "virt-launcher-payments"), e.lsp(nadName, "virt-launcher-staging"))
-	e.start("")
-	e.okepObjects()
-	e.waitRowsMatchCompiler("")
+	e := newOKEPEnv(t)
 	e.stop()
 
 	e.deleteNQ("tier-staging")

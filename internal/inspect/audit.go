@@ -81,11 +81,8 @@ func Audit(ctx context.Context, args []string, env Env) error {
 	fs.SetOutput(env.Stderr)
 	var o auditOptions
 	o.register(fs, env)
-	if help, err := parse(fs, args); help || err != nil {
+	if done, err := parseChecked(fs, args, func() error { return o.check(fs, env) }); done {
 		return err
-	}
-	if err := o.check(fs, env); err != nil {
-		return Invalid(err)
 	}
 	zones, err := o.zones()
 	if err != nil {
@@ -193,12 +190,10 @@ func RunAudit(ctx context.Context, objs *Objects, zones []NBZone, scope qos.Scop
 }
 
 func writeAudit(env Env, output string, rep *audit.Report) error {
-	switch output {
-	case "json":
-		return writeJSON(env.Stdout, rep)
-	case "yaml":
-		return writeYAML(env.Stdout, rep)
-	case "junit":
+	if done, err := writeData(env.Stdout, output, rep); done {
+		return err
+	}
+	if output == "junit" {
 		return audit.WriteJUnit(env.Stdout, rep)
 	}
 	return audit.WriteText(env.Stdout, rep)

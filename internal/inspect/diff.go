@@ -56,11 +56,8 @@ func Diff(ctx context.Context, args []string, env Env) error {
 	fs.StringVar(&to, "to", "", "the new set: files or directories, comma-separated, or cluster[:CONTEXT]")
 	outputs := []string{"text", "json", "yaml"}
 	c.register(fs, env, joinOr(outputs))
-	if help, err := parse(fs, args); help || err != nil {
+	if done, err := parseChecked(fs, args, func() error { return c.check(fs, outputs) }); done {
 		return err
-	}
-	if err := c.check(fs, outputs); err != nil {
-		return Invalid(err)
 	}
 	if from == "" || to == "" || len(c.files) > 0 {
 		return Invalid(errors.New("--from OLD and --to NEW are required (and -f is not taken)"))
@@ -78,12 +75,8 @@ func Diff(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	rep.From, rep.To = from, to
-	switch c.output {
-	case "json":
-		err = writeJSON(env.Stdout, rep)
-	case "yaml":
-		err = writeYAML(env.Stdout, rep)
-	default:
+	done, err := writeData(env.Stdout, c.output, rep)
+	if !done {
 		err = writeDiffText(env.Stdout, rep)
 	}
 	if err == nil && rep.Changed {

@@ -24,11 +24,8 @@ func Explain(ctx context.Context, args []string, env Env) error {
 		outputs = append(outputs, "html")
 	}
 	c.register(fs, env, joinOr(outputs))
-	if help, err := parse(fs, args); help || err != nil {
+	if done, err := parseChecked(fs, args, func() error { return c.check(fs, outputs) }); done {
 		return err
-	}
-	if err := c.check(fs, outputs); err != nil {
-		return Invalid(err)
 	}
 	src, err := c.source()
 	if err != nil {
@@ -58,15 +55,24 @@ func explainSource(ctx context.Context, src Source, c *common) (*intent.View, er
 
 func writeReport(env Env, output, source string, v *intent.View) error {
 	r := v.Report()
-	switch output {
-	case "json":
-		return writeJSON(env.Stdout, r)
-	case "yaml":
-		return writeYAML(env.Stdout, r)
-	case "html":
+	if done, err := writeData(env.Stdout, output, r); done {
+		return err
+	}
+	if output == "html" {
 		return env.HTML(env.Stdout, source, r)
 	}
 	return intent.WriteText(env.Stdout, r)
+}
+
+// writeData writes v to w when output is json or yaml; done says it did.
+func writeData(w io.Writer, output string, v any) (done bool, err error) {
+	switch output {
+	case "json":
+		return true, writeJSON(w, v)
+	case "yaml":
+		return true, writeYAML(w, v)
+	}
+	return false, nil
 }
 
 func writeYAML(w io.Writer, v any) error {

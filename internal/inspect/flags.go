@@ -133,6 +133,18 @@ func (c *common) side(s string) Source {
 	return Source{Paths: strings.Split(s, ","), Nodes: NodeNames(c.nodes)}
 }
 
+// parseChecked parses args as parse does, then runs check, whose error
+// is invalid input; done says the command ends here, with err.
+func parseChecked(fs *flag.FlagSet, args []string, check func() error) (done bool, err error) {
+	if help, err := parse(fs, args); help || err != nil {
+		return true, err
+	}
+	if err := check(); err != nil {
+		return true, Invalid(err)
+	}
+	return false, nil
+}
+
 // parse parses args, turning a flag error into exit 2 and -h into nil.
 func parse(fs *flag.FlagSet, args []string) (help bool, err error) {
 	err = fs.Parse(args)

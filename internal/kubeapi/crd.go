@@ -15,6 +15,8 @@ import (
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
@@ -220,4 +222,18 @@ func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
 		return crd.Spec.Versions[0].Name
 	}
 	return ""
+}
+
+// CreateTyped creates obj, a typed custom resource, through the dynamic
+// client as resource gvr in the object's namespace.
+func CreateTyped(ctx context.Context, dyn dynamic.Interface, gvr schema.GroupVersionResource, obj any) error {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return fmt.Errorf("to unstructured: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: raw}
+	if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("create %s %s/%s: %w", gvr.Resource, u.GetNamespace(), u.GetName(), err)
+	}
+	return nil
 }

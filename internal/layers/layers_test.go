@@ -150,22 +150,30 @@ func decode(r io.Reader) ([]pkg, error) {
 	}
 }
 
-// list runs `go list -deps -json ./...` in the module root and keeps the
-// module's own packages.
-func list(t *testing.T) []pkg {
+// goListDeps runs `go list -deps -json=FIELDS PATTERN` in the module root
+// and decodes its packages.
+func goListDeps(t *testing.T, fields, pattern string) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Deps", "./...")
+	cmd := exec.Command("go", "list", "-deps", "-json="+fields, pattern)
 	cmd.Dir = "../.."
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list -deps -json ./...: %v\n%s", err, stderr.String())
+		t.Fatalf("go list -deps %s: %v\n%s", pattern, err, stderr.String())
 	}
 	all, err := decode(bytes.NewReader(out))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return all
+}
+
+// list runs `go list -deps -json ./...` in the module root and keeps the
+// module's own packages.
+func list(t *testing.T) []pkg {
+	t.Helper()
+	all := goListDeps(t, "ImportPath,Imports,Deps", "./...")
 	var own []pkg
 	for _, p := range all {
 		if strings.HasPrefix(p.ImportPath, module+"/") || p.ImportPath == module {
@@ -260,18 +268,7 @@ const libovsdbTestModel = "github.com/ovn-kubernetes/libovsdb/client"
 // binary imports testing, and the only importer at all is libovsdb's
 // client (a file outside our control).
 func TestControllerLinksNoTesting(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports", "./cmd/nqos-controller")
-	cmd.Dir = "../.."
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps ./cmd/nqos-controller: %v\n%s", err, stderr.String())
-	}
-	closure, err := decode(bytes.NewReader(out))
-	if err != nil {
-		t.Fatal(err)
-	}
+	closure := goListDeps(t, "ImportPath,Imports", "./cmd/nqos-controller")
 	if got, want := testingImporters(closure), []string{libovsdbTestModel}; !slices.Equal(got, want) {
 		t.Errorf("packages of the controller binary importing testing = %q, want only %q", got, want)
 	}

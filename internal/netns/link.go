@@ -66,6 +66,20 @@ func (c *Conn) Link(name string) (netlink.Link, error) {
 	return l, c.wrap(name, "get", err)
 }
 
+// LinkAttrs returns the attributes of link name in n, through a
+// connection of its own.
+func (n NS) LinkAttrs(name string) (*netlink.LinkAttrs, error) {
+	var attrs *netlink.LinkAttrs
+	err := n.WithConn(func(c *Conn) error {
+		l, err := c.Link(name)
+		if err == nil {
+			attrs = l.Attrs()
+		}
+		return err
+	})
+	return attrs, err
+}
+
 // Exists reports whether a link of that name exists.
 func (c *Conn) Exists(name string) (bool, error) {
 	_, err := c.h.LinkByName(name)

@@ -1,6 +1,7 @@
 package ovnnb_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"reflect"
@@ -159,32 +160,30 @@ func brokenRefs(s nbState) []string {
 	return out
 }
 
-// rows is Client.Rows; a failed read fails the test.
-func (f *fixture) rows() qos.Desired {
+// mustRead returns what read returns; a failed read fails the test.
+func mustRead[T any](f *fixture, read func(context.Context) (T, error)) T {
 	f.T.Helper()
-	d, err := f.C.Rows(f.Ctx)
+	v, err := read(f.Ctx)
 	if err != nil {
 		f.T.Fatal(err)
 	}
-	return d
+	return v
+}
+
+// rows is Client.Rows; a failed read fails the test.
+func (f *fixture) rows() qos.Desired {
+	f.T.Helper()
+	return mustRead(f, f.C.Rows)
 }
 
 // ownedKeys is Client.OwnedKeys; a failed read fails the test.
 func (f *fixture) ownedKeys() []ovnnb.Key {
 	f.T.Helper()
-	keys, err := f.C.OwnedKeys(f.Ctx)
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	return keys
+	return mustRead(f, f.C.OwnedKeys)
 }
 
 // legacyRows is Client.LegacyRows; a failed read fails the test.
 func (f *fixture) legacyRows() []ovnnb.LegacyRow {
 	f.T.Helper()
-	rows, err := f.C.LegacyRows(f.Ctx)
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	return rows
+	return mustRead(f, f.C.LegacyRows)
 }

@@ -21,18 +21,26 @@ type KeyedRows struct {
 	Rows ObjectRows
 }
 
-// BatchResult tells what ApplyBatch did per object.
-type BatchResult struct {
-	// Results are the per-object outcomes of the objects planned (as
-	// Apply's); Changed is set for those written.
-	Results map[Key]ApplyResult
-	// Failed are the objects left out of the batch, with why (invalid
-	// rows, a foreign row in the way, a missing switch): nothing of
-	// theirs was written.
-	Failed map[Key]error
+// Outcome tells what a batched write did per item, by the item's key K:
+// the outcome R of each item planned, the items left out, and how many
+// transactions were committed.
+type Outcome[K comparable, R any] struct {
+	// Results are the outcomes of the items planned.
+	Results map[K]R
+	// Failed are the items left out, with why (invalid rows, a foreign
+	// row in the way, a missing switch): nothing of theirs was written.
+	Failed map[K]error
 	// Transactions is how many transactions were committed.
 	Transactions int
 }
+
+func newOutcome[K comparable, R any]() Outcome[K, R] {
+	return Outcome[K, R]{Results: map[K]R{}, Failed: map[K]error{}}
+}
+
+// BatchResult tells what ApplyBatch did per object: Results are as
+// Apply's, with Changed set for the objects written.
+type BatchResult = Outcome[Key, ApplyResult]
 
 // ApplyBatch moves the owned rows of many objects to their wanted rows,
 // as Apply does for one, packing the objects' changes into as few
@@ -43,7 +51,7 @@ type BatchResult struct {
 // objects of the transactions committed before it are applied (their
 // Results say Changed), the others are not.
 func (c *Client) ApplyBatch(ctx context.Context, objs []KeyedRows) (BatchResult, error) {
-	res := BatchResult{Results: map[Key]ApplyResult{}, Failed: map[Key]error{}}
+	res := newOutcome[Key, ApplyResult]()
 	sw, err := c.switchIndex(ctx)
 	if err != nil {
 		return res, fmt.Errorf("apply batch: %w", err)

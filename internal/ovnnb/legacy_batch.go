@@ -14,16 +14,9 @@ type Migration struct {
 	PortGroup qos.PortGroup
 }
 
-// MigrateBatchResult tells what MigrateLegacyBatch did per row.
-type MigrateBatchResult struct {
-	// Results are by legacy row UUID (Transactions is not set per row).
-	Results map[string]MigrateResult
-	// Failed are the rows left out, by UUID, with why; nothing of theirs
-	// was written.
-	Failed map[string]error
-	// Transactions is how many transactions were committed.
-	Transactions int
-}
+// MigrateBatchResult tells what MigrateLegacyBatch did per row, by
+// legacy row UUID (a row's Transactions is not set).
+type MigrateBatchResult = Outcome[string, MigrateResult]
 
 // MigrateLegacyBatch migrates many legacy rows as MigrateLegacy does one,
 // MaxBatchObjects rows at a time and in MigrateLegacy's order: per chunk
@@ -32,7 +25,7 @@ type MigrateBatchResult struct {
 // no QoS row references any more. A row that cannot be planned is left
 // out and named in Failed; a failed transaction is the error.
 func (c *Client) MigrateLegacyBatch(ctx context.Context, ms []Migration) (MigrateBatchResult, error) {
-	res := MigrateBatchResult{Results: map[string]MigrateResult{}, Failed: map[string]error{}}
+	res := newOutcome[string, MigrateResult]()
 	for start := 0; start < len(ms); start += MaxBatchObjects {
 		if err := c.migrateChunk(ctx, ms[start:min(start+MaxBatchObjects, len(ms))], &res); err != nil {
 			return res, err

@@ -49,21 +49,23 @@ func Root(t testing.TB, why string) {
 // Binaries requires every named program on PATH. It implies Hermetic.
 func Binaries(t testing.TB, names ...string) {
 	t.Helper()
-	Hermetic(t, fmt.Sprintf("runs %v", names))
-	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			missing(t, fmt.Sprintf("%s not on PATH (make deps installs it): %v", n, err))
-		}
-	}
+	requireEach(t, fmt.Sprintf("runs %v", names), names, exec.LookPath, "%s not on PATH (make deps installs it): %v")
 }
 
 // Files requires every named path to exist. It implies Hermetic.
 func Files(t testing.TB, paths ...string) {
 	t.Helper()
-	Hermetic(t, fmt.Sprintf("reads %v", paths))
-	for _, p := range paths {
-		if _, err := os.Stat(p); err != nil {
-			missing(t, fmt.Sprintf("%s missing (make deps installs it): %v", p, err))
+	requireEach(t, fmt.Sprintf("reads %v", paths), paths, os.Stat, "%s missing (make deps installs it): %v")
+}
+
+// requireEach implies Hermetic for why, then marks missing each name
+// whose check fails, saying so by format (the name, then the error).
+func requireEach[T any](t testing.TB, why string, names []string, check func(string) (T, error), format string) {
+	t.Helper()
+	Hermetic(t, why)
+	for _, n := range names {
+		if _, err := check(n); err != nil {
+			missing(t, fmt.Sprintf(format, n, err))
 		}
 	}
 }

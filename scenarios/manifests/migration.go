@@ -46,14 +46,8 @@ type migrationDoc struct {
 // DecodeMigration decodes and validates a VirtualMachineInstanceMigration
 // as KubeVirt's API validates it.
 func DecodeMigration(o *Object) (*Migration, error) {
-	if o.APIVersion != MigrationAPIVersion {
-		return nil, o.errf("apiVersion", "%q, want %s", o.APIVersion, MigrationAPIVersion)
-	}
-	if o.Namespace == "" {
-		return nil, o.errf("metadata.namespace", "required (a VirtualMachineInstanceMigration is namespaced)")
-	}
 	var doc migrationDoc
-	if err := o.into(&doc); err != nil {
+	if err := o.intoNamespaced(MigrationAPIVersion, "VirtualMachineInstanceMigration", &doc); err != nil {
 		return nil, err
 	}
 	if doc.Spec.VMIName == "" {

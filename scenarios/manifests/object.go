@@ -56,6 +56,18 @@ func (o *Object) errf(field, format string, args ...any) error {
 	return &Error{File: o.File, Line: o.Line, Object: o.Ref(), Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
+// intoNamespaced checks that o is a namespaced object of apiVersion (of
+// kind) and decodes it into out as into does.
+func (o *Object) intoNamespaced(apiVersion, kind string, out any) error {
+	if o.APIVersion != apiVersion {
+		return o.errf("apiVersion", "%q, want %s", o.APIVersion, apiVersion)
+	}
+	if o.Namespace == "" {
+		return o.errf("metadata.namespace", "required (a %s is namespaced)", kind)
+	}
+	return o.into(out)
+}
+
 // into decodes the document into a typed value (unknown fields are
 // allowed: real manifests carry many fields the testbed does not model).
 func (o *Object) into(out any) error {

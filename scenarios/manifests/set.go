@@ -42,6 +42,15 @@ func Decode(objs []*Object) (*Set, error) {
 	return s, nil
 }
 
+// decodeInto decodes o and appends it to list, returning it.
+func decodeInto[T any](list *[]T, o *Object, decode func(*Object) (T, error)) (T, error) {
+	v, err := decode(o)
+	if err == nil {
+		*list = append(*list, v)
+	}
+	return v, err
+}
+
 func (s *Set) add(o *Object) error {
 	switch o.Kind {
 	case "Namespace":
@@ -55,37 +64,26 @@ func (s *Set) add(o *Object) error {
 		}
 		s.Nodes = append(s.Nodes, o)
 	case nadv1.Kind:
-		nad, err := decodeNAD(o)
+		nad, err := decodeInto(&s.NADs, o, decodeNAD)
 		if err != nil {
 			return err
 		}
 		s.source["nad:"+nad.Namespace+"/"+nad.Name] = o
-		s.NADs = append(s.NADs, nad)
 	case udnv1.Kind:
-		c, err := DecodeCUDN(o)
+		c, err := decodeInto(&s.CUDNs, o, DecodeCUDN)
 		if err != nil {
 			return err
 		}
 		s.source["cudn:"+c.Name] = o
-		s.CUDNs = append(s.CUDNs, c)
 	case NNCPKind:
-		p, err := DecodeNNCP(o)
-		if err != nil {
-			return err
-		}
-		s.NNCPs = append(s.NNCPs, p)
+		_, err := decodeInto(&s.NNCPs, o, DecodeNNCP)
+		return err
 	case VirtualMachineKind:
-		vm, err := DecodeVirtualMachine(o)
-		if err != nil {
-			return err
-		}
-		s.VMs = append(s.VMs, vm)
+		_, err := decodeInto(&s.VMs, o, DecodeVirtualMachine)
+		return err
 	case MigrationKind:
-		mig, err := DecodeMigration(o)
-		if err != nil {
-			return err
-		}
-		s.Migrations = append(s.Migrations, mig)
+		_, err := decodeInto(&s.Migrations, o, DecodeMigration)
+		return err
 	case v1alpha1.Kind:
 		s.NetworkQoS = append(s.NetworkQoS, o)
 	default:

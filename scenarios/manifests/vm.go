@@ -112,14 +112,8 @@ type cloudInitData struct {
 
 // DecodeVirtualMachine decodes and validates a VirtualMachine object.
 func DecodeVirtualMachine(o *Object) (*VirtualMachine, error) {
-	if o.APIVersion != VirtualMachineAPIVersion {
-		return nil, o.errf("apiVersion", "%q, want %s", o.APIVersion, VirtualMachineAPIVersion)
-	}
-	if o.Namespace == "" {
-		return nil, o.errf("metadata.namespace", "required (a VirtualMachine is namespaced)")
-	}
 	var doc vmDoc
-	if err := o.into(&doc); err != nil {
+	if err := o.intoNamespaced(VirtualMachineAPIVersion, "VirtualMachine", &doc); err != nil {
 		return nil, err
 	}
 	vm := &VirtualMachine{Object: o, Name: o.Name, Namespace: o.Namespace}

@@ -164,12 +164,7 @@ func inContainer(path string) string {
 }
 
 func (t *Testbed) kindNode(name string) (KindNode, bool) {
-	for _, n := range t.st.Spec.Kind.Nodes {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return KindNode{}, false
+	return byName(t.st.Spec.Kind.Nodes, name, func(x KindNode) string { return x.Name })
 }
 
 // removeKindGuest waits until every port of the guest has left br-int

@@ -62,16 +62,9 @@ func (t *Testbed) SetNeighbour(ns, dev string, ip netip.Addr, mac net.HardwareAd
 
 // LinkMAC is the hardware address of link dev inside namespace ns.
 func (t *Testbed) LinkMAC(ns, dev string) (net.HardwareAddr, error) {
-	var mac net.HardwareAddr
-	err := withLinks(ns, func(c *netns.Conn) error {
-		l, err := c.Link(dev)
-		if err == nil {
-			mac = l.Attrs().HardwareAddr
-		}
-		return err
-	})
+	attrs, err := netns.Named(ns).LinkAttrs(dev)
 	if err != nil {
 		return nil, fmt.Errorf("testbed %s: %w", t.st.RunID, err)
 	}
-	return mac, nil
+	return attrs.HardwareAddr, nil
 }

@@ -122,21 +122,11 @@ func (t *Testbed) Routers() []Router { return append([]Router(nil), t.st.Routers
 
 // Router returns a router by name.
 func (t *Testbed) Router(name string) (Router, bool) {
-	for _, r := range t.st.Routers {
-		if r.Name == name {
-			return r, true
-		}
-	}
-	return Router{}, false
+	return byName(t.st.Routers, name, func(x Router) string { return x.Name })
 }
 
 func (s Spec) router(name string) (RouterSpec, bool) {
-	for _, r := range s.Routers {
-		if r.Name == name {
-			return r, true
-		}
-	}
-	return RouterSpec{}, false
+	return byName(s.Routers, name, func(x RouterSpec) string { return x.Name })
 }
 
 // familyAddrs are the CIDRs among v4, v6 in the spec's families.

@@ -180,12 +180,7 @@ func (s Spec) validateHosts() error {
 }
 
 func (s Spec) network(name string) (Network, bool) {
-	for _, n := range s.Networks {
-		if n.Name == name {
-			return n, true
-		}
-	}
-	return Network{}, false
+	return byName(s.Networks, name, func(x Network) string { return x.Name })
 }
 
 // hostAddrs are the host's CIDRs in the spec's families.

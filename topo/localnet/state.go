@@ -139,11 +139,17 @@ func (s *state) daemon(node, name string) (*daemonState, bool) {
 	return nil, false
 }
 
-func (s *state) node(name string) (Node, bool) {
-	for _, n := range s.Nodes {
-		if n.Name == name {
-			return n, true
+// byName returns the element of list whose name, by nameOf, is name.
+func byName[T any](list []T, name string, nameOf func(T) string) (T, bool) {
+	for _, x := range list {
+		if nameOf(x) == name {
+			return x, true
 		}
 	}
-	return Node{}, false
+	var zero T
+	return zero, false
+}
+
+func (s *state) node(name string) (Node, bool) {
+	return byName(s.Nodes, name, func(x Node) string { return x.Name })
 }

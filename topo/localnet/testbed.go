@@ -161,12 +161,7 @@ func (t *Testbed) Hosts() []Host { return append([]Host(nil), t.st.Hosts...) }
 
 // Host returns an external host by name.
 func (t *Testbed) Host(name string) (Host, bool) {
-	for _, h := range t.st.Hosts {
-		if h.Name == name {
-			return h, true
-		}
-	}
-	return Host{}, false
+	return byName(t.st.Hosts, name, func(x Host) string { return x.Name })
 }
 
 // UplinkCapturePoint is the fabric side of a node's uplink: a capture

@@ -112,18 +112,11 @@ func checkCrashRestart(t *testing.T, tb *Testbed) {
 
 func ifindex(t *testing.T, tb *Testbed, ns, ifname string) string {
 	t.Helper()
-	var idx int
-	err := withLinks(ns, func(c *netns.Conn) error {
-		l, err := c.Link(ifname)
-		if err == nil {
-			idx = l.Attrs().Index
-		}
-		return err
-	})
+	attrs, err := netns.Named(ns).LinkAttrs(ifname)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strconv.Itoa(idx)
+	return strconv.Itoa(attrs.Index)
 }
 
 func checkIfindexes(t *testing.T, tb *Testbed) {

@@ -18,8 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -237,15 +235,7 @@ func (zb *zoneBench) createPod(ns, k int) (string, error) {
 }
 
 func (zb *zoneBench) create(gvr schema.GroupVersionResource, obj any) error {
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return fmt.Errorf("to unstructured: %w", err)
-	}
-	u := &unstructured.Unstructured{Object: raw}
-	if _, err := zb.dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(zb.ctx, u, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("create %s %s/%s: %w", gvr.Resource, u.GetNamespace(), u.GetName(), err)
-	}
-	return nil
+	return kubeapi.CreateTyped(zb.ctx, zb.dyn, gvr, obj)
 }
 
 // seedZones creates every network's switch in every zone and each

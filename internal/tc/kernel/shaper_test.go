@@ -61,18 +61,11 @@ func stats(t *testing.T, s *Shaper) map[string]tc.ClassStats {
 
 func txqlen(t *testing.T, ns, dev string) int {
 	t.Helper()
-	var n int
-	err := netns.Named(ns).WithConn(func(c *netns.Conn) error {
-		l, err := c.Link(dev)
-		if err == nil {
-			n = l.Attrs().TxQLen
-		}
-		return err
-	})
+	attrs, err := netns.Named(ns).LinkAttrs(dev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return attrs.TxQLen
 }
 
 func TestShaperInNamespace(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // conflistPath is the CNI config the stand-in writes on every node.
@@ -83,13 +85,13 @@ func allHaveCIDR(ns []node) bool {
 
 // configureNode writes self's conflist and its routes to the other nodes.
 func configureNode(ctx context.Context, kn nodes.Node, self node, all []node) error {
-	if _, err := run(ctx, kn, strings.NewReader(conflist(self.podCIDR)),
+	if _, err := kindnode.Run(ctx, kn, strings.NewReader(conflist(self.podCIDR)),
 		"sh", "-c", "mkdir -p /etc/cni/net.d && cat > "+conflistPath); err != nil {
 		return fmt.Errorf("CNI config of node %s: %w", self.name, err)
 	}
 	masq := []string{"POSTROUTING", "-s", self.podCIDR, "!", "-d", PodSubnet, "-j", "MASQUERADE"}
-	if _, err := run(ctx, kn, nil, append([]string{"iptables", "-t", "nat", "-C"}, masq...)...); err != nil {
-		if _, err := run(ctx, kn, nil, append([]string{"iptables", "-t", "nat", "-A"}, masq...)...); err != nil {
+	if _, err := kindnode.Run(ctx, kn, nil, append([]string{"iptables", "-t", "nat", "-C"}, masq...)...); err != nil {
+		if _, err := kindnode.Run(ctx, kn, nil, append([]string{"iptables", "-t", "nat", "-A"}, masq...)...); err != nil {
 			return fmt.Errorf("pod masquerade on node %s: %w", self.name, err)
 		}
 	}
@@ -97,7 +99,7 @@ func configureNode(ctx context.Context, kn nodes.Node, self node, all []node) er
 		if o.name == self.name {
 			continue
 		}
-		if _, err := run(ctx, kn, nil, "ip", "route", "replace", o.podCIDR, "via", o.internal); err != nil {
+		if _, err := kindnode.Run(ctx, kn, nil, "ip", "route", "replace", o.podCIDR, "via", o.internal); err != nil {
 			return fmt.Errorf("route to pods of node %s on node %s: %w", o.name, self.name, err)
 		}
 	}

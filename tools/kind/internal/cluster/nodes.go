@@ -1,15 +1,13 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"io"
 	"strings"
 
 	"sigs.k8s.io/kind/pkg/cluster"
-	"sigs.k8s.io/kind/pkg/cluster/constants"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // node is one kind node as the API server sees it.
@@ -21,38 +19,13 @@ type node struct {
 
 // controlPlane returns the cluster's (first) control-plane node.
 func controlPlane(p *cluster.Provider, name string) (nodes.Node, error) {
-	all, err := p.ListNodes(name)
-	if err != nil {
-		return nil, fmt.Errorf("list nodes of cluster %s: %w", name, err)
-	}
-	for _, n := range all {
-		role, err := n.Role()
-		if err != nil {
-			return nil, fmt.Errorf("role of node %s: %w", n, err)
-		}
-		if role == constants.ControlPlaneNodeRoleValue {
-			return n, nil
-		}
-	}
-	return nil, fmt.Errorf("cluster %s has no control-plane node", name)
-}
-
-// run runs argv in n with stdin, returning stdout; stderr is in the error.
-func run(ctx context.Context, n nodes.Node, stdin io.Reader, argv ...string) (string, error) {
-	var stdout, stderr bytes.Buffer
-	c := n.CommandContext(ctx, argv[0], argv[1:]...).SetStdout(&stdout).SetStderr(&stderr)
-	if stdin != nil {
-		c.SetStdin(stdin)
-	}
-	if err := c.Run(); err != nil {
-		return "", fmt.Errorf("%s on node %s: %w: %s", strings.Join(argv, " "), n, err, strings.TrimSpace(stderr.String()))
-	}
-	return stdout.String(), nil
+	cp, _, err := kindnode.List(p, name)
+	return cp, err
 }
 
 // kubectl runs kubectl with the admin kubeconfig inside the control plane.
 func kubectl(ctx context.Context, cp nodes.Node, args ...string) (string, error) {
-	return run(ctx, cp, nil, append([]string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...)
+	return kindnode.Run(ctx, cp, nil, append([]string{"kubectl", "--kubeconfig=/etc/kubernetes/admin.conf"}, args...)...)
 }
 
 // listNodes reads every node's name, podCIDR and InternalIP.

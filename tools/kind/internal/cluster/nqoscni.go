@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // Where nqos-cni and its credentials go on every node, and who it is.
@@ -100,7 +102,7 @@ func ensureNADCRD(ctx context.Context, cp nodes.Node, crd []byte, out io.Writer)
 		return fmt.Errorf("CRD %s: %w", nadCRDName, err)
 	}
 	if strings.TrimSpace(have) == "" {
-		if _, err := run(ctx, cp, strings.NewReader(string(crd)), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
+		if _, err := kindnode.Run(ctx, cp, strings.NewReader(string(crd)), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
 			return fmt.Errorf("CRD %s: %w", nadCRDName, err)
 		}
 		fmt.Fprintf(out, "CRD %s created\n", nadCRDName)
@@ -123,7 +125,7 @@ type tokenRequest struct {
 // ServiceAccount and renders the kubeconfig the nodes get; it returns the
 // token's expiry too.
 func pluginCredentials(ctx context.Context, central *ovnNode) (string, string, error) {
-	if _, err := run(ctx, central.kn, strings.NewReader(pluginRBAC), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
+	if _, err := kindnode.Run(ctx, central.kn, strings.NewReader(pluginRBAC), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
 		return "", "", fmt.Errorf("RBAC of nqos-cni: %w", err)
 	}
 	raw, err := kubectl(ctx, central.kn, "create", "token", pluginAccount, "-n", pluginNamespace, "--duration="+pluginTokenLife, "-o", "json")
@@ -134,7 +136,7 @@ func pluginCredentials(ctx context.Context, central *ovnNode) (string, string, e
 	if err := json.Unmarshal([]byte(raw), &tr); err != nil || tr.Status.Token == "" {
 		return "", "", fmt.Errorf("token of ServiceAccount %s/%s: no token in %q (%v)", pluginNamespace, pluginAccount, raw, err)
 	}
-	ca, err := run(ctx, central.kn, nil, "cat", "/etc/kubernetes/pki/ca.crt")
+	ca, err := kindnode.Run(ctx, central.kn, nil, "cat", "/etc/kubernetes/pki/ca.crt")
 	if err != nil {
 		return "", "", fmt.Errorf("cluster CA: %w", err)
 	}
@@ -178,16 +180,16 @@ func installOnNode(ctx context.Context, n ovnNode, bin []byte, kubeconfig string
 		{"CNI config", conflist(n.podCIDR, pluginEntry()), "cat > " + conflistPath + ".new && mv " + conflistPath + ".new " + conflistPath},
 	}
 	for _, st := range steps {
-		if _, err := run(ctx, n.kn, strings.NewReader(st.stdin), "sh", "-c", st.sh); err != nil {
+		if _, err := kindnode.Run(ctx, n.kn, strings.NewReader(st.stdin), "sh", "-c", st.sh); err != nil {
 			return fmt.Errorf("%s on node %s: %w", st.what, n.name, err)
 		}
 	}
-	if _, err := run(ctx, n.kn, strings.NewReader("{}"), "env", "CNI_COMMAND=VERSION", pluginPath); err != nil {
+	if _, err := kindnode.Run(ctx, n.kn, strings.NewReader("{}"), "env", "CNI_COMMAND=VERSION", pluginPath); err != nil {
 		return fmt.Errorf("nqos-cni on node %s: %w", n.name, err)
 	}
 	// The binding may take a moment to reach the authorizer.
 	return poll(ctx, "nqos-cni's kubeconfig allowed to get pods from node "+n.name, func() (bool, string, error) {
-		ans, err := run(ctx, n.kn, nil, "kubectl", "--kubeconfig="+pluginKubeconfig, "auth", "can-i", "get", "pods", "-n", "default")
+		ans, err := kindnode.Run(ctx, n.kn, nil, "kubectl", "--kubeconfig="+pluginKubeconfig, "auth", "can-i", "get", "pods", "-n", "default")
 		ans = strings.TrimSpace(ans)
 		return err == nil && ans == "yes", fmt.Sprintf("%q %v", ans, err), nil
 	})

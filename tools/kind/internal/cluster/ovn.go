@@ -10,6 +10,8 @@ import (
 
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // scripts holds the shell scripts run inside the nodes (read-only).
@@ -31,7 +33,7 @@ func script(ctx context.Context, kn nodes.Node, file string, args ...string) (st
 	if err != nil {
 		return "", fmt.Errorf("embedded script %s: %w", file, err)
 	}
-	return run(ctx, kn, strings.NewReader(string(body)), append([]string{"bash", "-s", "--"}, args...)...)
+	return kindnode.Run(ctx, kn, strings.NewReader(string(body)), append([]string{"bash", "-s", "--"}, args...)...)
 }
 
 // ovnNodes pairs every API node with its container and marks the control plane.
@@ -86,7 +88,7 @@ func startOVN(ctx context.Context, p *cluster.Provider, name string, out io.Writ
 	if err := waitChassis(ctx, central, ns); err != nil {
 		return nil, err
 	}
-	show, err := run(ctx, central.kn, nil, "ovn-sbctl", "show")
+	show, err := kindnode.Run(ctx, central.kn, nil, "ovn-sbctl", "show")
 	if err != nil {
 		return nil, fmt.Errorf("OVN southbound of cluster %s: %w", name, err)
 	}

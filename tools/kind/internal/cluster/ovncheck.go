@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // checkSwitch is the logical switch of the datapath check; its ports are
@@ -61,7 +63,7 @@ func checkDatapath(ctx context.Context, ns []ovnNode, out io.Writer) (err error)
 	for _, p := range ps {
 		nb = append(nb, "--", "lsp-add", checkSwitch, p.lsp, "--", "lsp-set-addresses", p.lsp, p.mac+" "+p.ip)
 	}
-	if _, err := run(ctx, central.kn, nil, nb...); err != nil {
+	if _, err := kindnode.Run(ctx, central.kn, nil, nb...); err != nil {
 		return fmt.Errorf("logical switch %s: %w", checkSwitch, err)
 	}
 	for _, p := range ps {
@@ -74,7 +76,7 @@ func checkDatapath(ctx context.Context, ns []ovnNode, out io.Writer) (err error)
 	}
 	target := ps[indexOf(ns, central.name)].ip
 	ping := func(count string) (string, error) {
-		return run(ctx, from.kn, nil, "ip", "netns", "exec", "nqos-check", "ping", "-n", "-c", count, "-W", "1", target)
+		return kindnode.Run(ctx, from.kn, nil, "ip", "netns", "exec", "nqos-check", "ping", "-n", "-c", count, "-W", "1", target)
 	}
 	if err := poll(ctx, fmt.Sprintf("a ping from node %s to %s", from.name, target), func() (bool, string, error) {
 		_, err := ping("1")
@@ -88,7 +90,7 @@ func checkDatapath(ctx context.Context, ns []ovnNode, out io.Writer) (err error)
 	}
 	fmt.Fprintf(out, "datapath check: node %s (%s) -> node %s (%s) over geneve:\n%s\n",
 		from.name, ps[indexOf(ns, from.name)].ip, central.name, target, lastLines(res, 2))
-	flows, err := run(ctx, from.kn, nil, "ovs-appctl", "dpctl/dump-flows")
+	flows, err := kindnode.Run(ctx, from.kn, nil, "ovs-appctl", "dpctl/dump-flows")
 	if err != nil {
 		return fmt.Errorf("datapath flows of node %s: %w", from.name, err)
 	}
@@ -106,7 +108,7 @@ func checkDatapath(ctx context.Context, ns []ovnNode, out io.Writer) (err error)
 func waitPortsUp(ctx context.Context, central *ovnNode, ps []checkPort) error {
 	return poll(ctx, fmt.Sprintf("%d check ports up", len(ps)), func() (bool, string, error) {
 		for _, p := range ps {
-			up, err := run(ctx, central.kn, nil, "ovn-nbctl", "--timeout=5", "get", "Logical_Switch_Port", p.lsp, "up")
+			up, err := kindnode.Run(ctx, central.kn, nil, "ovn-nbctl", "--timeout=5", "get", "Logical_Switch_Port", p.lsp, "up")
 			if err != nil {
 				return false, err.Error(), nil
 			}
@@ -126,7 +128,7 @@ func removeCheck(ctx context.Context, central *ovnNode, ps []checkPort) error {
 			errs = append(errs, fmt.Errorf("remove check port on node %s: %w", p.n.name, err))
 		}
 	}
-	if _, err := run(ctx, central.kn, nil, "ovn-nbctl", "--timeout=10", "--if-exists", "ls-del", checkSwitch); err != nil {
+	if _, err := kindnode.Run(ctx, central.kn, nil, "ovn-nbctl", "--timeout=10", "--if-exists", "ls-del", checkSwitch); err != nil {
 		errs = append(errs, fmt.Errorf("delete logical switch %s: %w", checkSwitch, err))
 	}
 	return errors.Join(errs...)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // LSPMode says who creates the launcher pods' LSPs on the localnet
@@ -184,7 +186,7 @@ func onOff(on bool) string {
 func recordMode(ctx context.Context, central *ovnNode, mode LSPMode, networkQoS bool, topo Topology) error {
 	cm := fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  %s: %s\n  %s: %q\n  %s: %s\n",
 		ModeConfigMap, ModeNamespace, ModeKey, mode, NetworkQoSKey, onOff(networkQoS), TopologyKey, topo)
-	if _, err := run(ctx, central.kn, strings.NewReader(cm), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
+	if _, err := kindnode.Run(ctx, central.kn, strings.NewReader(cm), "kubectl", "--kubeconfig=/etc/kubernetes/admin.conf", "apply", "-f", "-"); err != nil {
 		return fmt.Errorf("ConfigMap %s/%s: %w", ModeNamespace, ModeConfigMap, err)
 	}
 	return nil

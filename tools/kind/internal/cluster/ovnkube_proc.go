@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // ovnkubeRole is what one ovnkube process does (ovn/ovnkube.sh's ROLE).
@@ -80,7 +82,7 @@ func (p ovnkubeProc) start(ctx context.Context, nqos, restart bool) error {
 func (p ovnkubeProc) wait(ctx context.Context) error {
 	kn := p.node.kn
 	return poll(ctx, p.String()+" to run", func() (bool, string, error) {
-		state, err := run(ctx, kn, nil, "sh", "-c",
+		state, err := kindnode.Run(ctx, kn, nil, "sh", "-c",
 			`if [ ! -f `+p.pidfile()+` ]; then echo starting; elif kill -0 "$(cat `+p.pidfile()+`)"; then echo running; else echo exited; fi`)
 		if err != nil {
 			return false, "", err
@@ -89,7 +91,7 @@ func (p ovnkubeProc) wait(ctx context.Context) error {
 		case "starting":
 			return false, "no pidfile " + p.pidfile() + " yet", nil
 		case "exited":
-			tail, terr := run(ctx, kn, nil, "tail", "-n", "20", p.log())
+			tail, terr := kindnode.Run(ctx, kn, nil, "tail", "-n", "20", p.log())
 			if terr != nil {
 				tail = terr.Error()
 			}
@@ -98,7 +100,7 @@ func (p ovnkubeProc) wait(ctx context.Context) error {
 		if !p.writesNB() {
 			return true, "", nil
 		}
-		got, err := run(ctx, kn, nil, "ovn-nbctl", "--timeout=5", "--bare", "--columns=name", "find", "Logical_Router", "name="+ovnkubeRouter)
+		got, err := kindnode.Run(ctx, kn, nil, "ovn-nbctl", "--timeout=5", "--bare", "--columns=name", "find", "Logical_Router", "name="+ovnkubeRouter)
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -109,7 +111,7 @@ func (p ovnkubeProc) wait(ctx context.Context) error {
 // checkSetting fails unless the running process has the NetworkQoS
 // setting on.
 func (p ovnkubeProc) checkSetting(ctx context.Context, on bool) error {
-	got, err := run(ctx, p.node.kn, nil, "cat", p.nqosFile())
+	got, err := kindnode.Run(ctx, p.node.kn, nil, "cat", p.nqosFile())
 	if err != nil {
 		return fmt.Errorf("%s: its NetworkQoS setting: %w", p, err)
 	}
@@ -129,7 +131,7 @@ func (p ovnkubeProc) waitNQoSStarted(ctx context.Context) error {
 	}
 	sh := `pid="$(cat ` + p.pidfile() + `)" && grep -cE "^I[0-9. :]+ +$pid network_qos_controller.go:[0-9]+\] Starting controller default-network-controller" ` + p.log() + ` || true`
 	return poll(ctx, p.String()+" to start its NetworkQoS controller", func() (bool, string, error) {
-		n, err := run(ctx, p.node.kn, nil, "sh", "-c", sh)
+		n, err := kindnode.Run(ctx, p.node.kn, nil, "sh", "-c", sh)
 		if err != nil {
 			return false, "", err
 		}
@@ -140,7 +142,7 @@ func (p ovnkubeProc) waitNQoSStarted(ctx context.Context) error {
 // installOVNKube copies the binary and the kubeconfig into every node
 // that runs one of ps.
 func installOVNKube(ctx context.Context, ps []ovnkubeProc, central *ovnNode, bin []byte) error {
-	admin, err := run(ctx, central.kn, nil, "cat", "/etc/kubernetes/admin.conf")
+	admin, err := kindnode.Run(ctx, central.kn, nil, "cat", "/etc/kubernetes/admin.conf")
 	if err != nil {
 		return fmt.Errorf("admin kubeconfig: %w", err)
 	}
@@ -155,10 +157,10 @@ func installOVNKube(ctx context.Context, ps []ovnkubeProc, central *ovnNode, bin
 		}
 		done[p.node.name] = true
 		sh := "cat > " + ovnkubePath + ".new && chmod 0755 " + ovnkubePath + ".new && mv " + ovnkubePath + ".new " + ovnkubePath
-		if _, err := run(ctx, p.node.kn, strings.NewReader(string(bin)), "sh", "-c", sh); err != nil {
+		if _, err := kindnode.Run(ctx, p.node.kn, strings.NewReader(string(bin)), "sh", "-c", sh); err != nil {
 			return fmt.Errorf("ovnkube binary on node %s: %w", p.node.name, err)
 		}
-		if _, err := run(ctx, p.node.kn, strings.NewReader(conf), "sh", "-c", "umask 077 && cat > "+ovnkubeKubeconfig); err != nil {
+		if _, err := kindnode.Run(ctx, p.node.kn, strings.NewReader(conf), "sh", "-c", "umask 077 && cat > "+ovnkubeKubeconfig); err != nil {
 			return fmt.Errorf("kubeconfig %s on node %s: %w", ovnkubeKubeconfig, p.node.name, err)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // waitChassis polls until the southbound database on central lists every
@@ -12,7 +14,7 @@ import (
 // netdev.
 func waitChassis(ctx context.Context, central *ovnNode, ns []ovnNode) error {
 	return poll(ctx, fmt.Sprintf("%d OVN chassis with a netdev br-int", len(ns)), func() (bool, string, error) {
-		out, err := run(ctx, central.kn, nil, "ovn-sbctl", "--timeout=5", "--bare", "--columns=name", "list", "Chassis")
+		out, err := kindnode.Run(ctx, central.kn, nil, "ovn-sbctl", "--timeout=5", "--bare", "--columns=name", "list", "Chassis")
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -21,7 +23,7 @@ func waitChassis(ctx context.Context, central *ovnNode, ns []ovnNode) error {
 			if !slices.Contains(chassis, n.name) {
 				return false, fmt.Sprintf("chassis %v, node %s missing", chassis, n.name), nil
 			}
-			dp, err := run(ctx, n.kn, nil, "ovs-vsctl", "--timeout=5", "get", "Bridge", "br-int", "datapath_type")
+			dp, err := kindnode.Run(ctx, n.kn, nil, "ovs-vsctl", "--timeout=5", "get", "Bridge", "br-int", "datapath_type")
 			if err != nil {
 				return false, fmt.Sprintf("node %s: %v", n.name, err), nil
 			}

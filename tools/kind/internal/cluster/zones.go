@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // Topology is how a cluster lays out OVN's control plane.
@@ -59,7 +61,7 @@ func splitZones(ctx context.Context, ns []ovnNode, central *ovnNode, out io.Writ
 		if n.central {
 			continue
 		}
-		if _, err := run(ctx, central.kn, nil, "ovn-sbctl", "--timeout=10", "--if-exists", "chassis-del", n.name); err != nil {
+		if _, err := kindnode.Run(ctx, central.kn, nil, "ovn-sbctl", "--timeout=10", "--if-exists", "chassis-del", n.name); err != nil {
 			return fmt.Errorf("chassis %s in the SB of zone %s: %w", n.name, central.name, err)
 		}
 	}

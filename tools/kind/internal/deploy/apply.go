@@ -123,3 +123,17 @@ func toUnstructured(obj runtime.Object, apiVersion, kind string) (*unstructured.
 	unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
 	return u, nil
 }
+
+// applyTyped applies a typed object converted as toUnstructured does; it
+// returns what apply did and the object's reference.
+func (k *kube) applyTyped(ctx context.Context, obj runtime.Object, apiVersion, kind string) (what, name string, err error) {
+	u, err := toUnstructured(obj, apiVersion, kind)
+	if err != nil {
+		return "", "", err
+	}
+	what, err = k.apply(ctx, u)
+	if err != nil {
+		return "", "", err
+	}
+	return what, ref(u), nil
+}

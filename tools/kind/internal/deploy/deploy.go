@@ -12,11 +12,14 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // The TLS Secret the central Deployment mounts.
@@ -40,7 +43,7 @@ func open(ctx context.Context, name, kubeconfig, repo string) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, all, err := clusterNodes(cluster.NewProvider(cluster.ProviderWithDocker()), name)
+	cp, all, err := kindnode.List(cluster.NewProvider(cluster.ProviderWithDocker()), name)
 	if err != nil {
 		return nil, err
 	}
@@ -115,27 +118,33 @@ func Deploy(ctx context.Context, s Spec, out io.Writer) error {
 	}); err != nil {
 		return fmt.Errorf("%s: %w", deploymentFile, err)
 	}
-	u, err := toUnstructured(d, "apps/v1", "Deployment")
-	if err != nil {
-		return err
-	}
-	what, err := t.kube.apply(ctx, u)
+	what, name, err := t.kube.applyTyped(ctx, d, "apps/v1", "Deployment")
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s %s (%s, KinD patch: --nb-address=ssl:%s:%d, KUBERNETES_SERVICE_HOST=%s, %s=%t, image %s)\n",
-		what, ref(u), deploymentFile, t.cpIP, NBSSLPort, t.cpIP, ovnkubeNetworkQoSFlag, ovnkubeNQoS, s.Image)
+		what, name, deploymentFile, t.cpIP, NBSSLPort, t.cpIP, ovnkubeNetworkQoSFlag, ovnkubeNQoS, s.Image)
 	lease := argValue(container(d, containerName).Args, "--leader-elect-lease-name", "nqos-controller")
 	wctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
+	if err := t.rollout(ctx, wctx, d, lease, func() { step("rollout") }, out); err != nil {
+		return err
+	}
+	connectionStatus(ctx, t.cp, t.cpIP, out)
+	return nil
+}
+
+// rollout waits, within wctx, until Deployment d has rolled out and its
+// Lease is held (diagnosing it when not), calls done, and prints the
+// ready pods and the Lease's holder.
+func (t *target) rollout(ctx, wctx context.Context, d *appsv1.Deployment, lease string, done func(), out io.Writer) error {
 	r, err := t.kube.waitRollout(wctx, d.Namespace, d.Name, lease)
 	if err != nil {
 		return fmt.Errorf("%w\n%s", err, t.kube.diagnose(ctx, d.Namespace, d.Name))
 	}
-	step("rollout")
+	done()
 	fmt.Fprintf(out, "deployment %s/%s rolled out: ready pods %s; Lease %s/%s held by %s\n",
 		d.Namespace, d.Name, strings.Join(r.pods, " "), d.Namespace, lease, r.holder)
-	connectionStatus(ctx, t.cp, t.cpIP, out)
 	return nil
 }
 
@@ -238,15 +247,11 @@ func (t *target) nbTLS(ctx context.Context, s Spec, ns string, out io.Writer, st
 		Type:       corev1.SecretTypeTLS,
 		Data:       map[string][]byte{"tls.key": p.ClientKey, "tls.crt": p.ClientCert, "ca.crt": ca},
 	}
-	u, err := toUnstructured(sec, "v1", "Secret")
+	what, name, err := t.kube.applyTyped(ctx, sec, "v1", "Secret")
 	if err != nil {
 		return nil, err
 	}
-	what, err := t.kube.apply(ctx, u)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(out, "%s %s (tls.key, tls.crt: client %s; ca.crt)\n", what, ref(u), clientName)
+	fmt.Fprintf(out, "%s %s (tls.key, tls.crt: client %s; ca.crt)\n", what, name, clientName)
 	step("Northbound TLS")
 	return sec, nil
 }

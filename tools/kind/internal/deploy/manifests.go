@@ -10,7 +10,9 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -95,16 +97,26 @@ func readDir(dir string) ([]*unstructured.Unstructured, error) {
 
 // readDeployment decodes path's single Deployment, rejecting unknown fields.
 func readDeployment(path string) (*appsv1.Deployment, error) {
+	return readNamespaced[appsv1.Deployment](path, "Deployment")
+}
+
+// readNamespaced decodes path's single namespaced object of kind,
+// rejecting unknown fields.
+func readNamespaced[T any, P interface {
+	*T
+	metav1.Object
+	runtime.Object
+}](path, kind string) (*T, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", path, err)
 	}
-	var d appsv1.Deployment
-	if err := yaml.UnmarshalStrict(b, &d); err != nil {
+	obj := P(new(T))
+	if err := yaml.UnmarshalStrict(b, obj); err != nil {
 		return nil, fmt.Errorf("manifest %s: %w", path, err)
 	}
-	if d.Kind != "Deployment" || d.Name == "" || d.Namespace == "" {
-		return nil, fmt.Errorf("manifest %s: want one namespaced Deployment, got %s %q", path, d.Kind, d.Name)
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != kind || obj.GetName() == "" || obj.GetNamespace() == "" {
+		return nil, fmt.Errorf("manifest %s: want one namespaced %s, got %s %q", path, kind, k, obj.GetName())
 	}
-	return &d, nil
+	return obj, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
+
+	"github.com/nqos/nqos/tools/kind/internal/kindnode"
 )
 
 // The Northbound as central.sh runs it in the control-plane node.
@@ -39,12 +41,12 @@ func nodePKI(ctx context.Context, cp nodes.Node, ip net.IP, now time.Time) (p pk
 	if err != nil {
 		return pki{}, false, fmt.Errorf("Northbound PKI for %s: %w", ip, err)
 	}
-	if _, err := inNode(ctx, cp, nil, "install", "-d", "-m", "0700", pkiDir); err != nil {
+	if _, err := kindnode.Run(ctx, cp, nil, "install", "-d", "-m", "0700", pkiDir); err != nil {
 		return pki{}, false, err
 	}
 	for _, f := range p.files() {
 		file := path.Join(pkiDir, f.name)
-		if _, err := inNode(ctx, cp, bytes.NewReader(*f.data), "sh", "-c", "umask 077 && cat >"+file+".tmp && mv "+file+".tmp "+file); err != nil {
+		if _, err := kindnode.Run(ctx, cp, bytes.NewReader(*f.data), "sh", "-c", "umask 077 && cat >"+file+".tmp && mv "+file+".tmp "+file); err != nil {
 			return pki{}, false, fmt.Errorf("write %s: %w", file, err)
 		}
 	}
@@ -54,7 +56,7 @@ func nodePKI(ctx context.Context, cp nodes.Node, ip net.IP, now time.Time) (p pk
 func readNodePKI(ctx context.Context, cp nodes.Node) (pki, error) {
 	var p pki
 	for _, f := range p.files() {
-		out, err := inNode(ctx, cp, nil, "cat", path.Join(pkiDir, f.name))
+		out, err := kindnode.Run(ctx, cp, nil, "cat", path.Join(pkiDir, f.name))
 		if err != nil {
 			return pki{}, err
 		}
@@ -68,7 +70,7 @@ func sslTarget(ip net.IP) string { return fmt.Sprintf("pssl:%d:%s", NBSSLPort, i
 
 // nbctl runs ovn-nbctl on the Northbound's unix socket in cp.
 func nbctl(ctx context.Context, cp nodes.Node, args ...string) (string, error) {
-	out, err := inNode(ctx, cp, nil, append([]string{"ovn-nbctl", "--timeout=10", "--db=" + nbSocket}, args...)...)
+	out, err := kindnode.Run(ctx, cp, nil, append([]string{"ovn-nbctl", "--timeout=10", "--db=" + nbSocket}, args...)...)
 	return strings.TrimSpace(out), err
 }
 
@@ -77,7 +79,7 @@ func nbctl(ctx context.Context, cp nodes.Node, args ...string) (string, error) {
 // waits until ovsdb-server reports the listener bound. changed says
 // whether a row was written.
 func configureSSL(ctx context.Context, cp nodes.Node, ip net.IP) (changed bool, err error) {
-	remotes, err := inNode(ctx, cp, nil, "ovs-appctl", "-t", nbCtl, "ovsdb-server/list-remotes")
+	remotes, err := kindnode.Run(ctx, cp, nil, "ovs-appctl", "-t", nbCtl, "ovsdb-server/list-remotes")
 	if err != nil {
 		return false, err
 	}

@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 )
 
 // The manifests of per-node mode, relative to the repository root.
@@ -36,21 +33,7 @@ const (
 // no ConfigMap or no key is central (a cluster made before the key); any
 // other value, or a failed read, is an error.
 func (t *target) topology(ctx context.Context) (string, error) {
-	cm, err := t.kube.cs.CoreV1().ConfigMaps(kindConfigMapNS).Get(ctx, kindConfigMap, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return topologyCentral, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("ConfigMap %s/%s: %w", kindConfigMapNS, kindConfigMap, err)
-	}
-	switch v := cm.Data[kindTopologyKey]; v {
-	case topologyInterconnect:
-		return v, nil
-	case topologyCentral, "":
-		return topologyCentral, nil
-	default:
-		return "", fmt.Errorf("ConfigMap %s/%s: %s %q: want %s or %s", kindConfigMapNS, kindConfigMap, kindTopologyKey, v, topologyInterconnect, topologyCentral)
-	}
+	return t.kindChoice(ctx, kindTopologyKey, topologyCentral, topologyInterconnect, topologyCentral)
 }
 
 // deployZones deploys per-node mode on an interconnect cluster: the
@@ -70,16 +53,12 @@ func (t *target) deployZones(ctx context.Context, s Spec, imageID string, ovnkub
 	if err := patchNodeTemplate(&ds.Spec.Template, p); err != nil {
 		return fmt.Errorf("%s: daemonset %s/%s: %w", daemonSetFile, ds.Namespace, ds.Name, err)
 	}
-	u, err := toUnstructured(ds, "apps/v1", "DaemonSet")
-	if err != nil {
-		return err
-	}
-	what, err := t.kube.apply(ctx, u)
+	what, name, err := t.kube.applyTyped(ctx, ds, "apps/v1", "DaemonSet")
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s %s (%s, KinD patch: KUBERNETES_SERVICE_HOST=%s, %s=%t, image %s)\n",
-		what, ref(u), daemonSetFile, t.cpIP, ovnkubeNetworkQoSFlag, ovnkubeNQoS, s.Image)
+		what, name, daemonSetFile, t.cpIP, ovnkubeNetworkQoSFlag, ovnkubeNQoS, s.Image)
 	agg, err := t.applyAggregator(ctx, p, ovnkubeNQoS, out)
 	if err != nil {
 		return err
@@ -95,14 +74,7 @@ func (t *target) deployZones(ctx context.Context, s Spec, imageID string, ovnkub
 	if agg == nil {
 		return nil
 	}
-	r, err := t.kube.waitRollout(wctx, agg.Namespace, agg.Name, aggregatorLease)
-	if err != nil {
-		return fmt.Errorf("%w\n%s", err, t.kube.diagnose(ctx, agg.Namespace, agg.Name))
-	}
-	step("aggregator rollout")
-	fmt.Fprintf(out, "deployment %s/%s rolled out: ready pods %s; Lease %s/%s held by %s\n",
-		agg.Namespace, agg.Name, strings.Join(r.pods, " "), agg.Namespace, aggregatorLease, r.holder)
-	return nil
+	return t.rollout(ctx, wctx, agg, aggregatorLease, func() { step("aggregator rollout") }, out)
 }
 
 // applyAggregator applies aggregator.yaml with the KinD patch on its
@@ -161,18 +133,7 @@ func (t *target) applyOrDelete(ctx context.Context, o *unstructured.Unstructured
 
 // readDaemonSet decodes path's single DaemonSet, rejecting unknown fields.
 func readDaemonSet(path string) (*appsv1.DaemonSet, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", path, err)
-	}
-	var d appsv1.DaemonSet
-	if err := yaml.UnmarshalStrict(b, &d); err != nil {
-		return nil, fmt.Errorf("manifest %s: %w", path, err)
-	}
-	if d.Kind != "DaemonSet" || d.Name == "" || d.Namespace == "" {
-		return nil, fmt.Errorf("manifest %s: want one namespaced DaemonSet, got %s %q", path, d.Kind, d.Name)
-	}
-	return &d, nil
+	return readNamespaced[appsv1.DaemonSet](path, "DaemonSet")
 }
 
 // waitDaemonSet waits until daemonset ns/name has rolled out its current

@@ -1,4 +1,6 @@
-package deploy
+// Package kindnode runs commands in the node containers of a KinD
+// cluster and finds the cluster's nodes.
+package kindnode
 
 import (
 	"bytes"
@@ -10,30 +12,25 @@ import (
 	"sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/constants"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
-	"sigs.k8s.io/kind/pkg/exec"
 )
 
-// inNode runs argv inside node n, stdin from in (may be nil), and returns
-// its stdout; a failure carries the command's output.
-func inNode(ctx context.Context, n nodes.Node, in io.Reader, argv ...string) (string, error) {
-	cmd := n.CommandContext(ctx, argv[0], argv[1:]...)
-	if in != nil {
-		cmd.SetStdin(in)
+// Run runs argv in node n with stdin (may be nil) and returns its
+// stdout; a failure names the command and the node and carries stderr.
+func Run(ctx context.Context, n nodes.Node, stdin io.Reader, argv ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	c := n.CommandContext(ctx, argv[0], argv[1:]...).SetStdout(&stdout).SetStderr(&stderr)
+	if stdin != nil {
+		c.SetStdin(stdin)
 	}
-	var stdout bytes.Buffer
-	if err := cmd.SetStdout(&stdout).Run(); err != nil {
-		msg := ""
-		if re := exec.RunErrorForError(err); re != nil {
-			msg = strings.TrimSpace(string(re.Output))
-		}
-		return "", fmt.Errorf("node %s: %s: %w: %s", n, strings.Join(argv, " "), err, msg)
+	if err := c.Run(); err != nil {
+		return "", fmt.Errorf("%s on node %s: %w: %s", strings.Join(argv, " "), n, err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
 }
 
-// clusterNodes lists the kind nodes of cluster name and picks its
+// List lists the nodes of cluster name and picks its (first)
 // control-plane node.
-func clusterNodes(p *cluster.Provider, name string) (cp nodes.Node, all []nodes.Node, err error) {
+func List(p *cluster.Provider, name string) (cp nodes.Node, all []nodes.Node, err error) {
 	all, err = p.ListNodes(name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("nodes of cluster %s: %w", name, err)
