@@ -98,12 +98,8 @@ func (ch *churner) isRejected(k ObjectKey) bool {
 // watcher of its own; then it waits until the NB and the conditions
 // converge to the compiler's for the state the churn left (late VMs
 // running or not), puts everything back and waits again.
-func (ex *execution) churn(ctx context.Context, _ int, st *scenarios.Step) error {
+func (ex *execution) churn(ctx context.Context, _ int, st *scenarios.Step, adv Adversary) error {
 	c := st.Churn
-	adv, err := capable[Adversary](ex, CapAdversary)
-	if err != nil {
-		return err
-	}
 	ch := newChurner(ex, adv, c)
 	w, err := adv.WatchRejected(ctx, ch.isRejected)
 	if err != nil {
@@ -217,7 +213,7 @@ func (ch *churner) report(sightings []Sighting, checks int) {
 }
 
 func (kindTable) Churn() stepKind {
-	return stepKind{name: "churn", run: (*execution).churn, needs: []Capability{CapAdversary}}
+	return capKind("churn", CapAdversary, (*execution).churn)
 }
 
 // The churn's late VMs: started (launcher pod, guest, LSP) and stopped

@@ -31,11 +31,7 @@ type fabricState struct {
 	table     int                // index+1 of the delivered table in the results
 }
 
-func (ex *execution) egress(ctx context.Context, _ int, st *scenarios.Step) error {
-	fab, err := capable[Fabric](ex, CapFabric)
-	if err != nil {
-		return err
-	}
+func (ex *execution) egress(ctx context.Context, _ int, st *scenarios.Step, fab Fabric) error {
 	e := st.Egress
 	var h *tc.HTB
 	if !e.Clear {
@@ -103,27 +99,19 @@ func classDeltas(before, after map[string]tc.ClassStats) ([]results.Measure, map
 }
 
 func (kindTable) Egress() stepKind {
-	return stepKind{name: "egress", run: (*execution).egress, needs: []Capability{CapFabric}}
+	return capKind("egress", CapFabric, (*execution).egress)
 }
 
 func (kindTable) TrustBoundary() stepKind {
-	return stepKind{name: "trustBoundary", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		fab, err := capable[Fabric](ex, CapFabric)
-		if err != nil {
-			return err
-		}
+	return capKind("trustBoundary", CapFabric, func(_ *execution, ctx context.Context, _ int, st *scenarios.Step, fab Fabric) error {
 		return fab.SetTrustBoundary(ctx, st.TrustBoundary.Uplink, !st.TrustBoundary.Clear)
-	}, needs: []Capability{CapFabric}}
+	})
 }
 
 // measure runs the flows as a start and stop step would, with a capture
 // at every destination besides the uplink captures, and judges and
 // tabulates what was delivered.
-func (ex *execution) measure(ctx context.Context, i int, st *scenarios.Step) error {
-	fab, err := capable[Fabric](ex, CapFabric)
-	if err != nil {
-		return err
-	}
+func (ex *execution) measure(ctx context.Context, i int, st *scenarios.Step, fab Fabric) error {
 	m := st.Measure
 	specs, err := ex.deliverySpecs(m.Flows, i)
 	if err != nil {
@@ -253,7 +241,7 @@ func describeDelivered(x scenarios.DeliveredExpect) string {
 }
 
 func (kindTable) Measure() stepKind {
-	return stepKind{name: "measure", run: (*execution).measure, needs: []Capability{CapFabric}}
+	return capKind("measure", CapFabric, (*execution).measure)
 }
 
 // Published figures of the tc HTB lab this suite reproduces (25 Gbit/s

@@ -116,3 +116,15 @@ func capable[T any](ex *execution, c Capability) (T, error) {
 	}
 	return t, nil
 }
+
+// capKind is a step kind needing the capability c, T its interface: run
+// gets the environment as T.
+func capKind[T any](name string, c Capability, run func(ex *execution, ctx context.Context, i int, st *scenarios.Step, t T) error) stepKind {
+	return stepKind{name: name, needs: []Capability{c}, run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
+		t, err := capable[T](ex, c)
+		if err != nil {
+			return err
+		}
+		return run(ex, ctx, i, st, t)
+	}}
+}

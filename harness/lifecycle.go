@@ -131,23 +131,25 @@ func missingGroups(rows qos.Desired, lsp string, groups []string) []string {
 }
 
 // lifecycle runs a migrate, restartLauncher, guestIP or restartDaemon
-// step and judges its probe: some probe packets seen, at most MaxUnmarked
-// without the object's DSCP, at most MaxLost lost per direction, and for a
-// daemon restart at most MaxGap without a marked packet.
-func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step, ops []operation) error {
+// step's operation on each of its VMs and judges its probe: some probe
+// packets seen, at most MaxUnmarked without the object's DSCP, at most
+// MaxLost lost per direction, and for a daemon restart at most MaxGap
+// without a marked packet.
+func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step, ops lifeOps) error {
 	var mism verdict.Mismatches
 	var details []any
-	for _, op := range ops {
-		res, err := op.run(ctx)
+	for _, name := range ops.vms {
+		vm := ex.sc.VM(name)
+		res, err := ops.run(ctx, vm)
 		if err != nil {
-			return fmt.Errorf("%s VM %s: %w", st.Kind(), op.vm.Name, err)
+			return fmt.Errorf("%s VM %s: %w", st.Kind(), vm.Name, err)
 		}
-		if op.after != nil {
-			op.after()
+		if ops.after != nil {
+			ops.after(vm)
 		}
 		ex.measures = append(ex.measures, res.Measures...)
 		details = append(details, res.Detail)
-		vs := probeVerdicts(op.vm.Name, res, st.Probe)
+		vs := probeVerdicts(vm.Name, res, st.Probe)
 		ex.verdicts = append(ex.verdicts, vs...)
 		mism.Judge(vs...)
 	}
@@ -155,37 +157,20 @@ func (ex *execution) lifecycle(ctx context.Context, st *scenarios.Step, ops []op
 	return failure(mism, "")
 }
 
-// operation is one lifecycle operation of a step on one VM; after
-// records its effect in the world once it succeeded.
-type operation struct {
-	vm    *scenarios.VM
-	run   func(context.Context) (lifeprobe.Outcome, error)
-	after func()
+// lifeOps are a lifecycle step's operation run on each of its VMs, one
+// after the other; after, if set, records an operation's effect in the
+// world once it succeeded.
+type lifeOps struct {
+	vms   []string
+	run   func(context.Context, *scenarios.VM) (lifeprobe.Outcome, error)
+	after func(*scenarios.VM)
 }
 
-// migrationOps live-migrate m.VM as m says under the step's probe.
-func (ex *execution) migrationOps(st *scenarios.Step, m *scenarios.Migrate) []operation {
-	return []operation{opOn(ex, CapMigration, m.VM, func(ctx context.Context, l Lifecycle, vm *scenarios.VM) (lifeprobe.Outcome, error) {
+// migration live-migrates m.VM as m says under the step's probe.
+func (ex *execution) migration(l Lifecycle, st *scenarios.Step, m *scenarios.Migrate) lifeOps {
+	return lifeOps{vms: []string{m.VM}, run: func(ctx context.Context, vm *scenarios.VM) (lifeprobe.Outcome, error) {
 		return l.Migrate(ctx, vm, m, st.Probe)
-	}, func(vm *scenarios.VM) { ex.world.Move(vm.Name, m.To) })}
-}
-
-// opOn is a lifecycle operation on the VM name through the capability c
-// of the environment, T its interface; after, if set, records its effect
-// in the world.
-func opOn[T any](ex *execution, c Capability, name string, run func(context.Context, T, *scenarios.VM) (lifeprobe.Outcome, error), after func(*scenarios.VM)) operation {
-	vm := ex.sc.VM(name)
-	op := operation{vm: vm, run: func(ctx context.Context) (lifeprobe.Outcome, error) {
-		t, err := capable[T](ex, c)
-		if err != nil {
-			return lifeprobe.Outcome{}, err
-		}
-		return run(ctx, t, vm)
-	}}
-	if after != nil {
-		op.after = func() { after(vm) }
-	}
-	return op
+	}, after: func(vm *scenarios.VM) { ex.world.Move(vm.Name, m.To) }}
 }
 
 // probeVerdicts judge a lifecycle probe: some packets seen and at most
@@ -204,50 +189,47 @@ func probeVerdicts(vm string, res lifeprobe.Outcome, p *scenarios.Probe) []verdi
 }
 
 func (kindTable) Migrate() stepKind {
-	return lifecycleKind("migrate", CapMigration, func(ex *execution, st *scenarios.Step) []operation {
-		return ex.migrationOps(st, st.Migrate)
+	return lifecycleKind("migrate", CapMigration, func(ex *execution, st *scenarios.Step, l Lifecycle) lifeOps {
+		return ex.migration(l, st, st.Migrate)
 	})
 }
 
 func (kindTable) RestartLauncher() stepKind {
-	return lifecycleKind("restartLauncher", CapLauncherRestart, func(ex *execution, st *scenarios.Step) []operation {
-		var ops []operation
-		for _, name := range st.RestartLauncher {
-			ops = append(ops, opOn(ex, CapLauncherRestart, name, func(ctx context.Context, l Lifecycle, vm *scenarios.VM) (lifeprobe.Outcome, error) {
-				return l.RestartLauncher(ctx, vm, st.Probe)
-			}, nil))
-		}
-		return ops
+	return lifecycleKind("restartLauncher", CapLauncherRestart, func(ex *execution, st *scenarios.Step, l Lifecycle) lifeOps {
+		return lifeOps{vms: st.RestartLauncher, run: func(ctx context.Context, vm *scenarios.VM) (lifeprobe.Outcome, error) {
+			return l.RestartLauncher(ctx, vm, st.Probe)
+		}}
 	})
 }
 
 func (kindTable) GuestIP() stepKind {
-	return lifecycleKind("guestIP", CapGuestIP, func(ex *execution, st *scenarios.Step) []operation {
-		return []operation{opOn(ex, CapGuestIP, st.GuestIP.VM, func(ctx context.Context, l Lifecycle, vm *scenarios.VM) (lifeprobe.Outcome, error) {
+	return lifecycleKind("guestIP", CapGuestIP, func(ex *execution, st *scenarios.Step, l Lifecycle) lifeOps {
+		return lifeOps{vms: []string{st.GuestIP.VM}, run: func(ctx context.Context, vm *scenarios.VM) (lifeprobe.Outcome, error) {
 			return l.ChangeGuestIP(ctx, vm, st.GuestIP.V4, st.Probe)
-		}, func(vm *scenarios.VM) {
+		}, after: func(vm *scenarios.VM) {
 			if ex.guestV4 == nil {
 				ex.guestV4 = map[string]string{}
 			}
 			ex.guestV4[vm.Name] = st.GuestIP.V4
-		})}
+		}}
 	})
 }
 
 func (kindTable) RestartDaemon() stepKind {
-	return lifecycleKind("restartDaemon", CapDaemonRestart, func(ex *execution, st *scenarios.Step) []operation {
-		return []operation{opOn(ex, CapDaemonRestart, st.RestartDaemon.VM, func(ctx context.Context, d Daemons, vm *scenarios.VM) (lifeprobe.Outcome, error) {
+	return lifecycleKind("restartDaemon", CapDaemonRestart, func(ex *execution, st *scenarios.Step, d Daemons) lifeOps {
+		return lifeOps{vms: []string{st.RestartDaemon.VM}, run: func(ctx context.Context, vm *scenarios.VM) (lifeprobe.Outcome, error) {
 			return d.RestartDaemon(ctx, st.RestartDaemon, vm, st.Probe)
-		}, nil)}
+		}}
 	})
 }
 
-// lifecycleKind is a lifecycle step kind needing the capability c: it
-// runs the step's operations under its probe.
-func lifecycleKind(name string, c Capability, ops func(ex *execution, st *scenarios.Step) []operation) stepKind {
-	return stepKind{name: name, needs: []Capability{c}, run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
-		return ex.lifecycle(ctx, st, ops(ex, st))
-	}}
+// lifecycleKind is a lifecycle step kind needing the capability c, T its
+// interface: it runs the step's operations (ops, through the environment
+// as T) under its probe.
+func lifecycleKind[T any](name string, c Capability, ops func(ex *execution, st *scenarios.Step, t T) lifeOps) stepKind {
+	return capKind(name, c, func(ex *execution, ctx context.Context, _ int, st *scenarios.Step, t T) error {
+		return ex.lifecycle(ctx, st, ops(ex, st, t))
+	})
 }
 
 // AppearWindow is when a new VM's first marked packet may leave, from
@@ -400,16 +382,12 @@ func (d Divergence) judge(mism *verdict.Mismatches, who string) {
 }
 
 // controllerStep runs a restartController or upgrade step and judges it.
-func (ex *execution) controllerStep(ctx context.Context, _ int, st *scenarios.Step) error {
+func (ex *execution) controllerStep(ctx context.Context, _ int, st *scenarios.Step, cp ControllerProcess) error {
 	var (
 		res ControllerResult
 		err error
 		vm  *scenarios.VM
 	)
-	cp, err := capable[ControllerProcess](ex, CapControllerProcess)
-	if err != nil {
-		return err
-	}
 	if u := st.Upgrade; u != nil {
 		vm = ex.sc.VM(u.VM)
 		res, err = cp.Upgrade(ctx, u.Objects, vm, st.Probe)
@@ -471,9 +449,9 @@ func judgeController(vm string, st *scenarios.Step, res ControllerResult) verdic
 }
 
 func (kindTable) RestartController() stepKind {
-	return stepKind{name: "restartController", run: (*execution).controllerStep, needs: []Capability{CapControllerProcess}}
+	return capKind("restartController", CapControllerProcess, (*execution).controllerStep)
 }
 
 func (kindTable) Upgrade() stepKind {
-	return stepKind{name: "upgrade", run: (*execution).controllerStep, needs: []Capability{CapControllerProcess}}
+	return capKind("upgrade", CapControllerProcess, (*execution).controllerStep)
 }

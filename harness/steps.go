@@ -314,7 +314,10 @@ func (ex *execution) applyMigration(ctx context.Context, st *scenarios.Step) err
 	}
 	m := &scenarios.Migrate{VM: x.VM, To: to, Mode: x.Mode}
 	ex.measures = append(ex.measures, results.Measure{Name: "target node (scheduler)", Note: fmt.Sprintf("node %d (%s), %s", to, x.Nodes[to].Name, x.Mode)})
-	err := ex.lifecycle(ctx, st, ex.migrationOps(st, m))
+	l, err := capable[Lifecycle](ex, CapMigration)
+	if err == nil {
+		err = ex.lifecycle(ctx, st, ex.migration(l, st, m))
+	}
 	phase, reason := "Succeeded", ""
 	if err != nil {
 		phase, reason = "Failed", err.Error()

@@ -35,12 +35,8 @@ type ZoneStart struct {
 	Divergence
 }
 
-func (ex *execution) stopZoneController(ctx context.Context, _ int, st *scenarios.Step) error {
+func (ex *execution) stopZoneController(ctx context.Context, _ int, st *scenarios.Step, zc ZoneControl) error {
 	s := st.StopZoneController
-	zc, err := capable[ZoneControl](ex, CapZones)
-	if err != nil {
-		return err
-	}
 	m, err := zc.StopZoneController(ctx, s.Node, s.Mode)
 	if err != nil {
 		return fmt.Errorf("stop the controller of node %d's zone: %w", s.Node, err)
@@ -49,12 +45,8 @@ func (ex *execution) stopZoneController(ctx context.Context, _ int, st *scenario
 	return nil
 }
 
-func (ex *execution) startZoneController(ctx context.Context, _ int, st *scenarios.Step) error {
+func (ex *execution) startZoneController(ctx context.Context, _ int, st *scenarios.Step, zc ZoneControl) error {
 	s := st.StartZoneController
-	zc, err := capable[ZoneControl](ex, CapZones)
-	if err != nil {
-		return err
-	}
 	res, err := zc.StartZoneController(ctx, s.Node)
 	if err != nil {
 		return fmt.Errorf("start the controller of node %d's zone: %w", s.Node, err)
@@ -87,11 +79,11 @@ func (ex *execution) aggregate(ctx context.Context, oc *scenarios.ObjectCheck) (
 }
 
 func (kindTable) StopZoneController() stepKind {
-	return stepKind{name: "stopZoneController", run: (*execution).stopZoneController, needs: []Capability{CapZones}}
+	return capKind("stopZoneController", CapZones, (*execution).stopZoneController)
 }
 
 func (kindTable) StartZoneController() stepKind {
-	return stepKind{name: "startZoneController", run: (*execution).startZoneController, needs: []Capability{CapZones}}
+	return capKind("startZoneController", CapZones, (*execution).startZoneController)
 }
 
 // Zoned is an environment whose OVN control plane is split into zones
