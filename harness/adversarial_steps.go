@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/scenarios"
@@ -14,25 +13,26 @@ import (
 
 func hasV4(fams []scenarios.Family) bool { return slices.Contains(fams, scenarios.V4) }
 
-// v4Adversary is the environment's Adversary for a step whose traffic is
+// v4AdversaryKind is a step kind needing the Adversary whose traffic is
 // IPv4 (why says so): a run without IPv4 cannot run it.
-func (ex *execution) v4Adversary(why string) (Adversary, error) {
-	if !hasV4(ex.fams) {
-		return nil, fmt.Errorf("%s and this run has no IPv4", why)
+func v4AdversaryKind(name, why string, run func(ex *execution, ctx context.Context, i int, st *scenarios.Step, adv Adversary) error) stepKind {
+	k := capKind(name, CapAdversary, run)
+	withAdv := k.run
+	k.run = func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
+		if !hasV4(ex.fams) {
+			return fmt.Errorf("%s and this run has no IPv4", why)
+		}
+		return withAdv(ex, ctx, i, st)
 	}
-	return capable[Adversary](ex, CapAdversary)
+	return k
 }
 
 // spoof runs the spoof flows and has package verdict judge them: the
 // spoofer's frames with the forged IP keep its own DSCP and meter (the
 // capture's token-bucket verdicts), frames with the forged MAC never leave
 // the node, the forged VM's own frames keep its class.
-func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error {
+func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step, adv Adversary) error {
 	sp := st.Spoof
-	adv, err := ex.v4Adversary("spoof: the spoofed frames are IPv4")
-	if err != nil {
-		return err
-	}
 	res, err := adv.Spoof(ctx, sp)
 	if err != nil {
 		return fmt.Errorf("spoof by VM %s as VM %s: %w", sp.VM, sp.As, err)
@@ -52,12 +52,8 @@ func (ex *execution) spoof(ctx context.Context, _ int, st *scenarios.Step) error
 
 // ovnBaseline measures OVN's own port-group change time and keeps it
 // for later startVM probes.
-func (ex *execution) ovnBaseline(ctx context.Context, _ int, st *scenarios.Step) error {
+func (ex *execution) ovnBaseline(ctx context.Context, _ int, st *scenarios.Step, adv Adversary) error {
 	b := st.OVNBaseline
-	adv, err := ex.v4Adversary("ovnBaseline: the probe is IPv4")
-	if err != nil {
-		return err
-	}
 	res, err := adv.PortGroupBaseline(ctx, ex.sc.VM(b.VM), b)
 	if err != nil {
 		return fmt.Errorf("OVN port-group baseline with VM %s: %w", b.VM, err)
@@ -71,7 +67,7 @@ func (ex *execution) ovnBaseline(ctx context.Context, _ int, st *scenarios.Step)
 		results.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add.Samples), res.Add.Samples)},
 		results.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
 		results.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove.Samples).median, Note: fmt.Sprintf("%v", res.Remove.Samples)})
-	ex.adv.baseline = &res
+	ex.baseline = &res
 	return nil
 }
 
@@ -87,14 +83,9 @@ func spreadOf(ds []time.Duration) spreadStats {
 }
 
 func (kindTable) Spoof() stepKind {
-	return stepKind{name: "spoof", run: (*execution).spoof, needs: []Capability{CapAdversary}}
+	return v4AdversaryKind("spoof", "spoof: the spoofed frames are IPv4", (*execution).spoof)
 }
 
 func (kindTable) OVNBaseline() stepKind {
-	return stepKind{name: "ovnBaseline", run: (*execution).ovnBaseline, needs: []Capability{CapAdversary}}
-}
-
-// advState is what the adversarial steps keep across steps.
-type advState struct {
-	baseline *lifeprobe.Baseline // the last ovnBaseline step's
+	return v4AdversaryKind("ovnBaseline", "ovnBaseline: the probe is IPv4", (*execution).ovnBaseline)
 }

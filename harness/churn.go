@@ -137,10 +137,7 @@ func (ch *churner) settle(ctx context.Context) (verdict.Mismatches, error) {
 		return nil, err
 	}
 	if err := ch.restore(ctx); err != nil {
-		return nil, err
-	}
-	if err := ch.restoreLate(ctx); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("restore: %w", err)
 	}
 	conv, after, err := ch.converge(ctx, "after the put-back")
 	ch.res.conv = conv
@@ -261,17 +258,6 @@ func (ch *churner) late(ctx context.Context, name, verb string, op func(context.
 	}
 	record(name)
 	*longest = max(*longest, time.Since(start))
-	return nil
-}
-
-// restoreLate stops every late VM the churn left running.
-func (ch *churner) restoreLate(ctx context.Context) error {
-	running, _ := ch.lateSplit()
-	for _, name := range running {
-		if err := ch.stopLate(ctx, name); err != nil {
-			return fmt.Errorf("restore: %w", err)
-		}
-	}
 	return nil
 }
 

@@ -35,13 +35,6 @@ func (ch *churner) split() (accepted, rejected, absent []string) {
 	return accepted, rejected, absent
 }
 
-// isRejectedRevision asks the compiler (the oracle the NB is judged
-// against) whether a revision is rejected on this topology.
-func (ch *churner) isRejectedRevision(m *scenarios.Manifest) bool {
-	want, err := ch.ex.world.Compile()
-	return err == nil && isRejected(want, m)
-}
-
 func isRejected(want qos.Desired, m *scenarios.Manifest) bool {
 	c := acceptedOf(want, keyOf(m))
 	return c != nil && c.Status == "False"
@@ -90,7 +83,7 @@ func (ch *churner) do(ctx context.Context, kind string) error {
 	accepted, rejected, absent := ch.split()
 	switch kind {
 	case opRelabel:
-		return ch.relabel(ctx, ch.choose(ch.relabelable()), ch.c.Values[ch.rng.IntN(len(ch.c.Values))])
+		return ch.relabel(ctx, ch.choose(ch.relabelable()), ch.choose(ch.c.Values))
 	case opVMCreate:
 		_, stopped := ch.lateSplit()
 		return ch.startLate(ctx, ch.choose(stopped))
@@ -125,7 +118,7 @@ func (ch *churner) base(id string) *scenarios.Manifest {
 // write applies a new revision of id: the base with a random priority
 // and podSelector label value, and with rejected the reject patch on top.
 func (ch *churner) write(ctx context.Context, id string, rejected bool) error {
-	m, err := ch.base(id).Patched(scenarios.ChurnEdit(ch.c.Label, ch.c.Values[ch.rng.IntN(len(ch.c.Values))], 1+ch.rng.IntN(99)))
+	m, err := ch.base(id).Patched(scenarios.ChurnEdit(ch.c.Label, ch.choose(ch.c.Values), 1+ch.rng.IntN(99)))
 	if err == nil && rejected {
 		m, err = m.Patched(ch.c.RejectPatch)
 	}
@@ -148,7 +141,8 @@ func (ch *churner) apply(ctx context.Context, m *scenarios.Manifest) error {
 	}
 	ch.cur[m.ID] = m
 	ch.ex.world.Apply(m)
-	if !ch.isRejectedRevision(m) {
+	// the compiler is the oracle the NB is judged against
+	if want, err := ch.ex.world.Compile(); err != nil || !isRejected(want, m) {
 		return nil
 	}
 	st, err := ch.adv.AcceptedStatus(ctx, m.Namespace, m.Name)
@@ -231,19 +225,20 @@ func (ch *churner) confirm(ctx context.Context, k ObjectKey) error {
 }
 
 // restore puts every churned object and VM label back as it was before
-// the step, so the steps after it see the state the validator knows.
+// the step and stops every late VM the churn left running, so the steps
+// after it see the state the validator knows.
 func (ch *churner) restore(ctx context.Context) error {
 	for i, base := range ch.c.Base {
+		var err error
 		cur, applied := ch.cur[base.ID]
 		switch {
 		case ch.c.Applied[i] && cur != base:
-			if err := ch.apply(ctx, base); err != nil {
-				return fmt.Errorf("restore: %w", err)
-			}
+			err = ch.apply(ctx, base)
 		case !ch.c.Applied[i] && applied:
-			if err := ch.remove(ctx, base.ID); err != nil {
-				return fmt.Errorf("restore: %w", err)
-			}
+			err = ch.remove(ctx, base.ID)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	for _, name := range ch.c.VMs {
@@ -254,7 +249,13 @@ func (ch *churner) restore(ctx context.Context) error {
 			err = ch.ex.setLabels(ctx, ch.ex.sc.VM(name), nil, []string{ch.c.Label})
 		}
 		if err != nil {
-			return fmt.Errorf("restore: %w", err)
+			return err
+		}
+	}
+	running, _ := ch.lateSplit()
+	for _, name := range running {
+		if err := ch.stopLate(ctx, name); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -37,8 +37,7 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if err != nil {
 		return fmt.Errorf("start VM %s: %w", vm.Name, err)
 	}
-	ex.world.StartVM(vm.Name)
-	groups, err := ex.intendedGroups(vm)
+	groups, err := ex.started(vm)
 	if err != nil {
 		return err
 	}
@@ -72,9 +71,10 @@ type joinResult struct {
 	err error
 }
 
-// intendedGroups are the port groups the compiler's intent puts the VM's
-// port in, sorted.
-func (ex *execution) intendedGroups(vm *scenarios.VM) ([]string, error) {
+// started records the VM started in the world and returns the port
+// groups the compiler's intent then puts its port in, sorted.
+func (ex *execution) started(vm *scenarios.VM) ([]string, error) {
+	ex.world.StartVM(vm.Name)
 	want, err := ex.world.Compile()
 	if err != nil {
 		return nil, err
@@ -108,9 +108,7 @@ func (ex *execution) awaitGroups(ctx context.Context, lsp string, groups []strin
 		if ctxErr != nil {
 			return fmt.Errorf("waiting for port %s in %v: %w", lsp, missing, ctxErr)
 		}
-		var m verdict.Mismatches
-		m.Add(verdict.Rows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
-		return m.Failure("")
+		return mismatch(verdict.Rows, fmt.Sprintf("port %s is not in port groups %v within %s of its creation", lsp, missing, timeout))
 	})
 	if err != nil {
 		return time.Time{}, err
@@ -250,7 +248,7 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 		ex.measures = append(ex.measures, results.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
 		return ex.startVMs(ctx, st.StartVM)
 	}
-	base := ex.adv.baseline
+	base := ex.baseline
 	if base == nil {
 		return fmt.Errorf("startVM probe: no ovnBaseline step measured OVN's own port-group change time before")
 	}
@@ -278,8 +276,7 @@ func (ex *execution) startVMProbed(ctx context.Context, vm *scenarios.VM, p *sce
 	if err != nil {
 		return a, nil, fmt.Errorf("start VM %s under a probe: %w", vm.Name, err)
 	}
-	ex.world.StartVM(vm.Name)
-	groups, err := ex.intendedGroups(vm)
+	groups, err := ex.started(vm)
 	if err != nil {
 		return a, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/harness/world"
@@ -31,8 +32,8 @@ type execution struct {
 	measures []results.Measure
 	verdicts []verdict.Verdict
 	detail   any
-	adv      advState    // adversarial_steps.go
-	fab      fabricState // fabric.go
+	baseline *lifeprobe.Baseline // the last ovnBaseline step's
+	fab      fabricState         // fabric.go
 	kinds    map[string]stepKind
 	// guestV4 are the IPv4 addresses guestIP steps gave VMs (CIDR): the
 	// flows after such a step use them.
@@ -200,6 +201,13 @@ func failure(mism verdict.Mismatches, prefix string) error {
 	return mism.Failure(prefix)
 }
 
+// mismatch is a step's error for the one mismatch msg of property p.
+func mismatch(p verdict.Property, msg string) error {
+	var m verdict.Mismatches
+	m.Add(p, msg)
+	return m.Failure("")
+}
+
 func joinProperties(ps []verdict.Property) string {
 	s := make([]string, len(ps))
 	for i, p := range ps {
@@ -306,7 +314,7 @@ func (ex *execution) applyMigration(ctx context.Context, st *scenarios.Step) err
 		return ex.refuseMigration(ctx, st, refusal)
 	}
 	if st.Refused != nil {
-		return migrationMismatch(fmt.Sprintf("%s: expected refused (%q), but KubeVirt migrates VMI %s to node %d",
+		return mismatch(verdict.MigrationOutcome, fmt.Sprintf("%s: expected refused (%q), but KubeVirt migrates VMI %s to node %d",
 			x.Manifest.Key(), st.Refused.Reason, x.Migration.VMIKey(), to))
 	}
 	if err := ex.env.Apply(ctx, x.Manifest); err != nil {
@@ -343,10 +351,10 @@ func (ex *execution) refuseMigration(ctx context.Context, st *scenarios.Step, r 
 		}
 	}
 	if st.Refused == nil {
-		return migrationMismatch(fmt.Sprintf("%s refused: %s", x.Manifest.Key(), r.Error()))
+		return mismatch(verdict.MigrationOutcome, fmt.Sprintf("%s refused: %s", x.Manifest.Key(), r.Error()))
 	}
 	if !st.Refused.Matches(r) {
-		return migrationMismatch(fmt.Sprintf("%s refused with %q, expected a refusal containing %q", x.Manifest.Key(), r.Error(), st.Refused.Reason))
+		return mismatch(verdict.MigrationOutcome, fmt.Sprintf("%s refused with %q, expected a refusal containing %q", x.Manifest.Key(), r.Error(), st.Refused.Reason))
 	}
 	return nil
 }
@@ -364,17 +372,11 @@ func (ex *execution) migrationStatus(ctx context.Context, m *scenarios.Manifest,
 	}
 	status["migrationState"] = state
 	next, err := m.Patched(map[string]any{"status": status})
+	if err == nil {
+		err = ex.env.Apply(ctx, next)
+	}
 	if err != nil {
 		return fmt.Errorf("status of %s: %w", m.Key(), err)
 	}
-	if err := ex.env.Apply(ctx, next); err != nil {
-		return fmt.Errorf("status of %s: %w", m.Key(), err)
-	}
 	return nil
-}
-
-func migrationMismatch(msg string) error {
-	var m verdict.Mismatches
-	m.Add(verdict.MigrationOutcome, msg)
-	return m.Failure("")
 }
