@@ -56,14 +56,6 @@ func poll(ctx context.Context, interval, timeout time.Duration, check func() (do
 	}
 }
 
-func (ex *execution) expect(ctx context.Context, step int, c *scenarios.Check) error {
-	mism, err := ex.evaluate(ctx, step, c)
-	if err != nil {
-		return err
-	}
-	return failure(mism, "")
-}
-
 // evaluate returns the verdict.Mismatches of a check (none: it holds); an error
 // means the environment could not be read.
 func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check) (verdict.Mismatches, error) {
@@ -82,13 +74,11 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 		}
 		for i := range c.Objects {
 			if oc := &c.Objects[i]; oc.Rows != nil {
-				m, err := ex.rows(z, oc)
+				m, err := ex.rows(z, at, oc)
 				if err != nil {
 					return nil, err
 				}
-				for _, s := range m {
-					mism.Add(verdict.Rows, at+s)
-				}
+				mism.Add(verdict.Rows, m...)
 			}
 		}
 	}
@@ -164,10 +154,11 @@ func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
 	return all.Keep(mine)
 }
 
-func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, error) {
+// rows are the object's row mismatches in z, each after at and its key.
+func (ex *execution) rows(z ZoneRows, at string, oc *scenarios.ObjectCheck) ([]string, error) {
 	m, want := oc.Object, oc.Rows
 	got := owned(z.Rows, m)
-	var out []string // prefixed with the object's key at the end
+	var out []string // prefixed at the end
 	if want.None {
 		if n := len(got.QoS) + len(got.PortGroups) + len(got.AddressSets); n > 0 {
 			out = append(out, fmt.Sprintf("owns %d rows (%d QoS, %d port groups, %d address sets), want none", n, len(got.QoS), len(got.PortGroups), len(got.AddressSets)))
@@ -191,7 +182,7 @@ func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, erro
 		}
 	}
 	for i := range out {
-		out[i] = m.Key() + ": " + out[i]
+		out[i] = at + m.Key() + ": " + out[i]
 	}
 	return out, nil
 }
@@ -305,6 +296,10 @@ func (kindTable) Wait() stepKind {
 
 func (kindTable) Expect() stepKind {
 	return stepKind{name: "expect", run: func(ex *execution, ctx context.Context, i int, st *scenarios.Step) error {
-		return ex.expect(ctx, i, (*scenarios.Check)(st.Expect))
+		mism, err := ex.evaluate(ctx, i, (*scenarios.Check)(st.Expect))
+		if err != nil {
+			return err
+		}
+		return failure(mism, "")
 	}}
 }

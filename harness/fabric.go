@@ -261,16 +261,13 @@ const (
 var labColumns = []string{"approach", "production alone / ceiling", "background alone / ceiling",
 	"production together / its guarantee", "background together / its guarantee", "combined together / ceiling", "note"}
 
-// labFigures are one approach's four rates (bit/s) in the column order.
-type labFigures struct {
-	prodAlone, bgAlone, prodTogether, bgTogether float64
-}
-
-// labRow formats one approach as ratios, each with its rate.
-func labRow(approach, note string, f labFigures, ceiling, prodG, bgG float64) []string {
+// labRow formats one approach as ratios, each with its rate; f are its
+// rates (bit/s) in the column order: production and background alone,
+// then together.
+func labRow(approach, note string, f [4]float64, ceiling, prodG, bgG float64) []string {
 	cell := func(v, of float64) string { return fmt.Sprintf("%.2f (%s)", v/of, bitrate.Format(v)) }
-	return []string{approach, cell(f.prodAlone, ceiling), cell(f.bgAlone, ceiling),
-		cell(f.prodTogether, prodG), cell(f.bgTogether, bgG), cell(f.prodTogether+f.bgTogether, ceiling), note}
+	return []string{approach, cell(f[0], ceiling), cell(f[1], ceiling),
+		cell(f[2], prodG), cell(f[3], bgG), cell(f[2]+f[3], ceiling), note}
 }
 
 // LabTable computes the lab table: the published lab first, then every
@@ -280,7 +277,7 @@ func LabTable(t *scenarios.LabTable, family string, rate func(flow string) (floa
 	ceil, prodG, bgG := float64(t.Ceiling), float64(t.Production), float64(t.Background)
 	tab := results.Table{Title: "tc HTB lab and NetworkQoS, as ratios of the ceiling (" + family + ")", Columns: labColumns}
 	tab.Rows = append(tab.Rows, labRow("published lab (25 Gbit/s bond, HTB ceiling 23.75G)", "guarantees 19.44G / 2.16G",
-		labFigures{labAlone, labAlone, labProdTogethr, labBgTogether}, labCeiling, labPrGuarantee, labBgGuarantee))
+		[4]float64{labAlone, labAlone, labProdTogethr, labBgTogether}, labCeiling, labPrGuarantee, labBgGuarantee))
 	for i, r := range t.Rows {
 		var v [4]float64
 		for j, f := range r.Flows() {
@@ -290,7 +287,7 @@ func LabTable(t *scenarios.LabTable, family string, rate func(flow string) (floa
 			}
 			v[j] = got
 		}
-		tab.Rows = append(tab.Rows, labRow(r.Approach, r.Note, labFigures{v[0], v[1], v[2], v[3]}, ceil, prodG, bgG))
+		tab.Rows = append(tab.Rows, labRow(r.Approach, r.Note, v, ceil, prodG, bgG))
 	}
 	tab.Notes = []string{fmt.Sprintf("Testbed: ceiling %s, guarantees production %s and background %s; rates are steady delivered rates at the receiving VM.",
 		t.Ceiling, t.Production, t.Background)}

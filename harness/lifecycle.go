@@ -41,34 +41,29 @@ func (ex *execution) startVM(ctx context.Context, vm *scenarios.VM) error {
 	if err != nil {
 		return err
 	}
-	timeout := ex.joinTimeout()
 	jctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	joined := make(chan joinResult, 1)
+	var joinedAt time.Time
+	joined := make(chan error, 1)
 	go func() {
-		at, err := ex.awaitGroups(jctx, lsp, groups, timeout)
-		joined <- joinResult{at, err}
+		var err error
+		joinedAt, err = ex.awaitGroups(jctx, lsp, groups, ex.joinTimeout())
+		joined <- err
 	}()
 	created := time.Now()
 	if err := ex.env.CreatePort(ctx, vm); err != nil {
 		return fmt.Errorf("create the port of VM %s: %w", vm.Name, err)
 	}
 	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → port up", Duration: time.Since(created), Note: lsp})
-	j := <-joined
-	if j.err != nil {
-		return fmt.Errorf("VM %s: %w", vm.Name, j.err)
+	if err := <-joined; err != nil {
+		return fmt.Errorf("VM %s: %w", vm.Name, err)
 	}
 	note := fmt.Sprintf("%d port groups", len(groups))
 	if len(groups) == 0 {
 		note = "no NetworkQoS selects it"
 	}
-	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(j.at.Sub(created), 0), Note: note})
+	ex.measures = append(ex.measures, results.Measure{Name: vm.Name + " LSP created → in its port groups", Duration: max(joinedAt.Sub(created), 0), Note: note})
 	return nil
-}
-
-type joinResult struct {
-	at  time.Time
-	err error
 }
 
 // started records the VM started in the world and returns the port

@@ -123,10 +123,6 @@ func (r *Runner) Run(ctx context.Context, runID string, scs []*scenarios.Scenari
 	host, _ := os.Hostname()
 	run := &results.Run{ID: runID, Started: time.Now(), Host: host, IPFamily: r.Mode, Backend: r.Backend, Topology: r.Topology}
 	for i, sc := range scs {
-		if ctx.Err() != nil {
-			run.Scenarios = append(run.Scenarios, r.notStarted(sc, fams, i, len(scs)))
-			continue
-		}
 		res := r.scenario(ctx, sc, fams, ipam, i, len(scs))
 		if run.OVNVersion == "" {
 			run.OVNVersion = res.OVNVersion
@@ -148,10 +144,13 @@ func newResult(sc *scenarios.Scenario, fams []scenarios.Family) results.Scenario
 	return res
 }
 
-// scenario runs one scenario in a fresh environment.
+// scenario runs one scenario in a fresh environment; after the run was
+// interrupted it starts none (nothing is provisioned with a cancelled
+// context).
 func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []scenarios.Family, ipam string, i, n int) (res results.Scenario) {
 	why := skipReason(sc, fams, ipam)
-	if why == "" {
+	interrupted := ctx.Err() != nil
+	if why == "" || interrupted {
 		fams = scenarioFamilies(sc, fams)
 	}
 	res = newResult(sc, fams)
@@ -161,6 +160,10 @@ func (r *Runner) scenario(ctx context.Context, sc *scenarios.Scenario, fams []sc
 		res.Finished = time.Now()
 		r.Progress.ScenarioEnd(res)
 	}()
+	if interrupted {
+		res.Status, res.Error = results.Interrupted, "the run was interrupted before this scenario started"
+		return res
+	}
 	if why != "" {
 		res.Status, res.SkipReason = results.Skipped, why
 		return res
@@ -221,18 +224,6 @@ func joinError(a, b string) string {
 		return a
 	}
 	return a + "; " + b
-}
-
-// notStarted is the result of a scenario the run did not start because
-// it was interrupted: nothing is provisioned with a cancelled context.
-func (r *Runner) notStarted(sc *scenarios.Scenario, fams []scenarios.Family, i, n int) results.Scenario {
-	res := newResult(sc, scenarioFamilies(sc, fams))
-	res.Started = time.Now()
-	res.Finished = res.Started
-	res.Status, res.Error = results.Interrupted, "the run was interrupted before this scenario started"
-	r.Progress.ScenarioStart(res.ID(), sc.Title, i, n)
-	r.Progress.ScenarioEnd(res)
-	return res
 }
 
 // unsupportedSteps are the steps of a scenario the backend cannot run,

@@ -51,7 +51,9 @@ func (ex *execution) run(ctx context.Context) {
 		return
 	}
 	res.OVNVersion = v
-	ex.recordZones()
+	if z, ok := ex.env.(Zoned); ok {
+		res.Topology, res.Zones = z.Topology(), z.Zones()
+	}
 	if res.NBBefore, err = ex.env.Rows(ctx); err != nil {
 		res.Status, res.Error = results.Error, fmt.Sprintf("NB rows before the scenario: %v", err)
 		return
@@ -173,15 +175,6 @@ func (ex *execution) eachObject(st *scenarios.Step, fn func(*scenarios.Manifest)
 	return nil
 }
 
-func (ex *execution) label(ctx context.Context, _ int, st *scenarios.Step) error {
-	l := st.Label
-	vm := ex.sc.VM(l.VM)
-	if err := ex.setLabels(ctx, vm, l.Set, l.Remove); err != nil {
-		return fmt.Errorf("label VM %s: %w", vm.Name, err)
-	}
-	return nil
-}
-
 // setLabels changes the labels of a VM's pod and records the change in
 // the world.
 func (ex *execution) setLabels(ctx context.Context, vm *scenarios.VM, set map[string]string, remove []string) error {
@@ -239,7 +232,13 @@ func (kindTable) Delete() stepKind {
 }
 
 func (kindTable) Label() stepKind {
-	return stepKind{name: "label", run: (*execution).label}
+	return stepKind{name: "label", run: func(ex *execution, ctx context.Context, _ int, st *scenarios.Step) error {
+		l := st.Label
+		if err := ex.setLabels(ctx, ex.sc.VM(l.VM), l.Set, l.Remove); err != nil {
+			return fmt.Errorf("label VM %s: %w", l.VM, err)
+		}
+		return nil
+	}}
 }
 
 // auditor is the NB invariant watcher of a scenario with

@@ -130,11 +130,3 @@ func (z ZoneRows) prefix(n int) string {
 	}
 	return "zone " + z.Zone + ": "
 }
-
-// recordZones puts the environment's topology and zones into the
-// scenario's result.
-func (ex *execution) recordZones() {
-	if z, ok := ex.env.(Zoned); ok {
-		ex.res.Topology, ex.res.Zones = z.Topology(), z.Zones()
-	}
-}
