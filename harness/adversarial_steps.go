@@ -67,7 +67,7 @@ func (ex *execution) ovnBaseline(ctx context.Context, _ int, st *scenarios.Step,
 		results.Measure{Name: "OVN pg-set-ports → first marked packet on the uplink (median)", Duration: add.median, Note: fmt.Sprintf("%d samples %v", len(res.Add.Samples), res.Add.Samples)},
 		results.Measure{Name: "OVN pg-set-ports → first marked packet (max)", Duration: add.max},
 		results.Measure{Name: "OVN port group cleared → first unmarked packet (median)", Duration: spreadOf(res.Remove.Samples).median, Note: fmt.Sprintf("%v", res.Remove.Samples)})
-	ex.baseline = &res
+	ex.ovnAdd = &add
 	return nil
 }
 

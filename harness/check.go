@@ -74,11 +74,13 @@ func (ex *execution) evaluate(ctx context.Context, step int, c *scenarios.Check)
 		}
 		for i := range c.Objects {
 			if oc := &c.Objects[i]; oc.Rows != nil {
-				m, err := ex.rows(z, at, oc)
+				m, err := ex.rows(z, oc)
 				if err != nil {
 					return nil, err
 				}
-				mism.Add(verdict.Rows, m...)
+				for _, s := range m {
+					mism.Add(verdict.Rows, at+s)
+				}
 			}
 		}
 	}
@@ -154,11 +156,10 @@ func owned(all qos.Desired, m *scenarios.Manifest) qos.Desired {
 	return all.Keep(mine)
 }
 
-// rows are the object's row mismatches in z, each after at and its key.
-func (ex *execution) rows(z ZoneRows, at string, oc *scenarios.ObjectCheck) ([]string, error) {
+func (ex *execution) rows(z ZoneRows, oc *scenarios.ObjectCheck) ([]string, error) {
 	m, want := oc.Object, oc.Rows
 	got := owned(z.Rows, m)
-	var out []string // prefixed at the end
+	var out []string // prefixed with the object's key at the end
 	if want.None {
 		if n := len(got.QoS) + len(got.PortGroups) + len(got.AddressSets); n > 0 {
 			out = append(out, fmt.Sprintf("owns %d rows (%d QoS, %d port groups, %d address sets), want none", n, len(got.QoS), len(got.PortGroups), len(got.AddressSets)))
@@ -182,7 +183,7 @@ func (ex *execution) rows(z ZoneRows, at string, oc *scenarios.ObjectCheck) ([]s
 		}
 	}
 	for i := range out {
-		out[i] = at + m.Key() + ": " + out[i]
+		out[i] = m.Key() + ": " + out[i]
 	}
 	return out, nil
 }

@@ -243,15 +243,14 @@ func (ex *execution) startVMsProbed(ctx context.Context, st *scenarios.Step) err
 		ex.measures = append(ex.measures, results.Measure{Name: "probe not run", Note: "the startVM probe is IPv4 and this run has no IPv4"})
 		return ex.startVMs(ctx, st.StartVM)
 	}
-	base := ex.baseline
-	if base == nil {
+	if ex.ovnAdd == nil {
 		return fmt.Errorf("startVM probe: no ovnBaseline step measured OVN's own port-group change time before")
 	}
 	var mism verdict.Mismatches
 	var details []any
 	for _, name := range st.StartVM {
 		vm := ex.sc.VM(name)
-		a, m, err := ex.startVMProbed(ctx, vm, st.Probe, spreadOf(base.Add.Samples))
+		a, m, err := ex.startVMProbed(ctx, vm, st.Probe, *ex.ovnAdd)
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/harness/world"
@@ -32,8 +31,8 @@ type execution struct {
 	measures []results.Measure
 	verdicts []verdict.Verdict
 	detail   any
-	baseline *lifeprobe.Baseline // the last ovnBaseline step's
-	fab      fabricState         // fabric.go
+	ovnAdd   *spreadStats // the last ovnBaseline step's port-group add times
+	fab      fabricState  // fabric.go
 	kinds    map[string]stepKind
 	// guestV4 are the IPv4 addresses guestIP steps gave VMs (CIDR): the
 	// flows after such a step use them.
