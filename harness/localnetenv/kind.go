@@ -237,7 +237,7 @@ func (e *testbedEnv) clearCluster(ctx context.Context) error {
 		return !slices.ContainsFunc(nss.Items, func(ns corev1.Namespace) bool { return !slices.Contains(systemNamespaces, ns.Name) }), nil
 	}))
 	errs = append(errs, localnet.Poll(ctx, time.Minute, "controller-owned NB rows gone", func(ctx context.Context) (bool, error) {
-		rows, err := zonesNB(e.zones).Rows(ctx)
+		rows, err := e.Rows(ctx)
 		return err == nil && len(rows.PortGroups)+len(rows.AddressSets)+len(rows.QoS) == 0, err
 	}))
 	return errors.Join(errs...)
