@@ -35,18 +35,14 @@ type countHook struct {
 	fn func()
 }
 
-// monitoredTables are the tables the monitor watches (every column, so
-// any committed change to them is one recorded transaction).
-func monitoredTables() ovsdbmon.Columns {
-	return ovsdbmon.Columns{"QoS": nil, "Port_Group": nil, "Address_Set": nil}
-}
-
 // startNBMonitor connects to addr ("unix:/path" or "tcp:host:port") and
 // returns once the initial contents arrived, so every transaction
 // committed afterwards is recorded.
 func startNBMonitor(ctx context.Context, addr string) (*nbMonitor, error) {
 	m := &nbMonitor{}
-	mon, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Database: "OVN_Northbound", Tables: monitoredTables(), Handle: m.record})
+	// every column: any committed change to the tables is one transaction
+	tables := ovsdbmon.Columns{"QoS": nil, "Port_Group": nil, "Address_Set": nil}
+	mon, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Database: "OVN_Northbound", Tables: tables, Handle: m.record})
 	if err != nil {
 		return nil, fmt.Errorf("NB monitor %s: %w", addr, err)
 	}
