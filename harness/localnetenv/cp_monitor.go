@@ -108,6 +108,7 @@ func decodeChanges(u ovsdbmon.Update) ([]lifeprobe.RowChange, error) {
 func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (lifeprobe.RowChange, error) {
 	c := lifeprobe.RowChange{Table: table, UUID: uuid}
 	img := ru.New
+	var err error
 	switch {
 	case ru.New == nil:
 		c.Op, img = lifeprobe.OpDelete, ru.Old
@@ -115,14 +116,12 @@ func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (lifeprobe.RowChange, 
 		c.Op = lifeprobe.OpInsert
 	default:
 		c.Op = lifeprobe.OpModify
-		old, err := optString(ru.Old, "match")
-		if err != nil {
-			return c, fmt.Errorf("%s %s: %w", table, uuid, err)
-		}
-		c.OldMatch = old
+		c.OldMatch, err = optString(ru.Old, "match")
 	}
-	var err error
-	if c.Name, err = optString(img, "name"); err == nil {
+	if err == nil {
+		c.Name, err = optString(img, "name")
+	}
+	if err == nil {
 		c.Match, err = optString(img, "match")
 	}
 	if err == nil && table == "Port_Group" && c.Op != lifeprobe.OpDelete {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/lifeprobe"
-	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/kubevirt"
@@ -52,7 +51,6 @@ func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios
 	if res.Out, res.In, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
-	fillMigration(&res, s.ups, s.session, p.DSCP, start, rec, e.clock)
 	split.fill(&res, p.DSCP, start, rec)
 	if res.OnTarget.Marked == 0 {
 		return fail(fmt.Errorf("no DSCP %d packet from %s on %s's uplink after the switch", p.DSCP, s.vmIP, target))
@@ -95,28 +93,5 @@ func (e *testbedEnv) beforeSwitch(obj *scenarios.Manifest, res *lifeprobe.Migrat
 		}
 		res.TargetInGroupBeforeSwitch = rep.TargetLSP != "" && slices.Contains(members, rep.TargetLSP)
 		return nil
-	}
-}
-
-// fillMigration computes r's figures from the watches and recordings.
-func fillMigration(r *lifeprobe.Migration, ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lifeprobe.FirstSeen) {
-	sw := r.Report.SwitchAt
-	all := ups.seen(s.vmIP)
-	r.Marking = marks.Tally(all, s.peerIP, dscp, start, time.Time{})
-	target := ups.onNode(r.Report.Target, s.vmIP)
-	r.OnTarget = marks.Tally(target, s.peerIP, dscp, sw, time.Time{})
-	if !r.OnTarget.FirstMarked.IsZero() {
-		r.FirstMarkedOnTarget = r.OnTarget.FirstMarked.Sub(sw)
-	}
-	if p, ok := marks.First(target, s.peerIP, -1, sw); ok {
-		r.FirstPacketOnTarget = p.At.Sub(sw)
-	}
-	joined, left := rec.Times(r.TargetLSP)
-	r.TargetInGroup, r.TargetLeftGroup = lifeprobe.Since(sw, joined), lifeprobe.Since(sw, left)
-	if at, ok := clock.At(r.TargetLSP); ok {
-		r.TargetLSPInNB = at.Sub(sw)
-		if !r.OnTarget.FirstMarked.IsZero() {
-			r.LSPToMarked = r.OnTarget.FirstMarked.Sub(at)
-		}
 	}
 }
