@@ -24,9 +24,6 @@ import (
 	"github.com/nqos/nqos/topo/localnet"
 )
 
-// fieldManager is the server-side-apply manager of scenario objects.
-const fieldManager = localnet.FieldManager
-
 // resourceOf maps a scenario kind to its API resource.
 func resourceOf(kind string) (schema.GroupVersionResource, bool) {
 	gvr, ok := map[string]schema.GroupVersionResource{
@@ -58,7 +55,7 @@ func (e *testbedEnv) Apply(ctx context.Context, m *scenarios.Manifest) error {
 		return err
 	}
 	obj := &unstructured.Unstructured{Object: m.Object}
-	_, err = ri.Apply(ctx, m.Name, obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	_, err = ri.Apply(ctx, m.Name, obj, metav1.ApplyOptions{FieldManager: localnet.FieldManager, Force: true})
 	return err
 }
 

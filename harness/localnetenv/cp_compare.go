@@ -8,7 +8,6 @@ import (
 	"github.com/nqos/nqos/internal/poll"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -67,17 +66,12 @@ func listTyped[T any](ctx context.Context, dyn dynamic.Interface, gvr schema.Gro
 	var out []*T
 	for i := range l.Items {
 		obj := new(T)
-		if err := fromUnstructured(&l.Items[i], obj); err != nil {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(l.Items[i].Object, obj); err != nil {
 			return nil, fmt.Errorf("%s %s/%s: %w", gvr.Resource, l.Items[i].GetNamespace(), l.Items[i].GetName(), err)
 		}
 		out = append(out, obj)
 	}
 	return out, nil
-}
-
-// fromUnstructured converts one object.
-func fromUnstructured(u *unstructured.Unstructured, obj any) error {
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj)
 }
 
 // convergeResult is how the Northbound reached the compiler's state.

@@ -35,18 +35,14 @@ type countHook struct {
 	fn func()
 }
 
-// monitoredTables are the tables the monitor watches (every column, so
-// any committed change to them is one recorded transaction).
-func monitoredTables() ovsdbmon.Columns {
-	return ovsdbmon.Columns{"QoS": nil, "Port_Group": nil, "Address_Set": nil}
-}
-
 // startNBMonitor connects to addr ("unix:/path" or "tcp:host:port") and
 // returns once the initial contents arrived, so every transaction
 // committed afterwards is recorded.
 func startNBMonitor(ctx context.Context, addr string) (*nbMonitor, error) {
 	m := &nbMonitor{}
-	mon, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Database: "OVN_Northbound", Tables: monitoredTables(), Handle: m.record})
+	// every column: any committed change to the tables is one transaction
+	tables := ovsdbmon.Columns{"QoS": nil, "Port_Group": nil, "Address_Set": nil}
+	mon, err := ovsdbmon.Dial(ctx, addr, ovsdbmon.Options{Database: "OVN_Northbound", Tables: tables, Handle: m.record})
 	if err != nil {
 		return nil, fmt.Errorf("NB monitor %s: %w", addr, err)
 	}
@@ -112,6 +108,7 @@ func decodeChanges(u ovsdbmon.Update) ([]lifeprobe.RowChange, error) {
 func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (lifeprobe.RowChange, error) {
 	c := lifeprobe.RowChange{Table: table, UUID: uuid}
 	img := ru.New
+	var err error
 	switch {
 	case ru.New == nil:
 		c.Op, img = lifeprobe.OpDelete, ru.Old
@@ -119,14 +116,12 @@ func rowChange(table, uuid string, ru ovsdbmon.RowUpdate) (lifeprobe.RowChange, 
 		c.Op = lifeprobe.OpInsert
 	default:
 		c.Op = lifeprobe.OpModify
-		old, err := optString(ru.Old, "match")
-		if err != nil {
-			return c, fmt.Errorf("%s %s: %w", table, uuid, err)
-		}
-		c.OldMatch = old
+		c.OldMatch, err = optString(ru.Old, "match")
 	}
-	var err error
-	if c.Name, err = optString(img, "name"); err == nil {
+	if err == nil {
+		c.Name, err = optString(img, "name")
+	}
+	if err == nil {
 		c.Match, err = optString(img, "match")
 	}
 	if err == nil && table == "Port_Group" && c.Op != lifeprobe.OpDelete {

@@ -45,9 +45,7 @@ func restartControllerProc(ctx context.Context, cur *ctrlProcess, mon *nbMonitor
 		sig := map[stopSignal]syscall.Signal{stopKill: syscall.SIGKILL, stopGraceful: syscall.SIGTERM}[mode]
 		mon.OnCount(base+spec.AfterTx, func() {
 			signalled = time.Now()
-			if sig != 0 {
-				cur.Signal(sig)
-			}
+			cur.Signal(sig)
 			res.TxBeforeStop = mon.countLocked() - base
 		})
 		if err := mon.WaitCount(ctx, base+spec.AfterTx, syncTimeout); err != nil {
@@ -93,11 +91,8 @@ func restartControllerProc(ctx context.Context, cur *ctrlProcess, mon *nbMonitor
 // stopController ends c by mode, waiting up to syncTimeout for a
 // graceful exit.
 func stopController(ctx context.Context, c *ctrlProcess, mode stopSignal) error {
-	switch mode {
-	case stopKill:
+	if mode == stopKill {
 		return c.Kill()
-	case stopGraceful:
-		return c.Stop(ctx, syncTimeout)
 	}
-	return fmt.Errorf("restart controller pid %d: mode %q: must be %s or %s", c.Pid(), mode, stopGraceful, stopKill)
+	return c.Stop(ctx, syncTimeout)
 }

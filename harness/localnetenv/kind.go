@@ -119,13 +119,6 @@ func (b kindBackend) startController(ctx context.Context, e *testbedEnv, _ *slog
 	return e.waitInClusterDeployment(ctx, controllerDeployment)
 }
 
-func (kindBackend) clear(ctx context.Context, e *testbedEnv) error {
-	if e.kube == nil || len(e.zones) == 0 {
-		return nil
-	}
-	return e.clearCluster(ctx)
-}
-
 func (kindBackend) env(e *testbedEnv) harness.Env { return kindEnv{e} }
 
 // kindEnv is the environment on a KinD cluster: the operations it cannot
@@ -203,12 +196,16 @@ func waitInCluster[T any](ctx context.Context, kind, name, what string, get func
 	})
 }
 
-// clearCluster deletes what the scenario made in the cluster: every
-// NetworkQoS and ClusterUserDefinedNetwork and every namespace but the
-// system ones, waits until the namespaces are gone (their pods with
-// them: the kubelets ran the CNI DEL) and until the controller has
-// removed every row it owned, in every zone.
-func (e *testbedEnv) clearCluster(ctx context.Context) error {
+// clear deletes what the scenario made in the cluster (nothing before
+// the API and the zones' NBs were connected): every NetworkQoS and
+// ClusterUserDefinedNetwork and every namespace but the system ones,
+// waits until the namespaces are gone (their pods with them: the
+// kubelets ran the CNI DEL) and until the controller has removed every
+// row it owned, in every zone.
+func (kindBackend) clear(ctx context.Context, e *testbedEnv) error {
+	if e.kube == nil || len(e.zones) == 0 {
+		return nil
+	}
 	var errs []error
 	nqos := e.dyn.Resource(v1alpha1.GroupVersionResource())
 	if err := nqos.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
@@ -237,7 +234,7 @@ func (e *testbedEnv) clearCluster(ctx context.Context) error {
 		return !slices.ContainsFunc(nss.Items, func(ns corev1.Namespace) bool { return !slices.Contains(systemNamespaces, ns.Name) }), nil
 	}))
 	errs = append(errs, localnet.Poll(ctx, time.Minute, "controller-owned NB rows gone", func(ctx context.Context) (bool, error) {
-		rows, err := zonesNB(e.zones).Rows(ctx)
+		rows, err := e.Rows(ctx)
 		return err == nil && len(rows.PortGroups)+len(rows.AddressSets)+len(rows.QoS) == 0, err
 	}))
 	return errors.Join(errs...)

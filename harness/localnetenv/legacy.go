@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,11 +23,7 @@ func (e *testbedEnv) seedLegacy(ctx context.Context, legacy []*scenarios.Manifes
 		}
 		want := qos.Compile(in)
 		for _, m := range legacy {
-			spec, pg, err := e.legacySpec(want, m)
-			if err != nil {
-				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
-			}
-			seeded, err := e.seedLegacyRows(ctx, z.zone, spec)
+			pg, seeded, err := e.seedLegacyRows(ctx, z.zone, want, m)
 			if err != nil {
 				return fmt.Errorf("zone %s: %w", z.zone.Name, err)
 			}
@@ -41,55 +36,26 @@ func (e *testbedEnv) seedLegacy(ctx context.Context, legacy []*scenarios.Manifes
 	return nil
 }
 
-// legacySpec is the legacy form of one object's compiled rows: same
-// priority, action, bandwidth and classifier, the source an address set
-// of the IPv4 addresses of the scenario VMs in its port group.
-func (e *testbedEnv) legacySpec(want qos.Desired, m *scenarios.Manifest) (legacySeed, qos.PortGroup, error) {
-	spec := legacySeed{Namespace: m.Namespace, Name: m.Name}
-	mine := func(ids map[string]string) bool { return ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name }
-	pgs := slices.DeleteFunc(slices.Clone(want.PortGroups), func(pg qos.PortGroup) bool { return !mine(pg.ExternalIDs) })
-	switch {
-	case len(pgs) != 1:
-		return spec, qos.PortGroup{}, fmt.Errorf("legacy rows of %s: it compiles to %d port groups, want 1 (one network)", m.Key(), len(pgs))
-	case slices.ContainsFunc(want.AddressSets, func(as qos.AddressSet) bool { return mine(as.ExternalIDs) }):
-		return spec, qos.PortGroup{}, fmt.Errorf("legacy rows of %s: it compiles to address sets; legacy seeding supports ipBlock destinations only", m.Key())
-	}
-	pg := pgs[0]
-	ips, err := e.memberIPs(pg)
-	if err != nil {
-		return spec, pg, fmt.Errorf("legacy rows of %s: %w", m.Key(), err)
-	}
-	spec.SourceIPs = ips
-	for _, row := range want.QoS {
-		if !mine(row.ExternalIDs) {
-			continue
-		}
-		r, err := legacyRule(row, pg.Name)
-		if err != nil {
-			return spec, pg, fmt.Errorf("legacy rows of %s: %w", m.Key(), err)
-		}
-		spec.Network, spec.Switch = row.ExternalIDs[qos.NetworkKey], row.Switch
-		spec.Rules = append(spec.Rules, r)
-	}
-	slices.SortFunc(spec.Rules, func(a, b legacyQoSRule) int { return a.Index - b.Index })
-	return spec, pg, nil
+// ownedBy reports whether a row's external_ids name the NetworkQoS of m.
+func ownedBy(ids map[string]string, m *scenarios.Manifest) bool {
+	return ids[qos.ObjectNameKey] == m.Namespace+":"+m.Name
 }
 
-// legacyRule is one compiled row with its source fragment cut off.
-func legacyRule(row qos.QoSRow, pg string) (legacyQoSRule, error) {
-	rest, ok := strings.CutPrefix(row.Match, "inport == @"+pg)
-	if !ok {
-		return legacyQoSRule{}, fmt.Errorf("compiled match %q does not start with port group %s", row.Match, pg)
+// legacySource is the port group m compiles to and the source of its
+// legacy rows: the IPv4 addresses of the scenario VMs in that group.
+func (e *testbedEnv) legacySource(want qos.Desired, m *scenarios.Manifest) (qos.PortGroup, []string, error) {
+	pgs := slices.DeleteFunc(slices.Clone(want.PortGroups), func(pg qos.PortGroup) bool { return !ownedBy(pg.ExternalIDs, m) })
+	switch {
+	case len(pgs) != 1:
+		return qos.PortGroup{}, nil, fmt.Errorf("legacy rows of %s: it compiles to %d port groups, want 1 (one network)", m.Key(), len(pgs))
+	case slices.ContainsFunc(want.AddressSets, func(as qos.AddressSet) bool { return ownedBy(as.ExternalIDs, m) }):
+		return qos.PortGroup{}, nil, fmt.Errorf("legacy rows of %s: it compiles to address sets; legacy seeding supports ipBlock destinations only", m.Key())
 	}
-	i, err := strconv.Atoi(row.ExternalIDs[qos.RuleIndexKey])
+	ips, err := e.memberIPs(pgs[0])
 	if err != nil {
-		return legacyQoSRule{}, fmt.Errorf("compiled row %q: rule index: %w", row.Match, err)
+		return pgs[0], nil, fmt.Errorf("legacy rows of %s: %w", m.Key(), err)
 	}
-	r := legacyQoSRule{Index: i, Priority: row.Priority, DSCP: row.Action.DSCP, Rest: rest}
-	if row.Bandwidth != nil {
-		r.RateKbps, r.BurstKbits = row.Bandwidth.Rate, row.Bandwidth.Burst
-	}
-	return r, nil
+	return pgs[0], ips, nil
 }
 
 // memberIPs are the IPv4 addresses of the scenario VMs whose port is in

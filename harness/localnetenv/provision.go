@@ -253,7 +253,9 @@ func (e *testbedEnv) start(ctx context.Context, log *slog.Logger) error {
 func (e *testbedEnv) createVMs(ctx context.Context) error {
 	e.vms = kubevirt.NewManager(e.tb, e.kube)
 	e.clock = lifeprobe.NewFirstSeen()
-	zonesNB(e.zones).OnLogicalSwitchPortAdd(e.clock.Add)
+	for _, z := range e.zones {
+		z.nb.OnLogicalSwitchPortAdd(e.clock.Add)
+	}
 	for i := range e.sc.Topology.VMs {
 		vm := &e.sc.Topology.VMs[i]
 		if vm.Late {

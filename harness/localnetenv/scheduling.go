@@ -2,7 +2,6 @@ package localnetenv
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -19,9 +18,6 @@ var _ harness.Scheduling = (*testbedEnv)(nil)
 // ClusterNodes are the testbed's nodes as the API server serves their
 // Node objects (name and labels), in node order.
 func (e *testbedEnv) ClusterNodes(ctx context.Context) ([]manifests.Node, error) {
-	if e.kube == nil {
-		return nil, errors.New("no Kubernetes API attached")
-	}
 	var out []manifests.Node
 	for _, n := range e.tb.Nodes() {
 		obj, err := e.kube.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
@@ -38,9 +34,6 @@ func (e *testbedEnv) ClusterNodes(ctx context.Context) ([]manifests.Node, error)
 
 // LauncherPods names the launcher pods of a VM (label vm.kubevirt.io/name).
 func (e *testbedEnv) LauncherPods(ctx context.Context, namespace, vm string) ([]string, error) {
-	if e.kube == nil {
-		return nil, errors.New("no Kubernetes API attached")
-	}
 	pods, err := e.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: kubevirt.LabelVMName + "=" + vm})
 	if err != nil {
 		return nil, err

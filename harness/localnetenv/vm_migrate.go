@@ -52,7 +52,6 @@ func (e *testbedEnv) Migrate(ctx context.Context, vm *scenarios.VM, m *scenarios
 	if res.Out, res.In, err = s.end(ctx, rec); err != nil {
 		return fail(err)
 	}
-	fillMigration(&res, s.ups, s.session, p.DSCP, start, rec, e.clock)
 	split.fill(&res, p.DSCP, start, rec)
 	if res.OnTarget.Marked == 0 {
 		return fail(fmt.Errorf("no DSCP %d packet from %s on %s's uplink after the switch", p.DSCP, s.vmIP, target))
@@ -98,25 +97,44 @@ func (e *testbedEnv) beforeSwitch(obj *scenarios.Manifest, res *lifeprobe.Migrat
 	}
 }
 
-// fillMigration computes r's figures from the watches and recordings.
-func fillMigration(r *lifeprobe.Migration, ups *uplinks, s *session, dscp int, start time.Time, rec *memberRecorder, clock *lifeprobe.FirstSeen) {
+// fill computes r's figures from the watches and recordings; when the
+// probes were split it sets r.Phases from the two phases and makes r.Out
+// and r.In the sums over both (they hold the second phase when called).
+func (p *phaseSplit) fill(r *lifeprobe.Migration, dscp int, start time.Time, rec *memberRecorder) {
 	sw := r.Report.SwitchAt
-	all := ups.seen(s.vmIP)
-	r.Marking = marks.Tally(all, s.peerIP, dscp, start, time.Time{})
-	target := ups.onNode(r.Report.Target, s.vmIP)
-	r.OnTarget = marks.Tally(target, s.peerIP, dscp, sw, time.Time{})
+	all := p.w.ups.seen(p.w.vmIP)
+	peer := p.w.peerIP
+	r.Marking = marks.Tally(all, peer, dscp, start, time.Time{})
+	target := p.w.ups.onNode(r.Report.Target, p.w.vmIP)
+	r.OnTarget = marks.Tally(target, peer, dscp, sw, time.Time{})
 	if !r.OnTarget.FirstMarked.IsZero() {
 		r.FirstMarkedOnTarget = r.OnTarget.FirstMarked.Sub(sw)
 	}
-	if p, ok := marks.First(target, s.peerIP, -1, sw); ok {
-		r.FirstPacketOnTarget = p.At.Sub(sw)
+	if first, ok := marks.First(target, peer, -1, sw); ok {
+		r.FirstPacketOnTarget = first.At.Sub(sw)
 	}
 	joined, left := rec.Times(r.TargetLSP)
 	r.TargetInGroup, r.TargetLeftGroup = lifeprobe.Since(sw, joined), lifeprobe.Since(sw, left)
-	if at, ok := clock.At(r.TargetLSP); ok {
+	if at, ok := p.e.clock.At(r.TargetLSP); ok {
 		r.TargetLSPInNB = at.Sub(sw)
 		if !r.OnTarget.FirstMarked.IsZero() {
 			r.LSPToMarked = r.OnTarget.FirstMarked.Sub(at)
 		}
 	}
+	if !p.split {
+		return
+	}
+	ph := &lifeprobe.MigrationPhases{SplitAt: p.at,
+		Switch:   lifeprobe.Phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},
+		Handover: lifeprobe.Phase{Out: r.Out, In: r.In, Marking: marks.Tally(all, peer, dscp, p.at, time.Time{})}}
+	srcJoined, srcLeft := rec.Times(r.SourceLSP)
+	dstJoined, _ := rec.Times(r.TargetLSP)
+	ph.NameInGroup = lifeprobe.Since(r.Report.HandoverAt, dstJoined)
+	if !dstJoined.IsZero() && !srcLeft.IsZero() {
+		ph.GroupGap = dstJoined.Sub(srcLeft)
+	}
+	// The shared row was in the group under the source pod's name first.
+	r.TargetInGroup = lifeprobe.Since(sw, srcJoined)
+	r.Out, r.In = lifeprobe.Sum(p.out, r.Out), lifeprobe.Sum(p.rx, r.In)
+	r.Phases = ph
 }

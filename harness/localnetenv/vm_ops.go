@@ -33,7 +33,7 @@ func (e *testbedEnv) members(ctx context.Context, m *scenarios.Manifest) ([]stri
 func portGroupMembers(rows qos.Desired, m *scenarios.Manifest) []string {
 	var out []string
 	for _, pg := range rows.PortGroups {
-		if pg.ExternalIDs[qos.ObjectNameKey] == m.Namespace+":"+m.Name {
+		if ownedBy(pg.ExternalIDs, m) {
 			out = append(out, pg.Ports...)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nqos/nqos/harness/lifeprobe"
 	"github.com/nqos/nqos/harness/marks"
+	"github.com/nqos/nqos/harness/verdict"
 
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
@@ -62,7 +63,7 @@ func TestPortSecurityVerdict(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := tc.f
-			f.Name = flowSpooferVictimMAC
+			f.Name = verdict.SpoofForgedMAC
 			r := lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{f}}
 			if v := portSecurityVerdict(&r, sp); v.Pass != tc.pass {
 				t.Errorf("verdict %q: pass %v, want %v", v.Message, v.Pass, tc.pass)
@@ -82,7 +83,7 @@ func TestResultJSON(t *testing.T) {
 				Switch: lifeprobe.Phase{Out: lifeprobe.Direction{Sent: 4, Lost: 1}}, Handover: lifeprobe.Phase{Out: lifeprobe.Direction{Sent: 6, Lost: 2}}}},
 		"restart":  lifeprobe.LauncherRestart{MembersBefore: []string{"a"}, MembersAfter: []string{"b"}},
 		"ipchange": lifeprobe.GuestIPChange{OldIP: "10.0.0.1", NewIP: "10.0.0.2"},
-		"spoof":    lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{{Name: flowSpooferOwn, DSCP: map[int]uint64{10: 1}}}},
+		"spoof":    lifeprobe.Spoofing{Flows: []lifeprobe.SpoofedFlow{{Name: verdict.SpoofOwn, DSCP: map[int]uint64{10: 1}}}},
 	}
 	got, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {

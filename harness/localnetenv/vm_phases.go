@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/harness/lifeprobe"
-	"github.com/nqos/nqos/harness/marks"
 
 	"github.com/nqos/nqos/kubevirt"
 )
@@ -16,8 +15,9 @@ import (
 // handover starts.
 const phaseStartDatagrams = 50
 
-// phaseSplit restarts the probes of a multi-chassis migration at the
-// handover (kubevirt's BeforeHandover).
+// phaseSplit is the probe session of a migration: it restarts the probes
+// of a multi-chassis one at the handover (kubevirt's BeforeHandover) and
+// computes the figures at the end.
 type phaseSplit struct {
 	e    *testbedEnv
 	w    *watched
@@ -42,27 +42,4 @@ func (p *phaseSplit) atHandover(ctx context.Context, _ kubevirt.MigrationReport)
 	}
 	p.w.session = s
 	return s.waitMore(ctx, phaseStartDatagrams)
-}
-
-// fill sets r.Phases from the two phases and makes r.Out and r.In the
-// sums over both; r.Out and r.In hold the second phase when called.
-func (p *phaseSplit) fill(r *lifeprobe.Migration, dscp int, start time.Time, rec *memberRecorder) {
-	if !p.split {
-		return
-	}
-	all := p.w.ups.seen(p.w.vmIP)
-	peer := p.w.peerIP
-	ph := &lifeprobe.MigrationPhases{SplitAt: p.at,
-		Switch:   lifeprobe.Phase{Out: p.out, In: p.rx, Marking: marks.Tally(all, peer, dscp, start, p.at)},
-		Handover: lifeprobe.Phase{Out: r.Out, In: r.In, Marking: marks.Tally(all, peer, dscp, p.at, time.Time{})}}
-	srcJoined, srcLeft := rec.Times(r.SourceLSP)
-	dstJoined, _ := rec.Times(r.TargetLSP)
-	ph.NameInGroup = lifeprobe.Since(r.Report.HandoverAt, dstJoined)
-	if !dstJoined.IsZero() && !srcLeft.IsZero() {
-		ph.GroupGap = dstJoined.Sub(srcLeft)
-	}
-	// The shared row was in the group under the source pod's name first.
-	r.TargetInGroup = lifeprobe.Since(r.Report.SwitchAt, srcJoined)
-	r.Out, r.In = lifeprobe.Sum(p.out, r.Out), lifeprobe.Sum(p.rx, r.In)
-	r.Phases = ph
 }

@@ -17,14 +17,8 @@ import (
 	"github.com/nqos/nqos/scenarios"
 )
 
-// Spoof flow names.
-const (
-	flowSpooferOwn       = verdict.SpoofOwn       // spoofer's IP and MAC
-	flowSpooferVictimIP  = verdict.SpoofForgedIP  // victim's IP, spoofer's MAC
-	flowSpooferVictimMAC = verdict.SpoofForgedMAC // victim's IP and MAC
-	flowVictimOwn        = verdict.SpoofControl   // control: the victim's own frames
-	spooferMeter         = "spoofer-class"
-)
+// spooferMeter is the meter of the spoofer's class.
+const spooferMeter = "spoofer-class"
 
 // spoofFlow is one planned injection.
 type spoofFlow struct {
@@ -130,10 +124,10 @@ func (e *testbedEnv) planSpoof(ctx context.Context, sp *scenarios.Spoof, spoofer
 		expect *flow.Expect
 	}
 	rows := []row{
-		{flowSpooferOwn, spf, spIP, spf.srcMAC, frames, pps, own},
-		{flowSpooferVictimIP, spf, viIP, spf.srcMAC, frames, pps, own},
-		{flowSpooferVictimMAC, spf, viIP, vi.srcMAC, frames, pps, nil},
-		{flowVictimOwn, vi, viIP, vi.srcMAC, frames / 10, pps / 10, asVictim},
+		{verdict.SpoofOwn, spf, spIP, spf.srcMAC, frames, pps, own},
+		{verdict.SpoofForgedIP, spf, viIP, spf.srcMAC, frames, pps, own},
+		{verdict.SpoofForgedMAC, spf, viIP, vi.srcMAC, frames, pps, nil},
+		{verdict.SpoofControl, vi, viIP, vi.srcMAC, frames / 10, pps / 10, asVictim},
 	}
 	var plan []spoofFlow
 	for i, r := range rows {

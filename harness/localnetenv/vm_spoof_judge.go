@@ -85,6 +85,6 @@ func spoofFlowResult(f spoofFlow, fr *capture.FlowResult, rep traffic.InjectRepo
 // portSecurityVerdict has package verdict judge the frames with the
 // victim's MAC.
 func portSecurityVerdict(r *lifeprobe.Spoofing, sp *scenarios.Spoof) verdict.Verdict {
-	return verdict.ForeignMACFrames(r.Flow(flowSpooferVictimMAC),
+	return verdict.ForeignMACFrames(r.Flow(verdict.SpoofForgedMAC),
 		verdict.Spoofing{DSCP: sp.DSCP, AsDSCP: sp.AsDSCP})
 }

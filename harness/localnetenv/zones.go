@@ -83,16 +83,8 @@ func (e *testbedEnv) zonePorts(ctx context.Context, z localnet.Zone) ([]string, 
 // Rows returns the NetworkQoS-owned rows of every zone merged (see
 // mergeZoneRows); a failed read is an error.
 func (e *testbedEnv) Rows(ctx context.Context) (qos.Desired, error) {
-	return zonesNB(e.zones).Rows(ctx)
-}
-
-// zonesNB reads every zone's NB as one.
-type zonesNB []zoneNB
-
-// Rows are every zone's rows merged; a failed read is an error.
-func (zs zonesNB) Rows(ctx context.Context) (qos.Desired, error) {
 	var all []qos.Desired
-	for _, z := range zs {
+	for _, z := range e.zones {
 		rows, err := z.nb.Rows(ctx)
 		if err != nil {
 			return qos.Desired{}, fmt.Errorf("zone %s: %w", z.zone.Name, err)
@@ -100,13 +92,6 @@ func (zs zonesNB) Rows(ctx context.Context) (qos.Desired, error) {
 		all = append(all, rows)
 	}
 	return mergeZoneRows(all), nil
-}
-
-// OnLogicalSwitchPortAdd registers fn on every zone's NB client.
-func (zs zonesNB) OnLogicalSwitchPortAdd(fn func(lspName string)) {
-	for _, z := range zs {
-		z.nb.OnLogicalSwitchPortAdd(fn)
-	}
 }
 
 // mergeZoneRows is the cluster-wide view of per-zone rows: port groups of
