@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/nqos/nqos/harness/nbaudit"
-	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/poll"
 	"github.com/nqos/nqos/internal/qos"
 )
@@ -17,9 +16,7 @@ import (
 // reported, and an implicit $<pg>_ip4 set of an existing group is fine.
 func TestAudit(t *testing.T) {
 	f := newFixture(t, "p1")
-	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	good := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.Apply(key, good)
+	_, good := f.ApplyGold("ns1")
 	pg := good.PortGroups[0].Name
 	if v := f.audit(); len(v) != 0 {
 		t.Fatalf("Audit of a clean NB = %+v", v)
@@ -71,8 +68,7 @@ func TestAudit(t *testing.T) {
 // result, and a Watcher started then records that it cannot watch.
 func TestAuditFailsOnReadError(t *testing.T) {
 	f := newFixture(t, "p1")
-	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	f.Apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
+	f.ApplyGold("ns1")
 	f.Srv.Stop()
 	f.WaitUntil("Audit to fail on the stopped NB", func() (bool, error) {
 		v, err := nbaudit.Audit(f.Ctx, f.C)

@@ -64,8 +64,7 @@ func object(key ovnnb.Key, priority int, ports []string, rules ...rule) ovnnb.Ob
 
 // destSet adds a destination address set to rule i's match.
 func destSet(key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) {
-	name := nbtest.DestSet(testNet, key, rows, i, addrs...)
-	rows.QoS[i].Match += " && ip4.dst == {$" + name + "}"
+	nbtest.DestMatch(key, rows, i, addrs...)
 }
 
 func extArgs(ext map[string]string) []string { return nbtest.ExtArgs(ext) }

@@ -18,9 +18,7 @@ import (
 // the final state audits clean.
 func TestWatchSeesOneTransactionState(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
-	key := ovnnb.Key{Namespace: "vms", Name: "gold"}
-	rows := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.Apply(key, rows)
+	_, rows := f.ApplyGold("vms")
 	w := f.watch(nbaudit.Options{})
 
 	pg := rows.PortGroups[0]
@@ -119,9 +117,7 @@ func TestWatchRejected(t *testing.T) {
 // reference committed after the restart is still caught.
 func TestWatchReconnect(t *testing.T) {
 	f := newFixture(t, "p1")
-	key := ovnnb.Key{Namespace: "vms", Name: "gold"}
-	rows := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.Apply(key, rows)
+	_, rows := f.ApplyGold("vms")
 	w := f.watch(nbaudit.Options{})
 
 	f.Srv.Restart()

@@ -17,8 +17,7 @@ func batchObjects(n int, ports []string) []ovnnb.KeyedRows {
 	for i := range objs {
 		key := ovnnb.Key{Namespace: fmt.Sprintf("ns%02d", i%7), Name: fmt.Sprintf("q%03d", i)}
 		rows := object(key, i%100, []string{ports[i%len(ports)], ports[(i+1)%len(ports)]}, rule{DSCP: 46}, rule{DSCP: 10})
-		set := destSet(key, &rows, 1, fmt.Sprintf("198.51.100.%d", i%250))
-		rows.QoS[1].Match += " && ip4.dst == {$" + set + "}"
+		destMatch(key, &rows, 1, fmt.Sprintf("198.51.100.%d", i%250))
 		objs[i] = ovnnb.KeyedRows{Key: key, Rows: rows}
 	}
 	return objs

@@ -19,12 +19,10 @@ import (
 func TestFenceRefusesDeposedLeader(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	old := f.C
-	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	if err := old.TakeFence(f.Ctx, "replica-a"); err != nil {
 		t.Fatalf("TakeFence(replica-a): %v", err)
 	}
-	v1 := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.Apply(key, v1)
+	key, v1 := f.ApplyGold("ns1")
 
 	next, err := ovnnb.Dial(f.Ctx, f.Srv.Addr(), slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -76,13 +76,13 @@ func ids(key ovnnb.Key, id string) map[string]string { return nbtest.IDs(testNet
 
 func hashName(s string) string { return nbtest.HashName(s) }
 
-func portNames(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s_vm%03d", prefix, i)
-	}
-	return out
+// destMatch adds a destination address set for rule i and narrows the
+// rule's match to it.
+func destMatch(key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) {
+	nbtest.DestMatch(key, rows, i, addrs...)
 }
+
+func portNames(prefix string, n int) []string { return nbtest.PortNames(prefix, n) }
 
 // nbState is the whole NB as ovn-nbctl --format=json reports it.
 type nbState struct {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/nqos/nqos/internal/ovnnb"
 )
 
 // TestReconnect: the client survives an NB ovsdb-server restart: an Apply
@@ -16,9 +14,7 @@ func TestReconnect(t *testing.T) {
 	f := newFixture(t, "p1", "p2")
 	added := make(chan string, 64)
 	f.C.OnLogicalSwitchPortAdd(func(name string) { added <- name })
-	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	v1 := object(key, 60, []string{"p1"}, rule{DSCP: 46})
-	f.Apply(key, v1)
+	key, _ := f.ApplyGold("ns1")
 
 	f.Srv.Stop()
 	short, cancel := context.WithTimeout(f.Ctx, 300*time.Millisecond)

@@ -17,8 +17,7 @@ import (
 // a restart the same reads succeed again.
 func TestReadsFailWhileNBDown(t *testing.T) {
 	f := newFixture(t, "p1")
-	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
-	f.Apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))
+	key, _ := f.ApplyGold("ns1")
 	if err := f.C.Teardown(f.Ctx, key); err != nil {
 		t.Fatalf("Teardown: %v", err)
 	}

@@ -133,8 +133,7 @@ func TestTeardownOrder(t *testing.T) {
 	f := newFixture(t, ports...)
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	want := object(key, 60, ports, rule{DSCP: 46, Rate: 10000}, rule{DSCP: 10})
-	set := destSet(key, &want, 1, "198.51.100.1")
-	want.QoS[1].Match += " && ip4.dst == {$" + set + "}"
+	destMatch(key, &want, 1, "198.51.100.1")
 	pg := want.PortGroups[0].Name
 
 	w := watchRefs(t, f.Srv)
@@ -172,8 +171,7 @@ func TestApplyShrinkIsAtomic(t *testing.T) {
 	f := newFixture(t, "p1")
 	key := ovnnb.Key{Namespace: "ns1", Name: "gold"}
 	full := object(key, 60, []string{"p1"}, rule{DSCP: 46}, rule{DSCP: 10})
-	set := destSet(key, &full, 1, "198.51.100.1")
-	full.QoS[1].Match += " && ip4.dst == {$" + set + "}"
+	destMatch(key, &full, 1, "198.51.100.1")
 	f.Apply(key, full)
 	w := watchRefs(t, f.Srv)
 	f.Apply(key, object(key, 60, []string{"p1"}, rule{DSCP: 46}))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nqos/nqos/internal/controller"
-	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
 )
 
@@ -31,11 +29,7 @@ func TestAggregatorUnderShippedRBAC(t *testing.T) {
 	w := newWorld(t, srv, nil)
 	id := newID(t)
 	name, lease := "nqos-aggregator-"+id, "nqos-aggregator-"+id
-	cfg := bindServiceAccount(t, srv, w, name, readRBACOf(t, "nqos-aggregator", "nqos-aggregator").forLease(lease))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := kubeapi.WriteKubeconfig(cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := bindServiceAccount(t, srv, w, name, readRBACOf(t, "nqos-aggregator", "nqos-aggregator").forLease(lease))
 	zones := []string{"zone-a-" + id, "zone-b-" + id}
 	for _, n := range zones {
 		if _, err := w.kube.CoreV1().Nodes().Create(w.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {

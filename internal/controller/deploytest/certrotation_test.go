@@ -29,25 +29,23 @@ func TestCertRotationReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldCA := newCA(t, dir, "old")
-	srvCert, srvKey := oldCA.issue(t, dir, "ovnnb-server-old", true)
 	cliCert, cliKey := oldCA.issue(t, dir, "nqos-client-old", false)
 	install(t, live, cliCert, cliKey, oldCA.file)
-	nb := nbtest.StartSSL(t, nbtest.TLS{PrivateKey: srvKey, Certificate: srvCert, CACert: oldCA.file})
+	nb := nbtest.StartSSL(t, oldCA.serverTLS(t, dir, "ovnnb-server-old"))
 	w := newWorld(t, srv, nb)
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	p := startProc(t, bin, "replica-tls", nil, controllerFlags(srv.KubeconfigPath(), nb.SSLAddr(),
 		"--nb-client-privkey="+filepath.Join(live, "tls.key"), "--nb-client-cert="+filepath.Join(live, "tls.crt"),
 		"--nb-client-cacert="+filepath.Join(live, "ca.crt"), "--nb-cert-common-name=ovnnb")...)
-	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
+	j := rowsJudge(w)
 	if check, err := j.wait(checkRows, j.rows); err != nil {
 		t.Fatalf("before the rotation: %s: %v", check, err)
 	}
 	waitReadyz(t, p, "/readyz 200 before the rotation", func(code int, _ string) bool { return code == http.StatusOK })
 
 	newCA := newCA(t, dir, "new")
-	srvCert, srvKey = newCA.issue(t, dir, "ovnnb-server-new", true)
-	nb.RestartSSL(nbtest.TLS{PrivateKey: srvKey, Certificate: srvCert, CACert: newCA.file})
+	nb.RestartSSL(newCA.serverTLS(t, dir, "ovnnb-server-new"))
 	waitReadyz(t, p, "/readyz 503 while the old files cannot reconnect", func(code int, body string) bool {
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "Northbound")
 	})
@@ -56,10 +54,7 @@ func TestCertRotationReconnects(t *testing.T) {
 	install(t, live, cliCert, cliKey, newCA.file)
 	waitReadyz(t, p, "/readyz 200 after the files were replaced", func(code int, _ string) bool { return code == http.StatusOK })
 	t.Logf("files replaced to ready again: %v", time.Since(rotated).Round(time.Millisecond))
-	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: staging"))
-	if check, err := j.wait(checkLatePod, j.rows); err != nil {
-		t.Fatalf("after the rotation: %s: %v", check, err)
-	}
+	j.latePod(t, "tier: staging", "after the rotation")
 	select {
 	case <-p.done:
 		t.Fatal("the controller restarted or exited during the rotation")

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 )
 
 // ca is a certificate authority made in the test.
@@ -70,6 +72,14 @@ func (c *ca) issue(t testing.TB, dir, name string, server bool) (certFile, keyFi
 	writePEM(t, certFile, "CERTIFICATE", der)
 	writePEM(t, keyFile, "EC PRIVATE KEY", kder)
 	return certFile, keyFile
+}
+
+// serverTLS issues the Northbound's server certificate name and returns
+// its TLS files, trusting clients of c.
+func (c *ca) serverTLS(t testing.TB, dir, name string) nbtest.TLS {
+	t.Helper()
+	cert, key := c.issue(t, dir, name, true)
+	return nbtest.TLS{PrivateKey: key, Certificate: cert, CACert: c.file}
 }
 
 func newKey(t testing.TB) *ecdsa.PrivateKey {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -34,6 +35,12 @@ type judge struct {
 	denied  func() error // non-nil error: a request was denied (checked on every poll)
 }
 
+// rowsJudge judges w's rows through a Northbound reader of its own, each
+// check for at most 30 s, with no denial check.
+func rowsJudge(w *world) *judge {
+	return &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
+}
+
 // wait polls cond until it holds; a denial seen meanwhile fails the
 // no-denial check at once.
 func (j *judge) wait(name string, cond func(ctx context.Context) (bool, error)) (string, error) {
@@ -51,6 +58,16 @@ func (j *judge) wait(name string, cond func(ctx context.Context) (bool, error)) 
 		return name, err
 	}
 	return "", nil
+}
+
+// latePod creates the pod "virt-launcher-late" on node-b with labels and
+// waits until its port is in its port group; a failure names when.
+func (j *judge) latePod(t testing.TB, labels, when string) {
+	t.Helper()
+	j.w.create(j.w.podDoc("virt-launcher-late", "node-b", labels))
+	if check, err := j.wait(checkLatePod, j.rows); err != nil {
+		t.Fatalf("%s: %s: %v", when, check, err)
+	}
 }
 
 func (j *judge) rows(ctx context.Context) (bool, error) {

@@ -2,7 +2,6 @@ package deploytest
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nqos/nqos/internal/controller"
-	"github.com/nqos/nqos/internal/kubeapi"
 )
 
 // A zone controller (the built binary with --node, as the DaemonSet runs
@@ -30,11 +28,7 @@ func TestZoneHeartbeatUnderShippedRBAC(t *testing.T) {
 		w := newWorld(t, srv, nb)
 		id := newID(t)
 		name, node := "nqos-zone-"+id, "node-"+id
-		cfg := bindServiceAccount(t, srv, w, name, r)
-		kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-		if err := kubeapi.WriteKubeconfig(cfg, kubeconfig); err != nil {
-			t.Fatal(err)
-		}
+		kubeconfig := bindServiceAccount(t, srv, w, name, r)
 		t.Cleanup(func() {
 			_ = w.kube.CoordinationV1().Leases(zonesNS).Delete(context.Background(), controller.ZoneLeaseName(node), metav1.DeleteOptions{})
 		})

@@ -12,7 +12,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
 	"github.com/nqos/nqos/internal/poll"
 )
@@ -85,10 +84,7 @@ func TestTwoReplicasLeaderElection(t *testing.T) {
 	if check, err := j.wait(checkRows, j.rows); err != nil {
 		t.Fatalf("after takeover, %s: %v", check, err)
 	}
-	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: production"))
-	if check, err := j.wait(checkLatePod, j.rows); err != nil {
-		t.Fatalf("after takeover, %s: %v", check, err)
-	}
+	j.latePod(t, "tier: production", "after takeover")
 	after := mustWriters(t, nb.Dir())
 	if after[standbyID] == 0 || after[leaderID] != writers[leaderID] || len(after) != 2 {
 		t.Errorf("NB transactions by writer after takeover = %v, want the old leader's %d unchanged and the new leader's > 0", after, writers[leaderID])
@@ -99,19 +95,6 @@ func TestTwoReplicasLeaderElection(t *testing.T) {
 	if _, err := leaseHolder(w, lease, time.Second, ""); err != nil {
 		t.Errorf("after SIGTERM the lease is not released: %v", err)
 	}
-}
-
-// serviceAccountKubeconfig binds a ServiceAccount to the shipped rules
-// (their Lease name replaced by lease, "" for none) and writes its
-// kubeconfig.
-func serviceAccountKubeconfig(t testing.TB, srv *kubeapi.Server, w *world, name, lease string) string {
-	t.Helper()
-	cfg := bindServiceAccount(t, srv, w, name, readRBAC(t).forLease(lease))
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := kubeapi.WriteKubeconfig(cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func mustWriters(t testing.TB, nbDir string) map[string]int {

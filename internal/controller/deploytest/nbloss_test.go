@@ -38,10 +38,7 @@ func TestLeaderReleasesLeaseWhenNBLost(t *testing.T) {
 		t.Errorf("new leader with the NB down: /readyz %d %q %v, want 503 naming the Northbound", code, body, err)
 	}
 	nb.Restart()
-	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: production"))
-	if check, err := j.wait(checkLatePod, j.rows); err != nil {
-		t.Fatalf("new leader after the NB returned, %s: %v", check, err)
-	}
+	j.latePod(t, "tier: production", "new leader after the NB returned")
 }
 
 // A replica without leader election: once ready, its /readyz turns 503

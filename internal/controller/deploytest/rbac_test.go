@@ -15,7 +15,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/poll"
@@ -160,8 +159,9 @@ func (r shippedRBAC) forLease(lease string) shippedRBAC {
 
 // bindServiceAccount creates ServiceAccount name in nqos-system bound to
 // a ClusterRole and a Role with the given rules, waits until RBAC
-// enforces them and returns a client configuration authenticating as it.
-func bindServiceAccount(t testing.TB, srv *kubeapi.Server, w *world, name string, r shippedRBAC) *rest.Config {
+// enforces them and returns the path of a kubeconfig authenticating as
+// it.
+func bindServiceAccount(t testing.TB, srv *kubeapi.Server, w *world, name string, r shippedRBAC) string {
 	t.Helper()
 	ensureDeployNamespace(t, w)
 	ctx := w.ctx
@@ -204,7 +204,11 @@ func bindServiceAccount(t testing.TB, srv *kubeapi.Server, w *world, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := kubeapi.WriteKubeconfig(cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // roleStep creates Role name in ns with rules, or (subj set) its
@@ -315,11 +319,7 @@ func runUnder(t *testing.T, srv *kubeapi.Server, r shippedRBAC, strict bool, mod
 	id := newID(t)
 	name := "nqos-controller-" + id
 	lease := "nqos-" + id
-	cfg := bindServiceAccount(t, srv, w, name, r.forLease(lease))
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := kubeapi.WriteKubeconfig(cfg, kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := bindServiceAccount(t, srv, w, name, r.forLease(lease))
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	var env []string

@@ -35,7 +35,7 @@ func newOKEPWorld(t testing.TB, leased bool) *okepWorld {
 		lease = "nqos-" + id
 		extraPorts = append(extraPorts, w.lsp("virt-launcher-late"))
 	}
-	kubeconfig := serviceAccountKubeconfig(t, srv, w, "nqos-controller-"+id, lease)
+	kubeconfig := bindServiceAccount(t, srv, w, "nqos-controller-"+id, readRBAC(t).forLease(lease))
 	w.create(w.okepDocs()...)
 	w.prepareNB(w.desired(), extraPorts...)
 	return &okepWorld{w: w, nb: nb, bin: bin, kubeconfig: kubeconfig, lease: lease}
@@ -70,7 +70,7 @@ func startReplicaPair(t testing.TB, extra ...string) *replicaPair {
 		t.Fatal(err)
 	}
 	standbyID := map[string]string{"replica-a": "replica-b", "replica-b": "replica-a"}[leaderID]
-	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
+	j := rowsJudge(w)
 	if check, err := j.wait(checkRows, j.rows); err != nil {
 		t.Fatalf("%s: %v", check, err)
 	}

@@ -22,10 +22,9 @@ func TestNorthboundOverSSL(t *testing.T) {
 	dir := t.TempDir()
 	good := newCA(t, dir, "nb")
 	other := newCA(t, dir, "other")
-	srvCert, srvKey := good.issue(t, dir, "ovnnb-server", true)
 	cliCert, cliKey := good.issue(t, dir, "nqos-client", false)
 	badCert, badKey := other.issue(t, dir, "stranger", false)
-	nb := nbtest.StartSSL(t, nbtest.TLS{PrivateKey: srvKey, Certificate: srvCert, CACert: good.file})
+	nb := nbtest.StartSSL(t, good.serverTLS(t, dir, "ovnnb-server"))
 	ctx := context.Background()
 
 	for _, tc := range []struct {
@@ -66,7 +65,7 @@ func TestNorthboundOverSSL(t *testing.T) {
 	w.prepareNB(w.desired(), w.lsp("virt-launcher-late"))
 	startInProcess(t, controllerFlags(srv.KubeconfigPath(), nb.SSLAddr(),
 		"--nb-client-privkey="+cliKey, "--nb-client-cert="+cliCert, "--nb-client-cacert="+good.file, "--nb-cert-common-name=ovnnb")...)
-	j := &judge{w: w, nbc: w.reader(), timeout: 30 * time.Second, denied: func() error { return nil }}
+	j := rowsJudge(w)
 	if check, err := j.wait(checkRows, j.rows); err != nil {
 		t.Fatalf("over ssl: %s: %v", check, err)
 	}
@@ -81,8 +80,5 @@ func TestNorthboundOverSSL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.create(w.podDoc("virt-launcher-late", "node-b", "tier: staging"))
-	if check, err := j.wait(checkLatePod, j.rows); err != nil {
-		t.Fatalf("after the NB restart: %s: %v", check, err)
-	}
+	j.latePod(t, "tier: staging", "after the NB restart")
 }

@@ -75,3 +75,14 @@ func (f *Fixture) Apply(key ovnnb.Key, want ovnnb.ObjectRows) ovnnb.ApplyResult 
 func FixtureObject(key ovnnb.Key, priority int, ports []string, rules ...Rule) ovnnb.ObjectRows {
 	return Object(FixtureNet, FixtureSwitch, key, priority, ports, rules...)
 }
+
+// ApplyGold applies the object most tests start from, namespace ns's
+// "gold": port p1 in its group and one rule (DSCP 46) at priority 60. It
+// returns the object's key and rows.
+func (f *Fixture) ApplyGold(ns string) (ovnnb.Key, ovnnb.ObjectRows) {
+	f.T.Helper()
+	key := ovnnb.Key{Namespace: ns, Name: "gold"}
+	rows := FixtureObject(key, 60, []string{"p1"}, Rule{DSCP: 46})
+	f.Apply(key, rows)
+	return key, rows
+}

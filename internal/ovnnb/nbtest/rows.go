@@ -54,6 +54,22 @@ func DestSet(net string, key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...
 	return name
 }
 
+// DestMatch adds a destination address set for rule i of a Fixture
+// object and narrows the rule's match to it.
+func DestMatch(key ovnnb.Key, rows *ovnnb.ObjectRows, i int, addrs ...string) {
+	name := DestSet(FixtureNet, key, rows, i, addrs...)
+	rows.QoS[i].Match += " && ip4.dst == {$" + name + "}"
+}
+
+// PortNames are n port names "<prefix>_vm000", "<prefix>_vm001"...
+func PortNames(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s_vm%03d", prefix, i)
+	}
+	return out
+}
+
 // IDs are the external_ids of a row of key on net with k8s.ovn.org/id id.
 func IDs(net string, key ovnnb.Key, id string) map[string]string {
 	return map[string]string{
