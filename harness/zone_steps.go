@@ -104,7 +104,6 @@ type Zoned interface {
 // ZoneRows is one zone's rows and the logical switch ports of its NB.
 type ZoneRows struct {
 	Zone  string
-	Nodes []string
 	Rows  qos.Desired
 	Ports []string
 }

@@ -48,7 +48,7 @@ func (z *zonedSim) ZoneRows(context.Context) ([]ZoneRows, error) {
 		if z.dropQoS && i == 1 {
 			d.QoS = nil
 		}
-		out = append(out, ZoneRows{Zone: z.Zones()[i].Name, Nodes: z.Zones()[i].Nodes, Rows: d, Ports: ports})
+		out = append(out, ZoneRows{Zone: z.Zones()[i].Name, Rows: d, Ports: ports})
 	}
 	return out, nil
 }

@@ -64,7 +64,7 @@ func (e *testbedEnv) ZoneRows(ctx context.Context) ([]harness.ZoneRows, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, harness.ZoneRows{Zone: z.zone.Name, Nodes: z.zone.Nodes, Rows: rows, Ports: ports})
+		out = append(out, harness.ZoneRows{Zone: z.zone.Name, Rows: rows, Ports: ports})
 	}
 	return out, nil
 }
