@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/controller/benchtest"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -41,7 +41,7 @@ func BenchmarkLSPToPortGroup(b *testing.B) {
 	for i := range b.N {
 		b.StopTimer()
 		names := make([]string, latencyPods)
-		parallel(b, latencyPods, 8, func(k int) error {
+		benchtest.Parallel(b, latencyPods, 8, func(k int) error {
 			names[k] = fmt.Sprintf("vm-%d-%d", i, k)
 			e.createPod(names[k], "node-a", nadName, map[string]string{"tier": "gold"})
 			return nil
@@ -74,34 +74,6 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// parallel runs fn(0..n-1) on workers goroutines; the first error fails b.
-func parallel(b testing.TB, n, workers int, fn func(i int) error) {
-	b.Helper()
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(i); err != nil {
-					once.Do(func() { first = err })
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if first != nil {
-		b.Fatal(first)
-	}
-}
 
 // Startup benchmark shape: 100 namespaces x (10 NetworkQoS + 100 pods)
 // over 10 localnet networks; each object selects 10 pods on one network,
@@ -137,7 +109,7 @@ func newStartupWorldPerVM(b *testing.B, perVM bool) *startupWorld {
 		e.createNAD(fmt.Sprintf("nad-%d", j), net, "")
 	}
 	nss := make([]string, benchNamespaces)
-	parallel(b, benchNamespaces, 8, func(i int) error {
+	benchtest.Parallel(b, benchNamespaces, 8, func(i int) error {
 		nss[i] = fmt.Sprintf("%s-b%d", e.ns, i)
 		_, err := e.kube.CoreV1().Namespaces().Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: nss[i]}}, metav1.CreateOptions{})
 		return err
@@ -148,11 +120,11 @@ func newStartupWorldPerVM(b *testing.B, perVM bool) *startupWorld {
 		}
 	})
 	sw.lsps = make([]string, benchNamespaces*benchPodsPerNS)
-	parallel(b, benchNamespaces*benchPodsPerNS, 16, func(i int) error {
+	benchtest.Parallel(b, benchNamespaces*benchPodsPerNS, 16, func(i int) error {
 		ns, k := nss[i/benchPodsPerNS], i%benchPodsPerNS
 		return sw.createPod(ns, k, i)
 	})
-	parallel(b, benchNamespaces*benchNetworks, 16, func(i int) error {
+	benchtest.Parallel(b, benchNamespaces*benchNetworks, 16, func(i int) error {
 		ns, j := nss[i/benchNetworks], i%benchNetworks
 		rule := ruleSpec{dscp: 10 + j}
 		if perVM && j == 0 {

@@ -66,13 +66,7 @@ func foreignRows(qs []nbdb.QoS, sw switchIndex, switches []string) []ForeignRow 
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if a.Switch != b.Switch {
-			return a.Switch < b.Switch
-		}
-		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
-		}
-		return a.UUID < b.UUID
+		return qos.CompareOnSwitch(a.Switch, a.Priority, a.UUID, b.Switch, b.Priority, b.UUID) < 0
 	})
 	return out
 }

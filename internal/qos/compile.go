@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -152,12 +153,13 @@ func sortResult(r *Result) {
 func sortQoS(rows []QoSRow) {
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
-		if a.Switch != b.Switch {
-			return a.Switch < b.Switch
-		}
-		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
-		}
-		return a.ExternalIDs[PrimaryIDKey] < b.ExternalIDs[PrimaryIDKey]
+		return CompareOnSwitch(a.Switch, a.Priority, a.ExternalIDs[PrimaryIDKey], b.Switch, b.Priority, b.ExternalIDs[PrimaryIDKey]) < 0
 	})
+}
+
+// CompareOnSwitch orders QoS rows as nqos lists them: by logical switch,
+// then priority, then a key unique among the switch's rows (the row's
+// k8s.ovn.org/id or its UUID). It returns -1, 0 or +1 like cmp.Compare.
+func CompareOnSwitch(aSwitch string, aPriority int, aKey string, bSwitch string, bPriority int, bKey string) int {
+	return cmp.Or(strings.Compare(aSwitch, bSwitch), cmp.Compare(aPriority, bPriority), strings.Compare(aKey, bKey))
 }

@@ -24,6 +24,7 @@ import (
 
 	nadv1 "github.com/nqos/nqos/api/nad/v1"
 	"github.com/nqos/nqos/api/v1alpha1"
+	"github.com/nqos/nqos/internal/controller/benchtest"
 	"github.com/nqos/nqos/internal/kubeapi"
 	"github.com/nqos/nqos/internal/ovnnb"
 	"github.com/nqos/nqos/internal/ovnnb/nbtest"
@@ -163,10 +164,10 @@ func (zb *zoneBench) createWorld(namespaces int) {
 	for i := range zb.nss {
 		zb.nss[i] = fmt.Sprintf("b%d", i)
 	}
-	parallel(b, namespaces, 8, func(i int) error { return zb.createNS(zb.nss[i]) })
+	benchtest.Parallel(b, namespaces, 8, func(i int) error { return zb.createNS(zb.nss[i]) })
 	zb.lsps = make([][]string, zbZones)
 	var mu sync.Mutex
-	parallel(b, namespaces*zbPodsPerNS, 16, func(i int) error {
+	benchtest.Parallel(b, namespaces*zbPodsPerNS, 16, func(i int) error {
 		ns, k := i/zbPodsPerNS, i%zbPodsPerNS
 		lsp, err := zb.createPod(ns, k)
 		if err == nil {
@@ -176,7 +177,7 @@ func (zb *zoneBench) createWorld(namespaces int) {
 		}
 		return err
 	})
-	parallel(b, namespaces*zbNetworks, 16, func(i int) error {
+	benchtest.Parallel(b, namespaces*zbNetworks, 16, func(i int) error {
 		ns, j := i/zbNetworks, i%zbNetworks
 		group := map[string]string{"group": strconv.Itoa(j)}
 		rule := v1alpha1.Rule{DSCP: 10 + j}
@@ -447,46 +448,6 @@ func cpuTime(pid int) (time.Duration, error) {
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
-}
-
-// parallel runs fn(0..n-1) on workers goroutines; the first error fails b.
-func parallel(b *testing.B, n, workers int, fn func(i int) error) {
-	b.Helper()
-	next := make(chan int)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(i); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var first error
-feed:
-	for i := range n {
-		select {
-		case next <- i:
-		case first = <-errs:
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if first == nil {
-		select {
-		case first = <-errs:
-		default:
-		}
-	}
-	if first != nil {
-		b.Fatal(first)
-	}
 }
 
 func must(b *testing.B, err error) {
