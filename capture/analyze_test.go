@@ -3,7 +3,6 @@ package capture_test
 import (
 	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,12 +84,7 @@ func writeClassifyPcap(t *testing.T) string {
 
 func TestAnalyzeClassification(t *testing.T) {
 	path := writeClassifyPcap(t)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	a, err := capture.Analyze(f, classifySpecs(), capture.AnalyzeOptions{Source: path, Ready: t0.Add(10*time.Millisecond + time.Microsecond)})
+	a, err := capture.AnalyzeFile(path, classifySpecs(), capture.AnalyzeOptions{Ready: t0.Add(10*time.Millisecond + time.Microsecond)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package capture_test
 
 import (
-	"os"
 	"os/exec"
 	"runtime"
 	"testing"
@@ -61,12 +60,7 @@ func BenchmarkAnalyzeVsTshark(b *testing.B) {
 	start := time.Now()
 	iters := 0
 	for b.Loop() {
-		f, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := capture.Analyze(f, specs, opts)
-		f.Close()
+		a, err := capture.AnalyzeFile(path, specs, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

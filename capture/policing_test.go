@@ -1,7 +1,6 @@
 package capture_test
 
 import (
-	"os"
 	"testing"
 	"time"
 
@@ -50,13 +49,8 @@ func writeOffered(t *testing.T, dur time.Duration, meter bool, offered float64) 
 }
 
 func analyzePolicing(t *testing.T, path string) *capture.Analysis {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	a, err := capture.Analyze(f, []flow.Spec{policedSpec()}, capture.AnalyzeOptions{
-		Source: path, Ready: t0, Origin: t0, Expect: map[string]flow.Expect{"udp-over": policedExpect}})
+	a, err := capture.AnalyzeFile(path, []flow.Spec{policedSpec()}, capture.AnalyzeOptions{
+		Ready: t0, Origin: t0, Expect: map[string]flow.Expect{"udp-over": policedExpect}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,19 +132,14 @@ func TestPolicingSlidingInterval(t *testing.T) {
 
 func TestAnalyzeRejectsBadInput(t *testing.T) {
 	path, _, _ := writeOffered(t, 10*time.Millisecond, false, 200e6)
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	_, err = capture.Analyze(f, []flow.Spec{policedSpec()}, capture.AnalyzeOptions{Source: path,
+	_, err := capture.AnalyzeFile(path, []flow.Spec{policedSpec()}, capture.AnalyzeOptions{
 		Expect: map[string]flow.Expect{"nope": policedExpect}})
 	if err == nil {
 		t.Fatal("expectation for an unknown flow accepted")
 	}
 	bad := policedSpec()
 	bad.Protocol = "gre"
-	if _, err := capture.Analyze(f, []flow.Spec{bad}, capture.AnalyzeOptions{Source: path}); err == nil {
+	if _, err := capture.AnalyzeFile(path, []flow.Spec{bad}, capture.AnalyzeOptions{}); err == nil {
 		t.Fatal("bad flow accepted")
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -144,12 +143,7 @@ func TestInjectLive(t *testing.T) {
 	if _, err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(pcap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	a, err := capture.Analyze(f, []flow.Spec{spec}, capture.AnalyzeOptions{Source: pcap})
+	a, err := capture.AnalyzeFile(pcap, []flow.Spec{spec}, capture.AnalyzeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,8 @@
 package cni
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
@@ -107,20 +102,13 @@ func (w *world) applyRBAC() {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	var role *rbacv1.ClusterRole
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			w.t.Fatal(err)
-		}
+	err = kubeapi.EachDocument(rbacFile, raw, func(_ int, doc []byte) error {
 		var meta metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			w.t.Fatal(err)
+			return err
 		}
+		var err error
 		switch meta.Kind {
 		case "ServiceAccount":
 			o := &corev1.ServiceAccount{}
@@ -137,9 +125,10 @@ func (w *world) applyRBAC() {
 		default:
 			err = fmt.Errorf("%s: unexpected kind %q", rbacFile, meta.Kind)
 		}
-		if err != nil {
-			w.t.Fatal(err)
-		}
+		return err
+	})
+	if err != nil {
+		w.t.Fatal(err)
 	}
 	if role == nil {
 		w.t.Fatalf("%s: no ClusterRole", rbacFile)

@@ -1,6 +1,7 @@
 package kubeapi
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -45,30 +46,45 @@ func readCRDs(files []string, given []CRDManifest) ([]*apiextensionsv1.CustomRes
 	}
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, m := range all {
-		f, raw := m.Name, m.Data
-		r := utilyaml.NewYAMLReader(bufioReader(raw))
-		for doc := 1; ; doc++ {
-			chunk, err := r.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("kubeapi: CRD file %s document %d: %w", f, doc, err)
-			}
-			if len(bytes.TrimSpace(chunk)) == 0 {
-				continue
-			}
+		f := m.Name
+		err := EachDocument("kubeapi: CRD file "+f, m.Data, func(doc int, chunk []byte) error {
 			crd := &apiextensionsv1.CustomResourceDefinition{}
 			if err := yaml.UnmarshalStrict(chunk, crd); err != nil {
-				return nil, fmt.Errorf("kubeapi: CRD file %s document %d: %w", f, doc, err)
+				return fmt.Errorf("kubeapi: CRD file %s document %d: %w", f, doc, err)
 			}
 			if crd.Kind != "CustomResourceDefinition" || crd.Name == "" {
-				return nil, fmt.Errorf("kubeapi: CRD file %s document %d: kind %q name %q is not a named CustomResourceDefinition", f, doc, crd.Kind, crd.Name)
+				return fmt.Errorf("kubeapi: CRD file %s document %d: kind %q name %q is not a named CustomResourceDefinition", f, doc, crd.Kind, crd.Name)
 			}
 			out = append(out, crd)
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// EachDocument calls fn with every non-empty document of the YAML stream
+// raw and its number (from 1, empty documents counted). It stops at the
+// first error: fn's as it is, a read error as "<name> document <n>: ...".
+func EachDocument(name string, raw []byte, fn func(doc int, chunk []byte) error) error {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	for doc := 1; ; doc++ {
+		chunk, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s document %d: %w", name, doc, err)
+		}
+		if len(bytes.TrimSpace(chunk)) == 0 {
+			continue
+		}
+		if err := fn(doc, chunk); err != nil {
+			return err
+		}
+	}
 }
 
 // createWindow is how long after a CRD turns Established kube-apiserver's

@@ -1,8 +1,6 @@
 package kubeapi
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -137,5 +135,3 @@ func freePorts(n int) ([]int, error) {
 }
 
 func logPath(dir, name string) string { return filepath.Join(dir, name+".log") }
-
-func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }

@@ -6,7 +6,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -197,7 +196,7 @@ func TestDownAfterCrash(t *testing.T) {
 	if err := netns.AddVeth(netns.VethEnd{Name: "nqt3v99"}, netns.VethEnd{Name: "nqt3g99"}); err != nil {
 		t.Fatal(err)
 	}
-	stray := exec.Command("tail", "-f", filepath.Join(RunDir("t3"), "state.json"))
+	stray := exec.Command("tail", "-f", statePath("t3"))
 	if err := stray.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,9 @@
 package deploytest
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,10 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nqos/nqos/internal/kubeapi"
 )
 
 // manifest is one document of a config/deploy file.
@@ -81,24 +79,18 @@ func decodeFile(f string) ([]manifest, error) {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
 	var out []manifest
-	r := utilyaml.NewYAMLReader(bufioReader(raw))
-	for doc := 1; ; doc++ {
-		chunk, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s document %d: %w", f, doc, err)
-		}
-		if len(bytes.TrimSpace(chunk)) == 0 {
-			continue
-		}
+	err = kubeapi.EachDocument(f, raw, func(doc int, chunk []byte) error {
 		m, err := decodeDoc(f, doc, chunk)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out = append(out, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 func decodeDoc(f string, doc int, chunk []byte) (manifest, error) {
@@ -127,8 +119,6 @@ func decodeDoc(f string, doc int, chunk []byte) (manifest, error) {
 	}
 	return manifest{file: f, doc: doc, kind: head.Kind, meta: head.Metadata, obj: obj, raw: js}, nil
 }
-
-func bufioReader(b []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(b)) }
 
 // apply server-side-applies m as fieldManager (dry run when dryRun).
 func apply(ctx context.Context, cfg *rest.Config, m manifest, dryRun bool) error {
