@@ -1,7 +1,6 @@
 package capture_test
 
 import (
-	"flag"
 	"net/netip"
 	"path/filepath"
 	"testing"
@@ -14,8 +13,6 @@ import (
 	"github.com/nqos/nqos/harness/verdict"
 	"github.com/nqos/nqos/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var (
 	ipA   = netip.MustParseAddr("10.0.0.1")
@@ -88,7 +85,7 @@ func TestAnalyzeClassification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "classify.golden"), []byte(a.Summary()), *update)
+	golden.Check(t, filepath.Join("testdata", "classify.golden"), []byte(a.Summary()))
 	udp := a.Flow("udp4-marked")
 	cases := []struct {
 		name      string

@@ -3,7 +3,6 @@ package reports
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,8 +12,6 @@ import (
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func fixture(t *testing.T) *results.Run {
 	t.Helper()
@@ -49,7 +46,7 @@ func TestRenderGolden(t *testing.T) {
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
 			t.Errorf("%s: two renderings of the same run differ", tc.name)
 		}
-		golden.Check(t, filepath.Join("testdata", tc.name), a.Bytes(), *update)
+		golden.Check(t, filepath.Join("testdata", tc.name), a.Bytes())
 	}
 }
 

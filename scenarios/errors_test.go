@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/nqos/nqos/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // errorCases derive one invalid scenario per error class from
 // testdata/base.yaml by replacing one exact text with another.
@@ -108,7 +105,7 @@ func TestErrorClassesGolden(t *testing.T) {
 		fmt.Fprintf(&got, "%s\n", err)
 	}
 	got.WriteString(adversarialErrors(t, base))
-	golden.Check(t, filepath.Join("testdata", "errors.golden"), []byte(got.String()), *update)
+	golden.Check(t, filepath.Join("testdata", "errors.golden"), []byte(got.String()))
 }
 
 // A second VM, a late VM and the step insertion point of the adversarial

@@ -2,7 +2,6 @@ package localnetenv
 
 import (
 	"encoding/json"
-	"flag"
 	"net/netip"
 	"path/filepath"
 	"slices"
@@ -19,8 +18,6 @@ import (
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/scenarios"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 var (
 	t0   = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -89,7 +86,7 @@ func TestResultJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "lifecycle-results.golden"), append(got, '\n'), *update)
+	golden.Check(t, filepath.Join("testdata", "lifecycle-results.golden"), append(got, '\n'))
 }
 
 // Bad input is refused before anything is touched, with an error naming

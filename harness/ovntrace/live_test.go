@@ -3,7 +3,6 @@ package ovntrace
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -15,13 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/golden"
 	"github.com/nqos/nqos/internal/intent"
 	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/internal/qos"
 	"github.com/nqos/nqos/internal/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata from a live OVN run")
 
 // setupTopology installs the cases' switches, ports, groups and rows and
 // waits until northd has written the logical flows.
@@ -89,7 +87,7 @@ func testTraceLive(t *testing.T, inst ovninstall.Install) {
 			if !tc.skipAgree {
 				checkLiveAgree(t, tc, pred, split)
 			}
-			if *update {
+			if golden.Update() {
 				record(t, inst.Version, tc.name, pred.Raw)
 			}
 		})
@@ -203,7 +201,7 @@ func testTraceLiveErrors(t *testing.T, inst ovninstall.Install) {
 	if _, err := Trace(ctx, "unix:/x; rm -rf /", base); err == nil || !strings.Contains(err.Error(), "southbound address") {
 		t.Errorf("bad SB address: err = %v, want it rejected", err)
 	}
-	if *update {
+	if golden.Update() {
 		expr, err := unknownDP.Expr()
 		if err != nil {
 			t.Fatal(err)

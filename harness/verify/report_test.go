@@ -3,7 +3,6 @@ package verify
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"net/netip"
 	"path/filepath"
 	"strings"
@@ -14,8 +13,6 @@ import (
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/harness/verdict"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden.*")
 
 func ptr[T any](v T) *T { return &v }
 
@@ -65,12 +62,12 @@ func TestReportJSONGolden(t *testing.T) {
 	if err := enc.Encode(rep); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "report.golden.json"), buf.Bytes(), *update)
+	golden.Check(t, filepath.Join("testdata", "report.golden.json"), buf.Bytes())
 	var text bytes.Buffer
 	if err := WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden.Check(t, filepath.Join("testdata", "report.golden.txt"), text.Bytes(), *update)
+	golden.Check(t, filepath.Join("testdata", "report.golden.txt"), text.Bytes())
 }
 
 func TestReportDisagreements(t *testing.T) {

@@ -1,10 +1,12 @@
 // Package golden owns the tests' golden files: it compares a test's
 // output with a file (usually under testdata), rewrites the file when the
-// test runs with its -update flag, and shows where two texts differ.
+// test binary runs with the -update flag this package defines, and shows
+// where two texts differ.
 package golden
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +17,23 @@ import (
 // maxShown bounds the differing lines Diff shows.
 const maxShown = 10
 
+// update is the -update flag of every test binary that imports this
+// package.
+var update = flag.Bool("update", false, "rewrite the golden files (and the testdata a test records)")
+
+// Update reports whether the test binary runs with -update: a test that
+// records testdata of its own rewrites it then.
+func Update() bool { return *update }
+
 // Check compares got with the file at path and fails t, naming the file
-// and the differing lines, when they differ. With update it first writes
-// got there (creating the directory). A missing file fails t.
-func Check(t testing.TB, path string, got []byte, update bool) {
+// and the differing lines, when they differ. Under -update it first
+// writes got there (creating the directory). A missing file fails t.
+func Check(t testing.TB, path string, got []byte) {
+	t.Helper()
+	check(t, path, got, *update)
+}
+
+func check(t testing.TB, path string, got []byte, update bool) {
 	t.Helper()
 	if update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -41,7 +56,7 @@ func Check(t testing.TB, path string, got []byte, update bool) {
 // matching pattern (there must be one) and checks its output with Check
 // against the file named like the input with its extension replaced by
 // ext (".golden", ".golden.json").
-func Cases(t *testing.T, pattern, ext string, update bool, render func(t *testing.T, input string) []byte) {
+func Cases(t *testing.T, pattern, ext string, render func(t *testing.T, input string) []byte) {
 	t.Helper()
 	inputs, err := filepath.Glob(pattern)
 	if err != nil || len(inputs) == 0 {
@@ -50,7 +65,7 @@ func Cases(t *testing.T, pattern, ext string, update bool, render func(t *testin
 	for _, in := range inputs {
 		base := strings.TrimSuffix(in, filepath.Ext(in))
 		t.Run(filepath.Base(base), func(t *testing.T) {
-			Check(t, base+ext, render(t, in), update)
+			Check(t, base+ext, render(t, in))
 		})
 	}
 }

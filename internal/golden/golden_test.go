@@ -36,7 +36,7 @@ func TestCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &recorder{TB: t}
-			Check(r, path, []byte(tc.got), tc.update)
+			check(r, path, []byte(tc.got), tc.update)
 			if (len(r.failed) > 0) != tc.fails {
 				t.Errorf("failures %q, want failing %v", r.failed, tc.fails)
 			}

@@ -1,7 +1,6 @@
 package nightly
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +9,6 @@ import (
 
 	"github.com/nqos/nqos/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const (
 	nightlyPath = "../../.github/workflows/nightly.yaml"
@@ -347,5 +344,5 @@ func TestBrokenGolden(t *testing.T) {
 		t.Fatal("Validate accepted testdata/broken.yaml")
 	}
 	got := err.Error() + "\n"
-	golden.Check(t, "testdata/broken.golden", []byte(got), *update)
+	golden.Check(t, "testdata/broken.golden", []byte(got))
 }

@@ -2,15 +2,12 @@ package qos
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/nqos/nqos/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of internal/qos/testdata")
 
 // compileFile decodes and compiles one manifest file.
 func compileFile(t testing.TB, path string) Desired {
@@ -30,7 +27,7 @@ func compileFile(t testing.TB, path string) Desired {
 // TestGolden compiles every testdata/<case>.yaml and compares the JSON
 // with testdata/<case>.golden.json (regenerate with -update).
 func TestGolden(t *testing.T) {
-	golden.Cases(t, "testdata/*.yaml", ".golden.json", *update, func(t *testing.T, file string) []byte {
+	golden.Cases(t, "testdata/*.yaml", ".golden.json", func(t *testing.T, file string) []byte {
 		var buf bytes.Buffer
 		if err := WriteJSON(&buf, compileFile(t, file)); err != nil {
 			t.Fatal(err)

@@ -1,15 +1,12 @@
 package testlog
 
 import (
-	"flag"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/nqos/nqos/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // render is the golden form of a Result: "fail\t<name>" then
 // "build\t<pkg>" lines.
@@ -28,7 +25,7 @@ func render(r Result) string {
 // (captured from seeded-bug runs of this repo) and hand-written scenario
 // runner output, and compares with testdata/<case>.golden.
 func TestParseGolden(t *testing.T) {
-	golden.Cases(t, "testdata/*.input", ".golden", *update, func(t *testing.T, in string) []byte {
+	golden.Cases(t, "testdata/*.input", ".golden", func(t *testing.T, in string) []byte {
 		f, err := os.Open(in)
 		if err != nil {
 			t.Fatal(err)
