@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/nqos/nqos/internal/freeport"
 )
 
 // adminUser is the token-file user every client of this server uses.
@@ -36,9 +38,9 @@ func (s *Server) startAPIServer(ctx context.Context, bin, logDir, etcdURL string
 	if err != nil {
 		return err
 	}
-	ports, err := freePorts(1)
+	ports, err := freeport.Loopback(1)
 	if err != nil {
-		return err
+		return fmt.Errorf("kubeapi: %w", err)
 	}
 	certDir := filepath.Join(s.dir, "certs")
 	args := append([]string{

@@ -7,14 +7,16 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+
+	"github.com/nqos/nqos/internal/freeport"
 )
 
 // startEtcd runs a single-member etcd without fsync and returns its client
 // URL once /health reports healthy.
 func (s *Server) startEtcd(ctx context.Context, bin, logDir string) (string, error) {
-	ports, err := freePorts(2)
+	ports, err := freeport.Loopback(2)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("kubeapi: %w", err)
 	}
 	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,27 +110,6 @@ func (p *process) poll(ctx context.Context, what string, check func(context.Cont
 		case <-tick.C:
 		}
 	}
-}
-
-// freePorts reserves n distinct loopback TCP ports by binding :0, then
-// releases them for the daemons to bind.
-func freePorts(n int) ([]int, error) {
-	ls := make([]net.Listener, 0, n)
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("kubeapi: free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func logPath(dir, name string) string { return filepath.Join(dir, name+".log") }

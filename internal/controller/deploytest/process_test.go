@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nqos/nqos/internal/controller"
+	"github.com/nqos/nqos/internal/freeport"
 )
 
 // builtBinary is cmd/nqos-controller built once per test binary.
@@ -82,12 +82,11 @@ func (l *lockedBuffer) String() string {
 
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // startProc runs bin with args plus an identity and a probe address,

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nqos/nqos/internal/freeport"
 	"github.com/nqos/nqos/internal/ovninstall"
 	"github.com/nqos/nqos/internal/testenv"
 )
@@ -81,7 +82,11 @@ func start(t testing.TB, tls TLS) *Server {
 	s := &Server{t: t, dir: dir, runID: runID,
 		db: filepath.Join(dir, "nb.db"), sock: filepath.Join(dir, "nb.sock"), tls: tls}
 	if tls != (TLS{}) {
-		s.sslPort = freePort(t)
+		addr, err := freeport.Addr()
+		if err != nil {
+			t.Fatalf("nbtest: %v", err)
+		}
+		_, s.sslPort, _ = strings.Cut(addr, ":")
 	}
 	t.Cleanup(func() {
 		s.Stop()
@@ -102,20 +107,6 @@ func start(t testing.TB, tls TLS) *Server {
 		t.Fatalf("nbtest: ovn-nbctl init: %v: %s", err, out)
 	}
 	return s
-}
-
-// freePort is a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("nbtest: free port: %v", err)
-	}
-	defer l.Close()
-	_, port, err := net.SplitHostPort(l.Addr().String())
-	if err != nil {
-		t.Fatalf("nbtest: free port: %v", err)
-	}
-	return port
 }
 
 func newRunID(t testing.TB) string {
