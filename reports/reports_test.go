@@ -11,6 +11,7 @@ import (
 
 	"github.com/nqos/nqos/harness/results"
 	"github.com/nqos/nqos/internal/golden"
+	"github.com/nqos/nqos/internal/junit"
 )
 
 func fixture(t *testing.T) *results.Run {
@@ -84,7 +85,7 @@ func TestJUnitCounts(t *testing.T) {
 	if err := WriteJUnit(&b, fixture(t)); err != nil {
 		t.Fatal(err)
 	}
-	var got junitSuites
+	var got junit.Suites
 	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestJUnitOVNVersionProperty(t *testing.T) {
 	if err := WriteJUnit(&b, run); err != nil {
 		t.Fatal(err)
 	}
-	var got junitSuites
+	var got junit.Suites
 	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nqos/nqos/internal/junit"
 	"github.com/nqos/nqos/internal/qos"
 )
 
@@ -225,7 +226,7 @@ func TestReportFormats(t *testing.T) {
 	if rep.Clean() || rep.Summary.Findings != 1 || rep.Summary.Errors != 1 {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
-	var text, junit bytes.Buffer
+	var text, doc bytes.Buffer
 	if err := WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
@@ -234,15 +235,15 @@ func TestReportFormats(t *testing.T) {
 			t.Errorf("text lacks %q:\n%s", s, text.String())
 		}
 	}
-	if err := WriteJUnit(&junit, rep); err != nil {
+	if err := WriteJUnit(&doc, rep); err != nil {
 		t.Fatal(err)
 	}
-	var suites junitSuites
-	if err := xml.Unmarshal(junit.Bytes(), &suites); err != nil {
+	var suites junit.Suites
+	if err := xml.Unmarshal(doc.Bytes(), &suites); err != nil {
 		t.Fatal(err)
 	}
 	if suites.Failures != 1 || suites.Errors != 1 || len(suites.Suites) != 2 || suites.Tests < 3 {
-		t.Errorf("junit %+v\n%s", suites, junit.String())
+		t.Errorf("junit %+v\n%s", suites, doc.String())
 	}
 	clean := NewReport("test", []ZoneReport{NewZone("node-a", "unix:a", want, held(t, want.Rows))})
 	if !clean.Clean() {
