@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -82,11 +83,11 @@ func start(t testing.TB, tls TLS) *Server {
 	s := &Server{t: t, dir: dir, runID: runID,
 		db: filepath.Join(dir, "nb.db"), sock: filepath.Join(dir, "nb.sock"), tls: tls}
 	if tls != (TLS{}) {
-		addr, err := freeport.Addr()
+		ports, err := freeport.Loopback(1)
 		if err != nil {
 			t.Fatalf("nbtest: %v", err)
 		}
-		_, s.sslPort, _ = strings.Cut(addr, ":")
+		s.sslPort = strconv.Itoa(ports[0])
 	}
 	t.Cleanup(func() {
 		s.Stop()
